@@ -1,0 +1,45 @@
+# kafkafmt: one entry point for setting up and running everything.
+#   make run          set up, then run the main job (generate the sample logs and dump them)
+#   make test         set up, then run the whole test suite (what .ci/run calls)
+#   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
+#   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev
+STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: setup run test oracle check-java clean help
+
+help:
+	@sed -n '2,6p' Makefile
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+setup: $(STAMP) check-java
+
+check-java:
+	@bash scripts/check-java.sh
+
+oracle: setup
+	@bash scripts/check-java.sh --require
+	$(MAKE) -C conformance oracle
+
+run: setup
+	$(PY) -m kafkafmt samples --out data/samples
+	$(PY) -m kafkafmt dump data/samples/v2-headers.bin data/samples/v1-gzip-wrapper.bin --deep
+
+test: setup
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target

@@ -1,0 +1,170 @@
+"""The kafkafmt exception hierarchy.
+
+Every error kafkafmt raises on bad input is a :class:`KafkaFmtError`.  Each class
+names the Apache Kafka exception it mirrors (``kafka_exception``) and, where Kafka
+maps it to a protocol error, the error code a broker would answer with
+(``error_code``, from ``org.apache.kafka.common.protocol.Errors``).
+
+Errors about bytes carry ``position`` (the byte position in the input where the
+problem was found, or ``None``) and ``reason`` (a sentence), so a caller can
+point at the faulty byte.  ``str(err)`` always includes both.
+
+Hierarchy::
+
+    KafkaFmtError
+    ├── CorruptRecordError            CorruptRecordException (2, CORRUPT_MESSAGE)
+    │   ├── TruncatedRecordError      input ends inside a declared length
+    │   ├── CompressionFramingError   a codec stream is malformed (IOException in Kafka)
+    │   └── DecompressionLimitError   decompressed data exceeds the configured cap
+    ├── InvalidRecordError            InvalidRecordException (87, INVALID_RECORD)
+    │   └── RecordValidationError     per-record errors collected by LogValidator
+    ├── InvalidTimestampError         InvalidTimestampException (32, INVALID_TIMESTAMP)
+    ├── UnsupportedCompressionError   UnsupportedCompressionTypeException (76)
+    ├── UnsupportedForMessageFormatError  UnsupportedForMessageFormatException (43)
+    ├── IllegalArgumentError          java.lang.IllegalArgumentException (builder misuse)
+    ├── RecordTooLargeError           RecordTooLargeException (10)
+    ├── RecordBatchTooLargeError      RecordBatchTooLargeException (18)
+    ├── OffsetOutOfRangeError         OffsetOutOfRangeException (1)
+    ├── InvalidOffsetError            InvalidOffsetException (index append out of order)
+    ├── CorruptIndexError             CorruptIndexException (index sanity check)
+    ├── IndexFullError                IllegalArgumentException on a full index
+    ├── LogSegmentOffsetOverflowError LogSegmentOffsetOverflowException
+    └── SpecError                     a JSON record-set spec (``kafkafmt build``) is invalid
+"""
+from __future__ import annotations
+
+
+class KafkaFmtError(Exception):
+    """Base class of every kafkafmt error."""
+
+    kafka_exception: str = ""
+    error_code: int | None = None
+
+    def __init__(self, reason: str, *, position: int | None = None, offset: int | None = None):
+        self.reason = reason
+        self.position = position
+        self.offset = offset
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.position is not None:
+            where.append(f"at byte position {self.position}")
+        if self.offset is not None:
+            where.append(f"record offset {self.offset}")
+        prefix = f"[{', '.join(where)}] " if where else ""
+        return f"{prefix}{self.reason}"
+
+    def at(self, base: int) -> "KafkaFmtError":
+        """Shift ``position`` by ``base`` (used when a sub-buffer error surfaces in a larger buffer)."""
+        if self.position is not None:
+            self.position += base
+        else:
+            self.position = base
+        self.args = (self._render(),)
+        return self
+
+
+class CorruptRecordError(KafkaFmtError):
+    """Bytes that cannot be a record: bad CRC, impossible size, bad magic (Kafka CorruptRecordException)."""
+
+    kafka_exception = "CorruptRecordException"
+    error_code = 2
+
+
+class TruncatedRecordError(CorruptRecordError):
+    """The input ends before a length it declares (a truncated batch, record or stream)."""
+
+
+class CompressionFramingError(CorruptRecordError):
+    """A compressed stream is malformed: bad magic, bad frame descriptor, bad block size."""
+
+    kafka_exception = "KafkaException(IOException)"
+
+
+class DecompressionLimitError(CorruptRecordError):
+    """Decompressed data would exceed the configured ``max_decompressed_bytes`` cap."""
+
+
+class InvalidRecordError(KafkaFmtError):
+    """A structurally invalid record or batch (Kafka InvalidRecordException)."""
+
+    kafka_exception = "InvalidRecordException"
+    error_code = 87
+
+
+class RecordValidationError(InvalidRecordError):
+    """LogValidator's collected per-record errors (Kafka RecordValidationException).
+
+    ``record_errors`` is a list of ``(batch_index, record_index, message)``; ``cause`` is the
+    top-level Kafka exception class name that the broker answers with.
+    """
+
+    def __init__(self, reason: str, record_errors, *, cause: type[KafkaFmtError] | None = None, **kw):
+        self.record_errors = list(record_errors)
+        self.cause = cause or InvalidRecordError
+        super().__init__(reason, **kw)
+        self.kafka_exception = self.cause.kafka_exception
+        self.error_code = self.cause.error_code
+
+
+class InvalidTimestampError(KafkaFmtError):
+    """A timestamp outside the topic's allowed range, or a forbidden timestamp type."""
+
+    kafka_exception = "InvalidTimestampException"
+    error_code = 32
+
+
+class UnsupportedCompressionError(KafkaFmtError):
+    """A codec that this magic, request version or broker does not allow (e.g. zstd with v0/v1)."""
+
+    kafka_exception = "UnsupportedCompressionTypeException"
+    error_code = 76
+
+
+class UnsupportedForMessageFormatError(KafkaFmtError):
+    """A feature the topic's message format cannot carry (transactions, idempotence below v2)."""
+
+    kafka_exception = "UnsupportedForMessageFormatException"
+    error_code = 43
+
+
+class IllegalArgumentError(KafkaFmtError, ValueError):
+    """A caller asked for something Kafka's builders refuse (java.lang.IllegalArgumentException)."""
+
+    kafka_exception = "IllegalArgumentException"
+
+
+class RecordTooLargeError(KafkaFmtError):
+    kafka_exception = "RecordTooLargeException"
+    error_code = 10
+
+
+class RecordBatchTooLargeError(KafkaFmtError):
+    kafka_exception = "RecordBatchTooLargeException"
+    error_code = 18
+
+
+class OffsetOutOfRangeError(KafkaFmtError):
+    kafka_exception = "OffsetOutOfRangeException"
+    error_code = 1
+
+
+class InvalidOffsetError(KafkaFmtError):
+    kafka_exception = "InvalidOffsetException"
+
+
+class CorruptIndexError(KafkaFmtError):
+    kafka_exception = "CorruptIndexException"
+
+
+class IndexFullError(KafkaFmtError):
+    kafka_exception = "IllegalArgumentException"
+
+
+class LogSegmentOffsetOverflowError(KafkaFmtError):
+    kafka_exception = "LogSegmentOffsetOverflowException"
+
+
+class SpecError(KafkaFmtError, ValueError):
+    """A JSON record-set spec given to ``kafkafmt build`` is invalid."""
