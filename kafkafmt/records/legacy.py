@@ -1,0 +1,309 @@
+"""Message formats v0 and v1 (``LegacyRecord``, ``AbstractLegacyRecordBatch``).
+
+A log entry is ``offset:int64 size:int32`` followed by one message (layouts
+:data:`~kafkafmt.layout.LEGACY_V0` / :data:`~kafkafmt.layout.LEGACY_V1`).  A compressed message
+(codec != none, null key) is a *wrapper* whose value is the compressed bytes of an inner message
+set.  Rules, from ``AbstractLegacyRecordBatch.DeepRecordsIterator`` and KIP-31/KIP-32:
+
+* v0 inner offsets are absolute; v1 inner offsets are relative (0..n-1) and the wrapper's offset
+  is the absolute offset of the LAST inner message; a v1 wrapper offset of 0 means "take the inner
+  offsets as they are" (KAFKA-5365, librdkafka).
+* a v1 inner message's timestamp is its own, unless the wrapper says LogAppendTime, in which case
+  it is the wrapper's; its timestamp type is always the wrapper's.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from .. import compression as _compression
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK,
+                         LEGACY_RECORD_OVERHEAD_V0, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
+                         NO_TIMESTAMP, CompressionType, TimestampType)
+from ..crc import crc32
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
+                      UnsupportedCompressionError)
+from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
+from .batch import RecordBatch
+from .record import Record
+
+_LAYOUT = {0: LEGACY_V0, 1: LEGACY_V1}
+_CRC_FIELD = LEGACY_V0.offset_of("crc")  # 12: where the message (size-counted part) starts
+_MAGIC_FIELD = LEGACY_V0.offset_of("magic")  # 16: CRC coverage starts here
+
+
+def record_overhead(magic: int) -> int:
+    """``LegacyRecord.recordOverhead``: 14 for v0, 22 for v1."""
+    return _LAYOUT[magic].size - LOG_OVERHEAD + LEGACY_VALUE_LENGTH.size
+
+
+def codec_of(attributes: int) -> CompressionType:
+    """The codec in a legacy attributes byte; ids 5-7 are an error as in ``CompressionType.forId``."""
+    cid = attributes & LEGACY_COMPRESSION_CODEC_MASK
+    try:
+        return CompressionType(cid)
+    except ValueError:
+        raise UnsupportedCompressionError(f"Unknown compression type id: {cid}") from None
+
+
+def timestamp_type_of(magic: int, attributes: int) -> TimestampType:
+    """``LegacyRecord.timestampType``: v0 has none; v1 reads bit 3."""
+    if magic == 0:
+        return TimestampType.NO_TIMESTAMP_TYPE
+    return TimestampType.LOG_APPEND_TIME if attributes & LEGACY_TIMESTAMP_TYPE_MASK else TimestampType.CREATE_TIME
+
+
+def legacy_attributes(magic: int, codec: CompressionType, timestamp_type: TimestampType) -> int:
+    """``LegacyRecord.computeAttributes``: codec bits, plus bit 3 for LogAppendTime on v1."""
+    attrs = int(codec) & LEGACY_COMPRESSION_CODEC_MASK
+    if magic > 0 and timestamp_type == TimestampType.LOG_APPEND_TIME:
+        attrs |= LEGACY_TIMESTAMP_TYPE_MASK
+    return attrs
+
+
+# ------------------------------------------------------------------------------------------------
+# encoding
+def encode_legacy_entry(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None,
+                        value: bytes | None, *, crc: int | None = None) -> bytes:
+    """One log entry (``offset``, ``size``, message) with the CRC computed (or ``crc`` verbatim).
+
+    ``LegacyRecord.write``: a null key/value is written with length -1; v0 has no timestamp field.
+    """
+    if magic not in (0, 1):
+        raise IllegalArgumentError(f"Invalid magic value {magic}")
+    layout = _LAYOUT[magic]
+    klen = -1 if key is None else len(key)
+    vlen = -1 if value is None else len(value)
+    size = record_overhead(magic) + max(klen, 0) + max(vlen, 0)
+    buf = bytearray(LOG_OVERHEAD + size)
+    vals = {"offset": offset, "size": size, "crc": 0, "magic": magic, "attributes": _s8(attributes),
+            "keyLength": klen}
+    if magic == 1:
+        vals["timestamp"] = timestamp
+    layout.pack_into(buf, 0, **vals)
+    pos = layout.size
+    if key is not None:
+        buf[pos:pos + klen] = key
+        pos += klen
+    LEGACY_VALUE_LENGTH.pack_into(buf, pos, vlen)
+    pos += LEGACY_VALUE_LENGTH.size
+    if value is not None:
+        buf[pos:pos + vlen] = value
+    if crc is None:
+        crc = crc32(memoryview(buf)[_MAGIC_FIELD:])
+    layout.put(buf, 0, "crc", crc)
+    return bytes(buf)
+
+
+def _s8(v: int) -> int:
+    v &= 0xFF
+    return v - 256 if v > 127 else v
+
+
+# ------------------------------------------------------------------------------------------------
+# decoding
+class LegacyMessage:
+    """A parsed v0/v1 log entry (shallow: key and value are views)."""
+
+    __slots__ = ("buf", "position", "offset", "size", "crc", "magic", "attributes", "timestamp",
+                 "key", "value", "end")
+
+    def __init__(self, buf, position: int, end: int | None = None):
+        """Parse the entry at ``position``; ``end`` bounds the readable buffer."""
+        end = len(buf) if end is None else end
+        self.buf = buf
+        self.position = position
+        if end - position < LOG_OVERHEAD:
+            raise CorruptRecordError("message truncated inside its offset/size header", position=position)
+        self.offset, self.size = LOG_ENTRY.unpack_from(buf, position)
+        self.end = position + LOG_OVERHEAD + self.size
+        if self.size < LEGACY_RECORD_OVERHEAD_V0:
+            raise CorruptRecordError(
+                f"Record size {self.size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})",
+                position=position)
+        if self.end > end:
+            raise CorruptRecordError(f"message of size {self.size} is truncated: only {end - position - LOG_OVERHEAD}"
+                                     " bytes follow its header", position=position)
+        self.magic = buf[position + _MAGIC_FIELD]
+        if self.magic not in (0, 1):
+            raise CorruptRecordError(f"Invalid magic found in record: {_s8(self.magic)}", position=position + _MAGIC_FIELD)
+        layout = _LAYOUT[self.magic]
+        if layout.size + LEGACY_VALUE_LENGTH.size > LOG_OVERHEAD + self.size:
+            raise CorruptRecordError(f"Record is corrupt (message of size {self.size} is smaller than the "
+                                     f"v{self.magic} header)", position=position)
+        fields = layout.unpack_from(buf, position)
+        self.crc = fields[2]
+        self.attributes = fields[4] & 0xFF
+        self.timestamp = fields[5] if self.magic == 1 else NO_TIMESTAMP
+        klen = fields[-1]
+        pos = position + layout.size
+        self.key, pos = self._slice(pos, klen, "key")
+        (vlen,) = LEGACY_VALUE_LENGTH.unpack_from(buf, pos) if pos + 4 <= self.end else (None,)
+        if vlen is None:
+            raise CorruptRecordError("Record is corrupt (value length runs past the message end)", position=pos)
+        pos += LEGACY_VALUE_LENGTH.size
+        self.value, pos = self._slice(pos, vlen, "value")
+
+    def _slice(self, pos: int, length: int, what: str):
+        if length < 0:  # Utils.sizeDelimited: any negative length is null
+            return None, pos
+        if pos + length > self.end:
+            raise CorruptRecordError(f"Record is corrupt ({what} length {length} runs past the message end)",
+                                     position=pos)
+        return memoryview(self.buf)[pos:pos + length], pos + length
+
+    @property
+    def codec(self) -> CompressionType:
+        return codec_of(self.attributes)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return timestamp_type_of(self.magic, self.attributes)
+
+    def compute_checksum(self) -> int:
+        return crc32(memoryview(self.buf)[self.position + _MAGIC_FIELD:self.end])
+
+    def is_valid(self) -> bool:
+        return self.size >= LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_checksum()
+
+    def ensure_valid(self) -> None:
+        computed = self.compute_checksum()
+        if computed != self.crc:
+            raise CorruptRecordError(f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})",
+                                     position=self.position)
+
+    def to_record(self, offset: int, timestamp: int, ts_type: TimestampType, position: int | None) -> Record:
+        return Record(offset=offset, timestamp=timestamp, timestamp_type=ts_type,
+                      key=None if self.key is None else bytes(self.key),
+                      value=None if self.value is None else bytes(self.value),
+                      magic=self.magic, attributes=self.attributes, size=LOG_OVERHEAD + self.size,
+                      position=position, stored_offset=self.offset,
+                      stored_timestamp=self.timestamp if self.magic == 1 else None,
+                      crc=self.crc, crc_valid=self.crc == self.compute_checksum())
+
+
+class LegacyRecordBatch(RecordBatch):
+    """A v0/v1 log entry seen as a batch (``AbstractLegacyRecordBatch``).
+
+    Uncompressed: a batch of one message (``base_offset == last_offset == offset``).
+    Compressed: the wrapper; ``last_offset`` is the wrapper offset, ``base_offset`` the first
+    inner message's absolute offset (decompresses, as Kafka's ``baseOffset()`` does).
+    """
+
+    def __init__(self, buf, position: int, end: int | None = None):
+        self.message = LegacyMessage(buf, position, end)
+        super().__init__(buf, position, LOG_OVERHEAD + self.message.size)
+        self.magic = self.message.magic
+        self.attributes = self.message.attributes
+        self.last_offset = self.message.offset
+        self.checksum = self.message.crc
+        self._base_offset: int | None = None
+
+    @property
+    def compression(self) -> CompressionType:
+        return self.message.codec
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return self.message.timestamp_type
+
+    @property
+    def max_timestamp(self) -> int:
+        return self.message.timestamp
+
+    @property
+    def base_offset(self) -> int:
+        if self._base_offset is None:
+            if self.is_compressed:
+                first = next(iter(self.records()), None)
+                self._base_offset = self.last_offset if first is None else first.offset
+            else:
+                self._base_offset = self.last_offset
+        return self._base_offset
+
+    def compute_checksum(self) -> int:
+        return self.message.compute_checksum()
+
+    def is_valid(self) -> bool:
+        return self.message.is_valid()
+
+    def ensure_valid(self) -> None:
+        self.message.ensure_valid()
+
+    def records(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
+        m = self.message
+        if not self.is_compressed:
+            yield m.to_record(m.offset, m.timestamp, m.timestamp_type, self.position)
+            return
+        yield from self._deep_records(max_decompressed_bytes)
+
+    def inner_messages(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[LegacyMessage]:
+        """Decompress a wrapper and parse its inner entries as stored (``DataLogInputStream``)."""
+        m = self.message
+        if m.magic not in (0, 1):
+            raise InvalidRecordError(f"Invalid wrapper magic found in legacy deep record iterator {m.magic}",
+                                     position=self.position)
+        codec = m.codec
+        if codec == CompressionType.ZSTD:
+            # Kafka's message prints the magic here, not the codec.
+            raise InvalidRecordError(f"Invalid wrapper compressionType found in legacy deep record iterator {m.magic}",
+                                     position=self.position)
+        if m.value is None:
+            raise InvalidRecordError(f"Found invalid compressed record set with null value (magic = {m.magic})",
+                                     position=self.position)
+        value_pos = self.end - len(m.value)
+        try:
+            data = _compression.decompress(codec, m.value, magic=m.magic, max_bytes=max_decompressed_bytes)
+        except KafkaFmtError as e:
+            raise e.at(value_pos)
+        inner: list[LegacyMessage] = []
+        pos = 0
+        n = len(data)
+        while n - pos >= LOG_OVERHEAD:
+            _, size = LOG_ENTRY.unpack_from(data, pos)
+            if size < LEGACY_RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(
+                    f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0}) "
+                    f"(inner message at decompressed byte {pos} of the wrapper)", position=self.position)
+            if pos + LOG_OVERHEAD + size > n:
+                break  # DataLogInputStream: a partial inner entry ends the set
+            try:
+                inner.append(LegacyMessage(data, pos, n))
+            except CorruptRecordError as e:
+                raise CorruptRecordError(f"{e.reason} (inner message at decompressed byte {pos} of the wrapper)",
+                                         position=self.position) from None
+            pos += LOG_OVERHEAD + size
+        if not inner:
+            raise InvalidRecordError("Found invalid compressed record set with no inner records",
+                                     position=self.position)
+        return inner
+
+    def _deep_records(self, max_decompressed_bytes: int) -> Iterator[Record]:
+        m = self.message
+        inner = self.inner_messages(max_decompressed_bytes=max_decompressed_bytes)
+        wrapper_offset = m.offset
+        if m.magic == 1:
+            if wrapper_offset == 0:
+                abs_base = 0
+            else:
+                last_inner = inner[-1].offset
+                if wrapper_offset < last_inner:
+                    raise InvalidRecordError(
+                        "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                        f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
+                        "and it is not zero.", position=self.position)
+                abs_base = wrapper_offset - last_inner
+        else:
+            abs_base = None
+        wrapper_type = m.timestamp_type
+        for im in inner:
+            offset = im.offset if abs_base is None else abs_base + im.offset
+            if im.magic == 1:
+                ts_type = wrapper_type
+                ts = m.timestamp if wrapper_type == TimestampType.LOG_APPEND_TIME else im.timestamp
+            else:
+                ts_type = TimestampType.NO_TIMESTAMP_TYPE
+                ts = NO_TIMESTAMP
+            if im.attributes & LEGACY_COMPRESSION_CODEC_MASK:
+                raise InvalidRecordError("Inner messages must not be compressed", position=self.position,
+                                         offset=offset)
+            yield im.to_record(offset, ts, ts_type, None)

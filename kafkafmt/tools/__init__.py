@@ -1,0 +1,1 @@
+"""Command-line tools: dump, build, samples (the I/O edge of kafkafmt)."""
