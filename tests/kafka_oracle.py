@@ -1,0 +1,268 @@
+"""Python client for the Apache Kafka oracle (conformance/oracle/KafkaOracle.java).
+
+The oracle is a long-running JVM that runs Apache Kafka 3.9's own classes (from the jars that
+``make oracle`` fetches into ``conformance/.cache/lib``). It reads one JSON request per line
+on stdin and writes one JSON response per line on stdout. Bytes travel as lowercase hex.
+
+    from kafka_oracle import oracle_or_skip, to_hex, from_hex   # tests/ is on sys.path under pytest
+    oracle = oracle_or_skip()                       # shared for the whole pytest session
+    resp = oracle.call("build", magic=2, records=[{"timestamp": 1, "key": b"k", "value": b"v"}])
+    raw = from_hex(resp["bytes"])
+
+``call`` turns any ``bytes``/``bytearray``/``memoryview`` in the request into hex (recursively),
+returns the response dict when ``ok`` is true, and raises :class:`OracleError` (carrying the whole
+response) when Kafka threw. ``request`` returns the response whatever ``ok`` says.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFORMANCE = REPO_ROOT / "conformance"
+CLASSES_DIR = CONFORMANCE / ".cache" / "classes"
+LIB_DIR = CONFORMANCE / ".cache" / "lib"
+MAIN_CLASS = "KafkaOracle"
+
+NOT_BUILT_REASON = "Apache Kafka oracle not built: run `make oracle` (needs Java 17 + Maven)"
+
+__all__ = [
+    "KafkaOracle",
+    "OracleError",
+    "OracleCrashed",
+    "oracle_or_skip",
+    "oracle_missing_reason",
+    "shared_oracle",
+    "close_shared_oracle",
+    "in_ci",
+    "to_hex",
+    "from_hex",
+    "to_wire",
+]
+
+
+# --------------------------------------------------------------------------- hex helpers
+
+def to_hex(data: bytes | bytearray | memoryview | None) -> str | None:
+    """bytes -> lowercase hex; ``None`` stays ``None``."""
+    return None if data is None else bytes(data).hex()
+
+
+def from_hex(text: str | None) -> bytes | None:
+    """hex -> bytes; ``None`` stays ``None``."""
+    return None if text is None else bytes.fromhex(text)
+
+
+def to_wire(value: Any) -> Any:
+    """Recursively replace bytes-like values by hex strings so the value can be sent as JSON."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {k: to_wire(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_wire(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- errors
+
+class OracleError(Exception):
+    """Kafka raised while serving a request; ``response`` is the oracle's ok:false answer."""
+
+    def __init__(self, response: dict):
+        self.response = response
+        self.error: str = response.get("error", "")
+        self.message: str | None = response.get("message")
+        super().__init__(f"{self.error}: {self.message}")
+
+
+class OracleCrashed(RuntimeError):
+    """The JVM went away or answered something that is not a protocol line."""
+
+
+# --------------------------------------------------------------------------- client
+
+class KafkaOracle:
+    """One oracle JVM. Requests are served strictly in order; the client is thread-safe."""
+
+    def __init__(self, java: str | None = None, jvm_args: list[str] | None = None):
+        java = java or os.environ.get("KAFKA_ORACLE_JAVA") or "java"
+        classpath = f"{CLASSES_DIR}{os.pathsep}{LIB_DIR / '*'}"
+        cmd = [java, *(jvm_args if jvm_args is not None else ["-XX:+UseSerialGC", "-Xss4m"]),
+               "-cp", classpath, MAIN_CLASS]
+        self._stderr = tempfile.TemporaryFile(prefix="kafka-oracle-", suffix=".stderr")
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(
+            cmd,
+            cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+        )
+        self.requests_served = 0
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            return self._stderr.read().decode("utf-8", "replace")[-limit:]
+        except (OSError, ValueError):
+            return ""
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def request(self, op: str, **fields: Any) -> dict:
+        """Send one request and return the response dict, whether ``ok`` or not."""
+        line = json.dumps({"op": op, **to_wire(fields)}, separators=(",", ":"))
+        with self._lock:
+            if self._proc.poll() is not None:
+                raise OracleCrashed(f"Kafka oracle exited with {self._proc.returncode}:\n{self.stderr_tail()}")
+            try:
+                self._proc.stdin.write(line + "\n")
+                self._proc.stdin.flush()
+                answer = self._proc.stdout.readline()
+            except (BrokenPipeError, OSError) as e:
+                raise OracleCrashed(f"Kafka oracle pipe broke ({e}):\n{self.stderr_tail()}") from e
+            if not answer:
+                self._proc.wait(timeout=5)
+                raise OracleCrashed(f"Kafka oracle exited with {self._proc.returncode}:\n{self.stderr_tail()}")
+            self.requests_served += 1
+        try:
+            return json.loads(answer)
+        except json.JSONDecodeError as e:
+            raise OracleCrashed(f"Kafka oracle answered a non-JSON line: {answer[:200]!r}") from e
+
+    def call(self, op: str, **fields: Any) -> dict:
+        """Send one request; return the response if ``ok``, else raise :class:`OracleError`."""
+        resp = self.request(op, **fields)
+        if not resp.get("ok"):
+            raise OracleError(resp)
+        return resp
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc.poll() is None:
+            try:
+                proc.stdin.close()  # EOF: the oracle's read loop ends and the JVM exits
+                proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait(timeout=10)
+        for stream in (proc.stdout, proc.stdin):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+        self._stderr.close()
+
+    def __enter__(self) -> "KafkaOracle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- thin wrappers (all fields optional unless noted; see conformance/README.md) ----------
+
+    def ping(self) -> dict:
+        return self.call("ping")
+
+    def build(self, **fields: Any) -> dict:
+        """MemoryRecordsBuilder -> {bytes, sizeInBytes, maxTimestamp, shallowOffsetOfMaxTimestamp, ...}."""
+        return self.call("build", **fields)
+
+    def end_txn_marker(self, **fields: Any) -> dict:
+        return self.call("endTxnMarker", **fields)
+
+    def read(self, data: bytes) -> dict:
+        """MemoryRecords.readableRecords -> {batches: [...], sizeInBytes, validBytes}."""
+        return self.call("read", bytes=data)
+
+    def compress(self, codec: str, data: bytes, magic: int = 2, level: int | None = None) -> bytes:
+        return from_hex(self.call("compress", codec=codec, magic=magic, level=level, data=data)["data"])
+
+    def decompress(self, codec: str, data: bytes, magic: int = 2) -> bytes:
+        return from_hex(self.call("decompress", codec=codec, magic=magic, data=data)["data"])
+
+    def validate(self, data: bytes, **fields: Any) -> dict:
+        """LogValidator.validateMessagesAndAssignOffsets -> {validatedBytes, maxTimestampMs, ...}."""
+        return self.call("validate", bytes=data, **fields)
+
+    def down_convert(self, data: bytes, to_magic: int, first_offset: int = 0, now: int = 0) -> dict:
+        return self.call("downConvert", bytes=data, toMagic=to_magic, firstOffset=first_offset, now=now)
+
+
+# --------------------------------------------------------------------------- session sharing
+
+_shared: KafkaOracle | None = None
+_shared_lock = threading.Lock()
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def oracle_missing_reason() -> str | None:
+    """Why the oracle cannot run here, or ``None`` if it is built and Java is on PATH."""
+    if not (CLASSES_DIR / f"{MAIN_CLASS}.class").is_file() or not any(LIB_DIR.glob("kafka-clients-*.jar")):
+        return NOT_BUILT_REASON
+    java = os.environ.get("KAFKA_ORACLE_JAVA") or "java"
+    if shutil.which(java) is None:
+        return f"{NOT_BUILT_REASON}; `{java}` is not on PATH"
+    return None
+
+
+def shared_oracle() -> KafkaOracle:
+    """The session-wide oracle, started on first use (raises if it cannot start)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.alive:
+            if _shared is not None:
+                _shared.close()
+            oracle = KafkaOracle()
+            try:
+                oracle.ping()
+            except Exception:
+                oracle.close()
+                raise
+            _shared = oracle
+        return _shared
+
+
+def close_shared_oracle() -> None:
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.close()
+            _shared = None
+
+
+atexit.register(close_shared_oracle)
+
+
+def oracle_or_skip() -> KafkaOracle:
+    """Return the shared oracle. If it is not built (or cannot start): skip locally, fail when CI=true."""
+    import pytest
+
+    reason = oracle_missing_reason()
+    if reason is None:
+        try:
+            return shared_oracle()
+        except (OSError, OracleCrashed, OracleError) as e:
+            reason = f"Apache Kafka oracle failed to start: {e}"
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: the oracle is required)", pytrace=False)
+    pytest.skip(reason)
