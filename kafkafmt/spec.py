@@ -34,6 +34,7 @@ from .records import RecordBatch
 from .records.default import batch_attributes, encode_default_batch, encode_default_record
 from .records.legacy import encode_legacy_entry, legacy_attributes
 from .records.record import Header, Record
+from .varint import wrap64
 
 
 # ------------------------------------------------------------------------------------------------
@@ -227,7 +228,9 @@ def _build_v2(s: dict) -> bytes:
     records = s.get("records") or []
     codec = _codec(s)
     ts_type = _ts_type(s, 2)
-    base_offset = _get(s, "baseOffset", records[0]["offset"] if records else 0)
+    base_offset = s.get("baseOffset")
+    if base_offset is None:
+        base_offset = records[0].get("offset", 0) if records else 0
     delete_horizon = s.get("deleteHorizonMs")
     if "attributes" in s:
         attributes = int(s["attributes"])
@@ -249,7 +252,7 @@ def _build_v2(s: dict) -> bytes:
         ts_delta = r.get("timestampDelta")
         ts = r.get("timestamp", NO_TIMESTAMP)
         if ts_delta is None:
-            ts_delta = ts - base_ts
+            ts_delta = wrap64(ts - base_ts)
         max_ts = max(max_ts, ts)
         last_delta = offset_delta
         if s.get("isControl"):

@@ -18,6 +18,11 @@ def _signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) else v
 
 
+def wrap64(n: int) -> int:
+    """``n`` as a Java long: two's-complement wrap-around into [-2**63, 2**63)."""
+    return ((n + 2**63) & _M64) - 2**63
+
+
 def zigzag32(n: int) -> int:
     return ((n << 1) ^ (n >> 31)) & _M32
 

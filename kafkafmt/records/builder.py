@@ -23,6 +23,7 @@ from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_
                          TimestampType)
 from ..errors import IllegalArgumentError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
+from ..varint import wrap64
 from .default import batch_attributes, encode_default_batch, encode_default_record
 from .legacy import encode_legacy_entry, legacy_attributes, record_overhead
 from .record import Header
@@ -135,7 +136,8 @@ class MemoryRecordsBuilder:
             if delta > INT32_MAX or delta < -2**31:
                 raise IllegalArgumentError(f"Maximum offset delta exceeded, base offset: {self.base_offset}, "
                                            f"last offset: {offset}")
-            rec = encode_default_record(delta, timestamp - self.base_timestamp, key, value, headers)
+            # Java long arithmetic: the delta wraps (e.g. Long.MAX - (-1))
+            rec = encode_default_record(delta, wrap64(timestamp - self.base_timestamp), key, value, headers)
         else:
             if self.timestamp_type == TimestampType.LOG_APPEND_TIME:
                 timestamp = self.log_append_time

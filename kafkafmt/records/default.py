@@ -19,7 +19,7 @@ from ..crc import crc32c
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
     UnsupportedCompressionError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LOG_ENTRY
-from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong
+from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, wrap64
 from .batch import RecordBatch
 from .record import Header, Record, parse_control_record
 
@@ -164,8 +164,8 @@ def decode_default_record(buf, pos: int, end: int, base_offset: int, base_timest
     if p - start != body_len:
         raise InvalidRecordError(f"Invalid record size: expected to read {body_len} bytes in record payload, "
                                  f"but instead read {p - start}", position=where)
-    offset = base_offset + offset_delta
-    timestamp = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+    offset = wrap64(base_offset + offset_delta)
+    timestamp = log_append_time if log_append_time is not None else wrap64(base_timestamp + ts_delta)
     sequence = increment_sequence(base_sequence, offset_delta) if base_sequence >= 0 else NO_SEQUENCE
     control_rec = parse_control_record(key, value, position=where) if control else None
     rec = Record(offset=offset, timestamp=timestamp, timestamp_type=ts_type, key=key, value=value,
