@@ -16,7 +16,9 @@ from .errors import KafkaFmtError
 COMMAND_MODULES = [
     "kafkafmt.tools.dump",
     "kafkafmt.tools.build",
+    "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
+    "kafkafmt.broker.cli",
 ]
 
 
