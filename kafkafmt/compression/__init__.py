@@ -1,0 +1,109 @@
+"""Kafka's compression codecs, with Kafka's exact framing.
+
+``org.apache.kafka.common.compress``: ``GzipCompression`` (one gzip member), ``SnappyCompression``
+(snappy-java xerial framing), ``Lz4Compression`` (``Lz4BlockOutputStream``'s LZ4 frame subset,
+with the KAFKA-3160 header checksum for message format v0) and ``ZstdCompression`` (zstd frames,
+message format v2 only).  The codecs themselves are the usual libraries (zlib, cramjam's snappy
+and lz4 blocks, lz4, zstandard, xxhash); the per-codec modules write only Kafka's framing.
+
+Decompression is incremental and capped: past ``max_bytes`` of output it raises
+:class:`~kafkafmt.errors.DecompressionLimitError`.  A malformed or truncated stream raises
+:class:`~kafkafmt.errors.CompressionFramingError` with the byte position in the compressed input.
+Nothing else escapes: library errors are wrapped.
+"""
+from __future__ import annotations
+
+from kafkafmt.constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_VALUE_V2, CompressionType
+from kafkafmt.errors import (
+    CompressionFramingError,
+    IllegalArgumentError,
+    KafkaFmtError,
+    UnsupportedCompressionError,
+)
+
+from . import gzip as gzip_codec
+from . import lz4 as lz4_codec
+from . import snappy as snappy_codec
+from . import zstd as zstd_codec
+
+__all__ = ["compress", "decompress", "check_codec_for_magic", "codec_of", "validate_level"]
+
+
+def codec_of(codec: CompressionType | int) -> CompressionType:
+    """``CompressionType.forId``: ids 0-4; anything else is unknown (ids 5-7 fit the attribute bits)."""
+    if isinstance(codec, CompressionType):
+        return codec
+    try:
+        return CompressionType(int(codec))
+    except (ValueError, TypeError):
+        raise UnsupportedCompressionError(f"Unknown compression type id: {codec}") from None
+
+
+def check_codec_for_magic(codec: CompressionType | int, magic: int) -> None:
+    """zstd needs message format v2 (KIP-110; ``MemoryRecordsBuilder``'s constructor check)."""
+    if codec_of(codec) is CompressionType.ZSTD and magic < MAGIC_VALUE_V2:
+        raise UnsupportedCompressionError(f"ZStandard compression is not supported for magic {magic}")
+
+
+def validate_level(codec: CompressionType | int, level: int | None) -> int | None:
+    """The effective level for ``codec`` (Kafka's ``*Compression.Builder.level`` ranges).
+
+    gzip: 1..9 or -1 (default -1); lz4: 1..17 (default 9); zstd: -131072..22 (default 3).
+    none and snappy have no level in Kafka; a level given for them is ignored (``None``).
+    """
+    ctype = codec_of(codec)
+    if ctype is CompressionType.GZIP:
+        return gzip_codec.validate_level(level)
+    if ctype is CompressionType.LZ4:
+        return lz4_codec.validate_level(level)
+    if ctype is CompressionType.ZSTD:
+        return zstd_codec.validate_level(level)
+    return None
+
+
+def compress(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
+             level: int | None = None) -> bytes:
+    """Compress ``data`` exactly as Kafka's writer for ``codec`` and message format ``magic`` does.
+
+    ``magic`` matters for lz4 (the v0 header checksum) and zstd (v2 only).  NONE returns the
+    data unchanged.
+    """
+    ctype = codec_of(codec)
+    check_codec_for_magic(ctype, magic)
+    data = bytes(data)
+    if ctype is CompressionType.NONE:
+        return data
+    if ctype is CompressionType.GZIP:
+        return gzip_codec.compress(data, level)
+    if ctype is CompressionType.SNAPPY:
+        return snappy_codec.compress(data)
+    if ctype is CompressionType.LZ4:
+        return lz4_codec.compress(data, magic, level)
+    return zstd_codec.compress(data, level)
+
+
+def decompress(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
+               max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Decompress a whole ``codec`` stream as Kafka's reader for message format ``magic`` does.
+
+    Raises DecompressionLimitError as soon as the output would exceed ``max_bytes`` and
+    CompressionFramingError (with ``position``) for a malformed or truncated stream.
+    """
+    ctype = codec_of(codec)
+    check_codec_for_magic(ctype, magic)
+    if max_bytes < 0:
+        raise IllegalArgumentError(f"max_bytes must be >= 0, got {max_bytes}")
+    if ctype is CompressionType.NONE:
+        return bytes(data)
+    try:
+        if ctype is CompressionType.GZIP:
+            return gzip_codec.decompress(data, max_bytes)
+        if ctype is CompressionType.SNAPPY:
+            return snappy_codec.decompress(data, max_bytes)
+        if ctype is CompressionType.LZ4:
+            return lz4_codec.decompress(data, magic, max_bytes)
+        return zstd_codec.decompress(data, max_bytes)
+    except KafkaFmtError:
+        raise
+    except Exception as e:  # a library error the codec module did not anticipate
+        raise CompressionFramingError(f"{ctype.kafka_name}: {type(e).__name__}: {e}") from e

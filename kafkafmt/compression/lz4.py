@@ -1,0 +1,191 @@
+"""lz4 as Kafka frames it: the LZ4 frame subset of ``Lz4BlockOutputStream`` / ``Lz4BlockInputStream``.
+
+Writer (``org.apache.kafka.common.compress.Lz4BlockOutputStream``, via ``Lz4Compression``):
+
+* magic ``04 22 4D 18``, FLG ``0x60`` (version 01, independent blocks, no checksums, no
+  content size), BD ``0x40`` (64 KiB blocks), HC = ``(xxh32(data, 0) >> 8) & 0xFF``;
+* ``data`` is FLG+BD (HC ``0x82``), except for message format v0, where Kafka keeps the
+  pre-0.10 bug and hashes magic+FLG+BD (HC ``0x1a``; KAFKA-3160,
+  ``useBrokenFlagDescriptorChecksum = messageVersion == 0``);
+* each block compresses <= 64 KiB of input independently: int32 LE size then the block; when
+  the compressed form is not smaller than the input the input is stored raw with the size's
+  bit 31 set (``LZ4_FRAME_INCOMPRESSIBLE_MASK``);
+* end mark ``00000000``; no content checksum;
+* level 9 (Kafka's default) uses lz4's fast compressor, any other level 1..17 LZ4HC.
+
+Reader (``Lz4BlockInputStream``; its exception messages are kept): FLG version 1, block
+independence, reserved bits 0; BD size code 4..7, reserved bits 0; content size skipped;
+HC checked except for message format v0 (``ignoreFlagDescriptorChecksum``); block checksums
+verified when flagged; the content checksum skipped unverified (Kafka 3.9); anything after the
+end mark ignored.
+
+Only the framing is written here.  Blocks: level 9 goes through cramjam's lz4 block codec
+(liblz4 1.10, as in lz4-java 1.10.1's JNI build, so the bytes match Kafka's), LZ4HC levels
+and decoding through the ``lz4`` package's block API (its liblz4 1.9.4 HC output matches
+lz4-java for levels 3..17; levels 1-2 are liblz4 1.10's new "mid" mode there and differ).
+"""
+from __future__ import annotations
+
+import struct
+
+import cramjam
+import lz4.block
+import xxhash
+
+from kafkafmt.errors import CompressionFramingError, DecompressionLimitError, IllegalArgumentError
+from kafkafmt.layout import LZ4_FRAME_HEADER
+
+MAGIC = 0x184D2204
+#: FLG written by Kafka: version 01, block independence, nothing else.
+FLG = 0x60
+#: BD written by Kafka: block maximum size code 4 (``BLOCKSIZE_64KB``).
+BD = 0x40
+BLOCK_SIZE = 64 * 1024
+LZ4_FRAME_INCOMPRESSIBLE_MASK = 0x80000000
+END_MARK = b"\x00\x00\x00\x00"
+DEFAULT_LEVEL = 9  # CompressionType.LZ4.defaultLevel(): the fast compressor
+MIN_LEVEL = 1
+MAX_LEVEL = 17
+
+PREMATURE_EOS = "Stream ended prematurely"
+NOT_SUPPORTED = "Stream unsupported (invalid magic bytes)"
+BLOCK_HASH_MISMATCH = "Block checksum mismatch"
+DESCRIPTOR_HASH_MISMATCH = "Stream frame descriptor corrupted"
+
+_FLG_POS = LZ4_FRAME_HEADER.offset_of("FLG")
+_BD_POS = LZ4_FRAME_HEADER.offset_of("BD")
+_HC_POS = LZ4_FRAME_HEADER.offset_of("HC")
+_U32 = struct.Struct("<I")
+
+
+def header_checksum(descriptor: bytes | memoryview) -> int:
+    """The frame descriptor's HC byte: second byte of xxh32(descriptor, seed 0)."""
+    return (xxhash.xxh32_intdigest(bytes(descriptor), seed=0) >> 8) & 0xFF
+
+
+def frame_header(magic: int = 2) -> bytes:
+    """The 7-byte frame header ``Lz4BlockOutputStream.writeHeader`` writes for this message format."""
+    head = LZ4_FRAME_HEADER.pack(magic=MAGIC, FLG=FLG, BD=BD, HC=0)
+    covered = head[:_HC_POS] if magic == 0 else head[_FLG_POS:_HC_POS]  # KAFKA-3160 for v0
+    return LZ4_FRAME_HEADER.pack(magic=MAGIC, FLG=FLG, BD=BD, HC=header_checksum(covered))
+
+
+def validate_level(level: int | None) -> int:
+    """``Lz4Compression.Builder.level``: 1..17."""
+    if level is None:
+        return DEFAULT_LEVEL
+    if level < MIN_LEVEL or level > MAX_LEVEL:
+        raise IllegalArgumentError(f"lz4 doesn't support given compression level: {level}")
+    return level
+
+
+def compress(data: bytes, magic: int = 2, level: int | None = None) -> bytes:
+    """A frame exactly as ``Lz4BlockOutputStream`` writes it (see the module docstring)."""
+    level = validate_level(level)
+    if level == DEFAULT_LEVEL:
+        def block_compress(chunk: bytes) -> bytes:
+            # lz4-java's JNI fast compressor is liblz4 1.10's LZ4_compress_default; cramjam's
+            # lz4 block codec is that liblz4 (the lz4 package's bundled 1.9.4 differs).
+            return bytes(cramjam.lz4.compress_block(chunk, mode="default", store_size=False))
+    else:
+        def block_compress(chunk: bytes) -> bytes:
+            # LZ4HC (lz4-java highCompressor(level)); cramjam ignores HC levels, the lz4 package does not.
+            return lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+    parts = [frame_header(magic)]
+    for start in range(0, len(data), BLOCK_SIZE):
+        chunk = data[start:start + BLOCK_SIZE]
+        packed = block_compress(chunk)
+        if len(packed) >= len(chunk):
+            parts.append(_U32.pack(len(chunk) | LZ4_FRAME_INCOMPRESSIBLE_MASK))
+            parts.append(chunk)
+        else:
+            parts.append(_U32.pack(len(packed)))
+            parts.append(packed)
+    parts.append(END_MARK)
+    return b"".join(parts)
+
+
+def _fail(reason: str, position: int) -> CompressionFramingError:
+    return CompressionFramingError(f"lz4: {reason}", position=position)
+
+
+def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
+    """Decode one frame as ``Lz4BlockInputStream`` does (see the module docstring)."""
+    buf = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+    n = len(buf)
+    if n < _HC_POS:
+        raise _fail(PREMATURE_EOS, n)
+    if _U32.unpack_from(buf, 0)[0] != MAGIC:
+        raise _fail(NOT_SUPPORTED, 0)
+    flg = buf[_FLG_POS]
+    # Lz4BlockOutputStream.FLG.validate
+    if flg & 3:
+        raise _fail(f"Reserved bits must be 0 (FLG {flg:#04x})", _FLG_POS)
+    if not (flg >> 5) & 1:
+        raise _fail(f"Dependent block stream is unsupported (FLG {flg:#04x})", _FLG_POS)
+    if (flg >> 6) & 3 != 1:
+        raise _fail(f"Version {(flg >> 6) & 3} is unsupported (FLG {flg:#04x})", _FLG_POS)
+    content_checksum = (flg >> 2) & 1
+    content_size = (flg >> 3) & 1
+    block_checksum = (flg >> 4) & 1
+    bd = buf[_BD_POS]
+    # Lz4BlockOutputStream.BD.validate
+    if bd & 15:
+        raise _fail(f"Reserved2 field must be 0 (BD {bd:#04x})", _BD_POS)
+    size_code = (bd >> 4) & 7
+    if size_code < 4:
+        raise _fail(f"Block size value must be between 4 and 7 (BD {bd:#04x})", _BD_POS)
+    if bd >> 7:
+        raise _fail(f"Reserved3 field must be 0 (BD {bd:#04x})", _BD_POS)
+    max_block = 1 << (2 * size_code + 8)
+
+    pos = _HC_POS
+    if content_size:
+        if n - pos < 8:
+            raise _fail(PREMATURE_EOS, n)
+        pos += 8
+    if pos >= n:
+        raise _fail(f"{PREMATURE_EOS} (no header checksum byte)", n)
+    if magic != 0:  # message format v0 ignores HC (KAFKA-3160)
+        expected = header_checksum(buf[_FLG_POS:pos])
+        if buf[pos] != expected:
+            raise _fail(f"{DESCRIPTOR_HASH_MISMATCH} (HC {buf[pos]:#04x}, expected {expected:#04x})", pos)
+    pos += 1
+
+    out: list[bytes] = []
+    total = 0
+    while True:
+        if n - pos < 4:
+            raise _fail(f"{PREMATURE_EOS} (no block size or end mark)", pos)
+        word = _U32.unpack_from(buf, pos)[0]
+        compressed = not word & LZ4_FRAME_INCOMPRESSIBLE_MASK
+        size = word & ~LZ4_FRAME_INCOMPRESSIBLE_MASK
+        if size == 0:  # end mark
+            if content_checksum and n - (pos + 4) < 4:
+                raise _fail(f"{PREMATURE_EOS} (no content checksum)", pos + 4)
+            break
+        if size > max_block:
+            raise _fail(f"Block size {size} exceeded max: {max_block}", pos)
+        start = pos + 4
+        if n - start < size:
+            raise _fail(f"{PREMATURE_EOS} (block of {size} bytes, {n - start} left)", pos)
+        block = bytes(buf[start:start + size])
+        if compressed:
+            try:
+                chunk = lz4.block.decompress(block, uncompressed_size=max_block)
+            except Exception as e:  # lz4.block.LZ4BlockError
+                raise _fail(f"corrupt block: {e}", pos) from None
+        else:
+            chunk = block
+        total += len(chunk)
+        if total > max_bytes:
+            raise DecompressionLimitError(f"lz4: decompressed data exceeds max_bytes={max_bytes}", position=pos)
+        pos = start + size
+        if block_checksum:
+            if n - pos < 4:
+                raise _fail(f"{PREMATURE_EOS} (no block checksum)", pos)
+            if xxhash.xxh32_intdigest(block, seed=0) != _U32.unpack_from(buf, pos)[0]:
+                raise _fail(BLOCK_HASH_MISMATCH, pos)
+            pos += 4
+        out.append(chunk)
+    return b"".join(out)
