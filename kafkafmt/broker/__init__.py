@@ -1,0 +1,28 @@
+"""The broker's rules as a library (issue 3): validation on produce, conversion on fetch, the consumer view.
+
+Modules (each rule cites the Kafka class/method or seed section it comes from):
+
+* :mod:`.config` – :class:`TopicConfig` (``LogConfig``: message.format.version → toMagic, timestamp
+  bounds, compression.type, ...).
+* :mod:`.validator` – :func:`validate_messages_and_assign_offsets` (``UnifiedLog.analyzeAndValidateRecords``
+  + ``LogValidator``).
+* :mod:`.fetch` – :func:`fetch` / :func:`down_convert` (``KafkaApis.maybeConvertFetchedData``,
+  ``RecordsUtil.downConvert``, ``LazyDownConversionRecords``) with conversion cost accounting.
+* :mod:`.consumer` – :func:`consumer_view` (what a consumer of a given generation reads).
+* :mod:`.idempotence` – seed 003's idempotence modes, the published variant and what Kafka shipped.
+* :mod:`.explain` – :class:`Trace` / :class:`Step`.
+* :mod:`.inplace` – ``setLastOffset`` / ``setMaxTimestamp`` / ``setPartitionLeaderEpoch`` on a copy.
+* :mod:`.recordview` – records as the validator sees them (Kafka's ``toString`` in error messages).
+* :mod:`.cli` – ``kafkafmt explain produce|fetch``.
+"""
+from .config import ConfigError, TopicConfig
+from .consumer import ConsumedRecord, ConsumerView, consumer_view
+from .explain import Step, Trace
+from .fetch import ConversionCost, FetchResult, down_convert, fetch
+from .idempotence import ProduceOutcome, downgrade_batch, matrix, produce_outcome
+from .validator import ValidationResult, ValidationStats, validate_messages_and_assign_offsets
+
+__all__ = ["TopicConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",
+           "validate_messages_and_assign_offsets", "fetch", "down_convert", "FetchResult", "ConversionCost",
+           "consumer_view", "ConsumerView", "ConsumedRecord", "produce_outcome", "ProduceOutcome",
+           "downgrade_batch", "matrix"]

@@ -1,0 +1,453 @@
+"""The fetch path: zero-copy or down-conversion, with the conversion's cost accounted (kafka-rules §5).
+
+:func:`fetch` answers one partition of a FetchRequest from a log (bytes or MemoryRecords):
+
+1. **Log read** (``LogSegment.read``): from the first batch whose last offset ≥ ``fetch_offset``,
+   whole batches, at most ``max_bytes`` (the first batch always fits: ``minOneMessage``); a slice may
+   end inside a batch, which the client then ignores.
+2. **Decide** (``KafkaApis.maybeConvertFetchedData``):
+
+   * topic ``compression.type=zstd`` and fetch version < 10 → ``UNSUPPORTED_COMPRESSION_TYPE``;
+   * the target magic comes from the **topic configuration** (``LogConfig.recordVersion``), not from
+     the bytes on disk: format > v0 and fetch ≤ v1 → v0; format > v1 and fetch ≤ v3 → v1; else none;
+   * conversion needed, a consumer (not a follower) and ``message.downconversion.enable=false`` →
+     ``UNSUPPORTED_VERSION``;
+   * no conversion → the file slice is sent untouched (zero-copy, ``sendfile``).
+
+3. **Down-convert** lazily (``LazyDownConversionRecords``, KIP-283): the first chunk is one batch
+   at a time until something converts (a zstd batch there → ``UNSUPPORTED_COMPRESSION_TYPE``), then
+   chunks of ≤ 128 KiB of source batches, each through ``RecordsUtil.downConvert``
+   (:func:`down_convert`): batches already at ≤ target magic are copied verbatim (even v0 into a v1
+   fetch), control batches dropped, zstd refused, records below the fetch offset dropped from
+   **uncompressed** sources only, headers dropped, offsets (and their gaps) kept, producer state
+   dropped, the batch's codec kept (default level), a LogAppendTime batch's time carried over.
+   On the wire (``LazyDownConversionRecordsSend``) the response holds ``max(source size, first
+   converted chunk size)`` bytes: longer output is cut (a partial batch the consumer ignores),
+   shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk also
+   ends in the overflow batch and the error comes on the next fetch.
+
+**Cost accounting** (:class:`ConversionCost`) is kafkafmt's own: per converted compressed batch one
+decompression and one compression; zero of both for zero-copy.  ``cpu_time_ns`` is measured with
+``time.process_time_ns``.
+
+Seeds vs Kafka: KIP-31 (seed 004 §"message.format.version" 3.1) says zero-copy is used when "the
+FetchRequest version is equal to message.format.version"; Kafka compares the topic's record version
+with thresholds of the fetch version (v0 ≤ fetch 1, v1 ≤ fetch 3); KIP-32 (seed 000 phase 2 §2.3/2.4)
+matches Kafka: a v1 topic is down-converted for fetch v1 and sent zero-copy for fetch v2.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
+from ..errors import UnsupportedCompressionError
+from ..layout import LOG_ENTRY
+from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..records.batch import RecordBatch
+from .config import TopicConfig
+from .explain import Trace
+from .validator import ValidationStats, batch_header_size
+
+__all__ = ["fetch", "down_convert", "FetchResult", "ConversionCost", "DownConversion", "fetch_version_for_magic",
+           "max_magic_for_fetch_version", "LATEST_FETCH_VERSION", "MAX_READ_SIZE", "overflow_batch"]
+
+#: FetchRequest.json validVersions "0-17" in Kafka 3.9
+LATEST_FETCH_VERSION = 17
+#: LazyDownConversionRecordsSend.MAX_READ_SIZE
+MAX_READ_SIZE = 128 * 1024
+_MIN_OVERFLOW_MESSAGE_LENGTH = LOG_OVERHEAD
+_RECORD_BATCH_OVERHEAD = 61
+
+
+def max_magic_for_fetch_version(version: int) -> int:
+    """The newest message format a fetch version can carry: v0-1 → 0, v2-3 → 1 (KIP-32), v4+ → 2 (KIP-98)."""
+    return 0 if version <= 1 else (1 if version <= 3 else 2)
+
+
+def fetch_version_for_magic(magic: int) -> int:
+    """A representative fetch version for a client reading up to ``magic``: 0 → v1, 1 → v3, 2 → the latest."""
+    return {0: 1, 1: 3}.get(magic, LATEST_FETCH_VERSION)
+
+
+@dataclass
+class ConversionCost:
+    """What serving the fetch cost the broker (kafkafmt's accounting; zero-copy costs only the read).
+
+    ``bytes_read``: log bytes read (the fetched slice).  ``bytes_decompressed``: bytes produced by
+    decompression.  ``bytes_compressed``: uncompressed bytes fed to a compressor.  ``records_touched``:
+    records decoded.  ``batches_rebuilt`` / ``batches_copied`` / ``batches_dropped``: converted with a
+    builder / copied verbatim into the response buffer / dropped (control, nothing left).
+    ``decompressions`` / ``compressions``: codec invocations.  ``bytes_out``: bytes of the records the
+    broker answers with (the slice for zero-copy, the converted chunks otherwise).
+    """
+
+    bytes_read: int = 0
+    bytes_decompressed: int = 0
+    bytes_compressed: int = 0
+    records_touched: int = 0
+    batches_rebuilt: int = 0
+    batches_copied: int = 0
+    batches_dropped: int = 0
+    decompressions: int = 0
+    compressions: int = 0
+    cpu_time_ns: int = 0
+    bytes_out: int = 0
+
+    def add(self, other: "ConversionCost") -> None:
+        for k, v in asdict(other).items():
+            setattr(self, k, getattr(self, k) + v)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def table(self) -> str:
+        """Two-column text table (for the CLI)."""
+        rows = self.to_dict()
+        w = max(len(k) for k in rows)
+        return "\n".join(f"{k:<{w}}  {v:>14,}" for k, v in rows.items())
+
+
+@dataclass
+class DownConversion:
+    """Result of :func:`down_convert` (``RecordsUtil.downConvert``'s ``ConvertedRecords``)."""
+
+    records: bytes
+    stats: ValidationStats
+    cost: ConversionCost
+    trace: Trace
+
+
+@dataclass
+class FetchResult:
+    """One partition of a fetch response.
+
+    ``records``: the record set the broker produced for the response: the log slice (zero-copy) or
+    the concatenated down-converted chunks.  ``wire_records``: the bytes actually written to the
+    socket for a down-conversion (``LazyDownConversionRecordsSend``: cut or padded with an overflow
+    batch to ``wire_size``); equal to ``records`` for zero-copy.  ``error``: None or Kafka's error
+    name for the partition (``UNSUPPORTED_VERSION`` …); ``deferred_error``: an error the consumer
+    will only meet on its next fetch (zstd after the first chunk).
+    """
+
+    records: bytes
+    zero_copy: bool
+    to_magic: int | None
+    error: str | None
+    cost: ConversionCost
+    trace: Trace
+    fetch_version: int = LATEST_FETCH_VERSION
+    wire_records: bytes = b""
+    wire_size: int = 0
+    deferred_error: str | None = None
+    stats: ValidationStats = field(default_factory=ValidationStats)
+    fetch_offset: int = 0
+    is_follower: bool = False
+
+    def to_dict(self) -> dict:
+        return {"zero_copy": self.zero_copy, "to_magic": self.to_magic, "error": self.error,
+                "deferred_error": self.deferred_error, "fetch_version": self.fetch_version,
+                "size": len(self.records), "wire_size": self.wire_size, "fetch_offset": self.fetch_offset,
+                "is_follower": self.is_follower, **self.cost.to_dict(),
+                "temporary_memory_bytes": self.stats.temporary_memory_bytes,
+                "num_converted_records": self.stats.num_converted_records}
+
+
+# ------------------------------------------------------------------------------------------------
+# RecordsUtil.downConvert
+def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace | None = None,
+                 max_batch_steps: int = 20) -> DownConversion:
+    """``RecordsUtil.downConvert(batches, toMagic, firstOffset)``, with cost accounting.
+
+    ``batches``: bytes / MemoryRecords / an iterable of kafkafmt batches.  Raises
+    :class:`~kafkafmt.errors.UnsupportedCompressionError` ("Down-conversion of zstandard-compressed
+    batches is not supported") before converting anything if a zstd batch is met with
+    ``to_magic < 2``, as Kafka's first pass does.
+    """
+    tr = trace if trace is not None else Trace(f"down-convert to v{to_magic} from offset {first_offset}")
+    src = "RecordsUtil.downConvert"
+    if isinstance(batches, (bytes, bytearray, memoryview)):
+        batches = list(MemoryRecords(bytes(batches)).batches())
+    elif isinstance(batches, MemoryRecords):
+        batches = list(batches.batches())
+    else:
+        batches = list(batches)
+    cost = ConversionCost()
+    cpu0 = time.process_time_ns()
+    wall0 = time.perf_counter_ns()
+    plan: list[tuple[RecordBatch, list | None, int | None]] = []
+    n_steps = 0
+
+    def step(rule, decision, source=src, **values):
+        nonlocal n_steps
+        n_steps += 1
+        if n_steps <= max_batch_steps:
+            tr.add(rule, decision, source, **values)
+
+    # first pass: decide per batch (and decode the records of batches that will be converted)
+    for i, batch in enumerate(batches):
+        if to_magic < 2:
+            if batch.is_control:
+                cost.batches_dropped += 1
+                step(f"batch {i}", f"control batch at {batch.base_offset} dropped (no control records below v2)")
+                continue
+            if batch.compression == CompressionType.ZSTD:
+                tr.add(f"batch {i}", "zstd batch: cannot be down-converted", src,
+                       note="UnsupportedCompressionTypeException; zstd exists only in v2 (KIP-110)")
+                raise UnsupportedCompressionError("Down-conversion of zstandard-compressed batches is not supported",
+                                                  position=batch.position)
+        if batch.magic <= to_magic:
+            plan.append((batch, None, None))
+            continue
+        recs = []
+        all_recs = list(batch.records())
+        cost.records_touched += len(all_recs)
+        if batch.is_compressed:
+            cost.decompressions += 1
+            cost.bytes_decompressed += sum(r.size for r in all_recs)
+        for r in all_recs:
+            if to_magic > 1 or batch.is_compressed or r.offset >= first_offset:
+                recs.append(r)
+        if not recs:
+            cost.batches_dropped += 1
+            step(f"batch {i}", f"uncompressed v{batch.magic} batch entirely below fetch offset {first_offset}: skipped")
+            continue
+        base = batch.base_offset if (batch.magic >= 2 and to_magic >= 2) else recs[0].offset
+        plan.append((batch, recs, base))
+
+    out = bytearray()
+    temp_mem = 0
+    converted = 0
+    for i, (batch, recs, base) in enumerate(plan):
+        temp_mem += batch.size_in_bytes
+        if recs is None:
+            out += batch.raw
+            cost.batches_copied += 1
+            step(f"batch {batch.base_offset if batch.magic >= 2 else batch.last_offset}",
+                 f"v{batch.magic} ≤ v{to_magic}: copied verbatim ({batch.size_in_bytes} bytes)", "RecordBatch.writeTo",
+                 note="kept as is even when older than the target (a v0 batch stays v0 in a v1 fetch)")
+            continue
+        ts_type = batch.timestamp_type
+        lat = batch.max_timestamp if ts_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
+        codec = batch.compression
+        builder = MemoryRecordsBuilder(to_magic, codec, ts_type, base, log_append_time=lat)
+        dropped_headers = 0
+        for r in recs:
+            if to_magic > 1:
+                builder.append_with_offset(r.offset, r.timestamp, r.key, r.value, r.headers)
+            else:
+                dropped_headers += len(r.headers)
+                builder.append_with_offset(r.offset, r.timestamp, r.key, r.value)
+        data = builder.build()
+        out += data
+        temp_mem += builder.uncompressed_bytes + batch_header_size(to_magic, codec)
+        converted += builder.num_records
+        cost.batches_rebuilt += 1
+        if codec != CompressionType.NONE:
+            cost.compressions += 1
+            cost.bytes_compressed += builder.uncompressed_bytes
+        step(f"batch {batch.base_offset}", f"v{batch.magic} {codec.kafka_name} → v{to_magic} {codec.kafka_name}: "
+             f"{len(recs)} record(s) rebuilt, offsets {recs[0].offset}..{recs[-1].offset} kept",
+             "RecordsUtil.convertRecordBatch", timestampType=ts_type.kafka_name, logAppendTime=lat,
+             headers_dropped=dropped_headers, producerId_dropped=batch.producer_id,
+             transactional_dropped=batch.is_transactional, size=len(data))
+    if n_steps > max_batch_steps:
+        tr.add("…", f"{n_steps - max_batch_steps} more batch step(s) not shown", src)
+    cost.cpu_time_ns = time.process_time_ns() - cpu0
+    cost.bytes_out = len(out)
+    stats = ValidationStats(temp_mem, converted, time.perf_counter_ns() - wall0)
+    return DownConversion(bytes(out), stats, cost, tr)
+
+
+def overflow_batch(remaining: int) -> bytes:
+    """``LazyDownConversionRecordsSend.buildOverflowBatch`` as written to the socket (``remaining`` bytes).
+
+    offset -1, length max(remaining + 1, 61), zeros; cut to ``remaining`` bytes, so the client sees a
+    batch longer than the response and ignores it.
+    """
+    size = max(_MIN_OVERFLOW_MESSAGE_LENGTH, min(remaining + 1, MAX_READ_SIZE))
+    buf = bytearray(size)
+    LOG_ENTRY.pack_into(buf, 0, -1, max(remaining + 1, _RECORD_BATCH_OVERHEAD))
+    return bytes(buf[:min(size, remaining)])
+
+
+# ------------------------------------------------------------------------------------------------
+# the fetch decision
+def fetch(log, *, topic_config: TopicConfig | None = None, fetch_version: int | None = None,
+          client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
+          max_bytes: int | None = None) -> FetchResult:
+    """Answer one partition of a fetch as a Kafka 3.9 broker does (see the module doc).
+
+    ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
+    the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
+    """
+    config = topic_config or TopicConfig()
+    data = bytes(log)  # bytes-like or MemoryRecords
+    if fetch_version is None:
+        fetch_version = LATEST_FETCH_VERSION if client_max_magic is None else fetch_version_for_magic(client_max_magic)
+    role = "follower" if is_follower else "consumer"
+    tr = Trace(f"fetch v{fetch_version} from a {role} at offset "
+               f"{'(log start)' if fetch_offset is None else fetch_offset}, {len(data)} log bytes")
+    tr.add("request", f"fetch v{fetch_version} carries message formats up to "
+           f"v{max_magic_for_fetch_version(fetch_version)}", "FetchRequest / FetchResponse versions",
+           fetch_version=fetch_version, client_max_magic=client_max_magic, is_follower=is_follower,
+           note="KIP-32 (seed 000): fetch v2 introduced message format v1; KIP-98: fetch v4 message format v2")
+    tr.add("topic configuration", f"record version v{config.to_magic}", "LogConfig.recordVersion",
+           **config.describe(), downconversion_enable=config.downconversion_enable)
+
+    # 1. log read
+    all_batches = list(MemoryRecords(data).batches())
+    log_start = all_batches[0].base_offset if all_batches else 0
+    log_end = all_batches[-1].last_offset + 1 if all_batches else 0
+    if fetch_offset is None:
+        fetch_offset = log_start
+    cost = ConversionCost()
+    result = FetchResult(b"", False, None, None, cost, tr, fetch_version=fetch_version, fetch_offset=fetch_offset,
+                         is_follower=is_follower)
+    if fetch_offset < log_start or fetch_offset > log_end:
+        result.error = "OFFSET_OUT_OF_RANGE"
+        tr.add("log read", f"offset {fetch_offset} outside [{log_start}, {log_end}]", "UnifiedLog.read",
+               note="OffsetOutOfRangeException")
+        return result
+    start_i = next((i for i, b in enumerate(all_batches) if b.last_offset >= fetch_offset), None)
+    if start_i is None:
+        tr.add("log read", f"offset {fetch_offset} is the log end offset: nothing to return", "LogSegment.read")
+        result.zero_copy = True
+        return result
+    start_pos = all_batches[start_i].position
+    first_size = all_batches[start_i].size_in_bytes
+    avail = len(data) - start_pos
+    limit = avail if max_bytes is None else min(avail, max(max_bytes, first_size))
+    slice_ = data[start_pos:start_pos + limit]
+    cost.bytes_read = len(slice_)
+    tr.add("log read", f"{len(slice_)} bytes from position {start_pos} (batch with last offset "
+           f"{all_batches[start_i].last_offset} ≥ {fetch_offset})", "LogSegment.read",
+           max_bytes=max_bytes, minOneMessage=True,
+           note="whole batches are returned, so records below the fetch offset can be included")
+
+    # 2. decide
+    if config.broker_compression == "zstd" and fetch_version < 10:
+        result.error = "UNSUPPORTED_COMPRESSION_TYPE"
+        tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10 → UNSUPPORTED_COMPRESSION_TYPE",
+               "KafkaApis.maybeConvertFetchedData", note="KIP-110: clients older than fetch v10 cannot read zstd")
+        return result
+    fmt = config.to_magic
+    if fmt > 0 and fetch_version <= 1:
+        target = 0
+    elif fmt > 1 and fetch_version <= 3:
+        target = 1
+    else:
+        target = None
+    tr.add("down-conversion needed?", "no: send the file slice as is (zero-copy)" if target is None else
+           f"yes: topic format v{fmt} is newer than fetch v{fetch_version} can carry → v{target}",
+           "KafkaApis.maybeConvertFetchedData", topic_record_version=fmt, fetch_version=fetch_version,
+           note="decided from the TOPIC CONFIG, not the bytes on disk: data written before a format downgrade is "
+                "sent unconverted (KafkaApis comment); seed 004 §3.1 'fetch version equal to message.format.version'"
+                " is Kafka's v0≤1 / v1≤3 thresholds")
+    if target is None:
+        result.records = slice_
+        result.wire_records = slice_
+        result.wire_size = len(slice_)
+        result.zero_copy = True
+        cost.bytes_out = len(slice_)
+        on_disk = sorted({b.magic for b in MemoryRecords(slice_).batches()})
+        if on_disk and max(on_disk) > max_magic_for_fetch_version(fetch_version):
+            tr.add("client view", f"the slice holds v{max(on_disk)} batches a fetch v{fetch_version} client cannot "
+                   "parse", "KafkaApis.maybeConvertFetchedData",
+                   note="see consumer_view(..., client_magic=...) for what the old client then hits")
+        return result
+    if not is_follower and not config.downconversion_enable:
+        result.error = "UNSUPPORTED_VERSION"
+        tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
+               "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
+        return result
+
+    # 3. lazy down-conversion
+    result.to_magic = target
+    src_batches = list(MemoryRecords(slice_).batches())
+    cpu0 = time.process_time_ns()
+    chunks: list[bytes] = []
+    stats = ValidationStats()
+    idx = 0
+    first_chunk: bytes | None = None
+    # LazyDownConversionRecords constructor: iterator(0) → one batch per chunk until one converts
+    try:
+        while idx < len(src_batches):
+            dc = down_convert([src_batches[idx]], target, fetch_offset, trace=tr)
+            idx += 1
+            _acc(cost, stats, dc)
+            if dc.records:
+                first_chunk = dc.records
+                break
+    except UnsupportedCompressionError as e:
+        result.error = "UNSUPPORTED_COMPRESSION_TYPE"
+        tr.add("first chunk", f"{e.reason} → UNSUPPORTED_COMPRESSION_TYPE", "KafkaApis.maybeConvertFetchedData",
+               note="raised by the LazyDownConversionRecords constructor, before anything is sent")
+        cost.cpu_time_ns = time.process_time_ns() - cpu0
+        return result
+    if first_chunk is None:
+        size = LOG_OVERHEAD if src_batches else 0
+        tr.add("first chunk", "nothing converted (e.g. only control batches)", "LazyDownConversionRecords",
+               sizeInBytes=size)
+    else:
+        chunks.append(first_chunk)
+        size = max(len(slice_), len(first_chunk))
+    # LazyDownConversionRecordsSend: chunks of <= MAX_READ_SIZE source bytes
+    deferred = None
+    while idx < len(src_batches):
+        group = [src_batches[idx]]
+        so_far = src_batches[idx].size_in_bytes
+        idx += 1
+        while idx < len(src_batches) and so_far + src_batches[idx].size_in_bytes <= MAX_READ_SIZE:
+            so_far += src_batches[idx].size_in_bytes
+            group.append(src_batches[idx])
+            idx += 1
+        try:
+            dc = down_convert(group, target, fetch_offset, trace=tr)
+        except UnsupportedCompressionError as e:
+            deferred = "UNSUPPORTED_COMPRESSION_TYPE"
+            tr.add("later chunk", f"{e.reason}: the rest of the response is an overflow batch",
+                   "LazyDownConversionRecordsSend.writeTo",
+                   note="the consumer reads what came before and gets UNSUPPORTED_COMPRESSION_TYPE on its next fetch")
+            break
+        _acc(cost, stats, dc)
+        if dc.records:
+            chunks.append(dc.records)
+    cost.cpu_time_ns = time.process_time_ns() - cpu0
+    converted = b"".join(chunks)
+    cost.bytes_out = len(converted)
+    result.records = converted
+    result.stats = stats
+    result.deferred_error = deferred
+    result.wire_size = size
+    result.wire_records = _wire(chunks, size)
+    tr.add("down-converted", f"{len(converted)} bytes in {len(chunks)} chunk(s); response size {size}",
+           "LazyDownConversionRecords / LazyDownConversionRecordsSend",
+           decompressions=cost.decompressions, compressions=cost.compressions, batches_rebuilt=cost.batches_rebuilt,
+           batches_copied=cost.batches_copied, batches_dropped=cost.batches_dropped,
+           numRecordsConverted=stats.num_converted_records, temporaryMemoryBytes=stats.temporary_memory_bytes,
+           note="seed 000 phase 2 §2.3 / seed 004: no zero-copy for old consumers; the conversion costs CPU and memory")
+    return result
+
+
+def _acc(cost: ConversionCost, stats: ValidationStats, dc: DownConversion) -> None:
+    read = cost.bytes_read
+    cost.add(dc.cost)
+    cost.bytes_read = read  # bytes_read counts the log slice once
+    stats.temporary_memory_bytes += dc.stats.temporary_memory_bytes
+    stats.num_converted_records += dc.stats.num_converted_records
+    stats.conversion_time_ns += dc.stats.conversion_time_ns
+
+
+def _wire(chunks: list[bytes], size: int) -> bytes:
+    """``LazyDownConversionRecordsSend.writeTo``: chunks cut to the promised size, then overflow padding."""
+    out = bytearray()
+    for c in chunks:
+        remaining = size - len(out)
+        if remaining <= 0:
+            break
+        out += c[:remaining]
+    while size - len(out) > 0:  # one overflow batch per writeTo call (each at most MAX_READ_SIZE bytes)
+        out += overflow_batch(size - len(out))
+    return bytes(out)
+

@@ -1,0 +1,843 @@
+"""The leader's produce path: ``UnifiedLog.analyzeAndValidateRecords`` + ``LogValidator`` (Kafka 3.9).
+
+:func:`validate_messages_and_assign_offsets` takes the bytes of one partition's produce payload and
+a :class:`~kafkafmt.broker.config.TopicConfig`, and returns what the leader would append
+(:class:`ValidationResult`), or raises the exception Kafka raises, with Kafka's message.  Every
+decision is recorded in a :class:`~kafkafmt.broker.explain.Trace` (``result.trace``, or
+``error.trace`` on failure).  The input is never modified.
+
+Order of checks (each cites its Kafka source):
+
+1. ``ProduceRequest.validateRecords`` when ``produce_version`` is given (v≥3: exactly one v2 batch;
+   v<7: no zstd).
+2. ``UnifiedLog.analyzeAndValidateRecords``, per batch: a CLIENT v2 batch must have baseOffset 0;
+   ``max.message.bytes`` (RecordTooLargeException); ``batch.isValid()`` (v2 size + CRC32C, legacy
+   **outer** CRC32) else CorruptRecordException; the source codec is the last non-none codec.  A
+   partial trailing batch is trimmed silently (``trimInvalidBytes``).
+3. ``LogValidator.validateMessagesAndAssignOffsets`` (kafka-rules §4.3-4.8)::
+
+       source == NONE and target == NONE:
+           every batch already at toMagic → assignOffsetsNonCompressed       (in place)
+           otherwise                      → convertAndAssignOffsetsNonCompressed
+       else                               → validateMessagesAndAssignOffsetsCompressed
+                                              (in place, or rebuilt with MemoryRecordsBuilder)
+
+4. Back in ``UnifiedLog.append``: if the size may have changed, every batch is checked against
+   ``max.message.bytes`` again, and the whole set against ``segment.bytes``.
+
+Seeds vs Kafka (see the test-suite for each): KIP-32 (seed 000 §2.1.1) says a LogAppendTime broker
+overwrites inner timestamps that are not -1 and recompresses; Kafka never does: it only rewrites the
+wrapper/batch timestamp and sets the LogAppendTime attribute bit, and readers substitute it.
+KIP-32 §8.2 says a threshold of 0 makes the timestamp "equivalent to LogAppendTime"; Kafka rejects
+every record whose timestamp is not exactly ``now`` (so the accepted ones do equal the append time),
+and lets -1 through.  KIP-31 (seed 004) says the broker "decompresses to verify the CRC and relative
+offsets" and reassigns non-contiguous relative offsets: Kafka does so by rebuilding the wrapper
+(KAFKA-9669, since 2.6; recompression included).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
+                         RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
+                      KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
+                      UnsupportedCompressionError, UnsupportedForMessageFormatError)
+from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..records.batch import RecordBatch
+from ..records.legacy import record_overhead
+from . import inplace
+from .config import TopicConfig, record_version
+from .explain import Trace
+from .inplace import UnsupportedOperationError
+from .recordview import BrokerRecord, iter_batch_records
+
+__all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats", "ORIGINS",
+           "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",
+           "PATH_FOLLOWER", "PATH_EMPTY", "UnsupportedOperationError", "OffsetsOutOfOrderError",
+           "UnexpectedAppendOffsetError", "batch_header_size", "java_long"]
+
+#: ``org.apache.kafka.storage.internals.log.AppendOrigin``
+ORIGINS = ("CLIENT", "COORDINATOR", "REPLICATION", "RAFT_LEADER")
+
+PATH_IN_PLACE = "assignOffsetsNonCompressed"
+PATH_CONVERT = "convertAndAssignOffsetsNonCompressed"
+PATH_COMPRESSED_IN_PLACE = "validateMessagesAndAssignOffsetsCompressed(in place)"
+PATH_COMPRESSED_REBUILT = "validateMessagesAndAssignOffsetsCompressed(rebuilt)"
+PATH_FOLLOWER = "appendAsFollower(offsets and timestamps kept)"
+PATH_EMPTY = "nothing to append (UnifiedLog.append: validBytes <= 0)"
+
+_UL = "UnifiedLog.analyzeAndValidateRecords"
+_LV = "LogValidator"
+
+
+class OffsetsOutOfOrderError(KafkaFmtError):
+    """``OffsetsOutOfOrderException`` (follower append with non-monotonic offsets)."""
+
+    kafka_exception = "OffsetsOutOfOrderException"
+    error_code = -1
+
+
+class UnexpectedAppendOffsetError(KafkaFmtError):
+    """``UnexpectedAppendOffsetException`` (follower data starting below the log end offset)."""
+
+    kafka_exception = "UnexpectedAppendOffsetException"
+    error_code = -1
+
+
+def java_long(v: int) -> int:
+    """Wrap ``v`` to a signed 64-bit value, as Java's long arithmetic overflows."""
+    v &= 0xFFFFFFFFFFFFFFFF
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def batch_header_size(magic: int, codec: CompressionType) -> int:
+    """``AbstractRecords.recordBatchHeaderSizeInBytes``: 61 for v2, the wrapper for compressed legacy, else 0."""
+    if magic > 1:
+        return RECORD_BATCH_OVERHEAD
+    if codec != CompressionType.NONE:
+        return LOG_OVERHEAD + record_overhead(magic)
+    return 0
+
+
+@dataclass
+class ValidationStats:
+    """``RecordValidationStats``: temporaryMemoryBytes, numRecordsConverted, conversionTimeNanos."""
+
+    temporary_memory_bytes: int = 0
+    num_converted_records: int = 0
+    conversion_time_ns: int = 0
+
+
+@dataclass
+class ValidationResult:
+    """What the leader appends (``LogValidator.ValidationResult`` plus kafkafmt's explanations).
+
+    ``log_append_time_ms`` is LogValidator's ``logAppendTimeMs`` (``now`` on every path; the produce
+    response carries it only for LogAppendTime topics: :attr:`response_log_append_time`).
+    ``shallow_offset_of_max_timestamp`` has Kafka 3.8+ semantics (KAFKA-16310): the LAST offset of
+    the batch holding the max timestamp, except uncompressed v1 + LogAppendTime (the first offset)
+    and v0 (-1).
+    """
+
+    records: bytes
+    log_append_time_ms: int
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    message_size_maybe_changed: bool
+    converted: bool
+    recompressed: bool
+    path: str
+    first_offset: int
+    last_offset: int
+    next_offset: int
+    stats: ValidationStats
+    trace: Trace
+    to_magic: int = 2
+    source_compression: CompressionType = CompressionType.NONE
+    target_compression: CompressionType = CompressionType.NONE
+    trimmed_bytes: int = 0
+    record_count: int = 0
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    metrics: dict = field(default_factory=dict)
+
+    @property
+    def response_log_append_time(self) -> int:
+        """``ProduceResponse`` logAppendTime: ``now`` for LogAppendTime topics, else -1."""
+        return self.log_append_time_ms if self.timestamp_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "first_offset": self.first_offset, "last_offset": self.last_offset,
+                "next_offset": self.next_offset, "max_timestamp": self.max_timestamp,
+                "shallow_offset_of_max_timestamp": self.shallow_offset_of_max_timestamp,
+                "log_append_time_ms": self.log_append_time_ms,
+                "message_size_maybe_changed": self.message_size_maybe_changed, "converted": self.converted,
+                "recompressed": self.recompressed, "to_magic": self.to_magic,
+                "source_compression": self.source_compression.kafka_name,
+                "target_compression": self.target_compression.kafka_name, "size": len(self.records),
+                "trimmed_bytes": self.trimmed_bytes, "record_count": self.record_count,
+                "temporary_memory_bytes": self.stats.temporary_memory_bytes,
+                "num_converted_records": self.stats.num_converted_records,
+                "conversion_time_ns": self.stats.conversion_time_ns}
+
+
+#: per-batch trace steps are recorded for the first batches only (a produce of 10,000 v1 messages stays readable)
+_MAX_BATCH_STEPS = 20
+
+#: LogValidator.MetricsRecorder counters (kafkafmt reports them on results and errors)
+_ZERO_METRICS = {"invalidMagic": 0, "invalidOffset": 0, "invalidSequence": 0, "invalidChecksums": 0,
+                 "noKeyCompactedTopic": 0}
+
+
+class _Ctx:
+    """State shared by the LogValidator paths (one call)."""
+
+    def __init__(self, buf, batches, config: TopicConfig, *, offset, now, origin, ple, tp, trace, to_magic,
+                 source, target, max_decompressed_bytes):
+        self.buf = buf
+        self.batches: list[RecordBatch] = batches
+        self.config = config
+        self.counter = offset
+        self.now = now
+        self.origin = origin
+        self.ple = ple
+        self.tp = tp
+        self.trace = trace
+        self.to_magic = to_magic
+        self.source = source
+        self.target = target
+        self.ts_type = config.timestamp_type
+        self.before = config.effective_before_max_ms
+        self.after = config.effective_after_max_ms
+        self.max_bytes = max_decompressed_bytes
+        self.metrics = dict(_ZERO_METRICS)
+
+
+def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
+    trace.add(rule, f"rejected: {err.kafka_exception}: {err.reason}", source, **values)
+    raise err
+
+
+# ------------------------------------------------------------------------------------------------
+# public entry point
+def validate_messages_and_assign_offsets(records, config: TopicConfig | None = None, *, offset: int = 0,
+                                         now: int | None = None, origin: str = "CLIENT",
+                                         partition_leader_epoch: int = 0, produce_version: int | None = None,
+                                         topic: str = "topic", partition: int = 0, pre_checks: bool = True,
+                                         source_compression: CompressionType | None = None,
+                                         max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                                         ) -> ValidationResult:
+    """Validate one partition's produce payload and assign offsets, as the Kafka 3.9 leader does.
+
+    ``records``: bytes-like or :class:`~kafkafmt.records.MemoryRecords` (never modified).
+    ``offset``: the log end offset (the first offset to assign).  ``now``: the broker clock in ms
+    (default: the wall clock).  ``origin``: CLIENT, COORDINATOR (validated), REPLICATION or
+    RAFT_LEADER (appended without LogValidator, as ``appendAsFollower`` / Raft appends do).
+    ``pre_checks=False`` runs LogValidator alone (no baseOffset/CRC/size checks, trailing bytes
+    kept), as a direct ``new LogValidator(...).validateMessagesAndAssignOffsets`` call does.
+    ``source_compression`` overrides the codec the caller reports (default: computed as UnifiedLog does).
+
+    Raises the kafkafmt error mirroring Kafka's exception; the error carries ``.trace``.
+    """
+    config = config or TopicConfig()
+    if origin not in ORIGINS:
+        raise IllegalArgumentError(f"No enum constant AppendOrigin.{origin}")
+    now = int(time.time() * 1000) if now is None else int(now)
+    data = bytes(records)  # bytes-like or MemoryRecords (which defines __bytes__); a private copy
+    tp = f"{topic}-{partition}"
+    tr = Trace(f"produce to {tp}: {len(data)} bytes, log end offset {offset}, now {now}, origin {origin}")
+    tr.add("topic configuration", f"toMagic v{config.to_magic}, {config.timestamp_type.kafka_name}, "
+           f"compression.type {config.broker_compression}", "LogConfig", **config.describe())
+    if config.message_format_ignored and record_version(config.message_format_version) != 2:
+        tr.add("message.format.version ignored", "IBP >= 3.0-IV1: the topic is written in v2",
+               "LogConfig.shouldIgnoreMessageFormatVersion (KIP-724)",
+               message_format_version=config.message_format_version,
+               inter_broker_protocol_version=config.inter_broker_protocol_version)
+    try:
+        return _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
+                         ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
+                         pre_checks=pre_checks, source_override=source_compression,
+                         max_decompressed_bytes=max_decompressed_bytes)
+    except KafkaFmtError as e:
+        e.trace = tr
+        if not hasattr(e, "metrics"):
+            e.metrics = dict(_ZERO_METRICS)
+        if not tr.steps or not tr.steps[-1].decision.startswith("rejected"):
+            tr.add("append rejected", f"{e.kafka_exception}: {e.reason}", type(e).__name__)
+        raise
+
+
+def _validate(buf: bytearray, config: TopicConfig, *, offset, now, origin, ple, produce_version, tp, trace,
+              pre_checks, source_override, max_decompressed_bytes) -> ValidationResult:
+    if produce_version is not None:
+        _produce_request_checks(buf, produce_version, trace)
+
+    mr = MemoryRecords(buf)
+    batches = list(mr.batches())
+    trailing = mr.trailing
+    valid_end = trailing.position if trailing is not None else len(buf)
+    trace.add("parse batches", f"{len(batches)} whole batch(es), magics {[b.magic for b in batches]}",
+              "ByteBufferLogInputStream.nextBatch", valid_bytes=valid_end,
+              trailing_bytes=0 if trailing is None else trailing.length)
+
+    source = CompressionType.NONE
+    for b in batches:
+        if b.compression != CompressionType.NONE:
+            source = b.compression
+    if source_override is not None:
+        source = CompressionType(source_override)
+
+    if pre_checks:
+        info = _analyze_and_validate(batches, config, origin, ple, tp, trace)
+        if trailing is not None:
+            trace.add("trim invalid bytes", f"{trailing.length} trailing byte(s) dropped: {trailing.reason}",
+                      "UnifiedLog.trimInvalidBytes", position=trailing.position)
+            del buf[valid_end:]
+        if valid_end == 0:
+            trace.add("nothing to append", "no whole batch: appendInfo returned as is", "UnifiedLog.append",
+                      validBytes=0)
+            return ValidationResult(b"", NO_TIMESTAMP, NO_TIMESTAMP, -1, False, False, False, PATH_EMPTY, -1, -1,
+                                    offset, ValidationStats(), trace, to_magic=config.to_magic,
+                                    source_compression=source, timestamp_type=config.timestamp_type)
+        if origin in ("REPLICATION", "RAFT_LEADER"):
+            return _follower_append(buf, batches, config, info, offset, now, origin, tp, trace, source)
+
+    to_magic = config.to_magic
+    target = config.target_compression(source)
+    trace.add("source and target compression",
+              f"source {source.kafka_name}, target {target.kafka_name}",
+              "UnifiedLog.append / BrokerCompressionType.targetCompression",
+              sourceCompression=source.kafka_name, compression_type=config.broker_compression,
+              targetCompression=target.kafka_name)
+    ctx = _Ctx(buf, batches, config, offset=offset, now=now, origin=origin, ple=ple, tp=tp, trace=trace,
+               to_magic=to_magic, source=source, target=target, max_decompressed_bytes=max_decompressed_bytes)
+
+    try:
+        result = _run_log_validator(ctx)
+    except KafkaFmtError as e:
+        e.metrics = dict(ctx.metrics)
+        raise
+    result.metrics = ctx.metrics
+    if pre_checks:
+        _post_checks(result, config, tp, trace)
+    trace.add("result", f"{result.path}: offsets {result.first_offset}..{result.last_offset}, "
+              f"maxTimestamp {result.max_timestamp}, shallowOffsetOfMaxTimestamp "
+              f"{result.shallow_offset_of_max_timestamp}", "LogValidator.ValidationResult",
+              size=len(result.records), messageSizeMaybeChanged=result.message_size_maybe_changed,
+              converted=result.converted, recompressed=result.recompressed)
+    return result
+
+
+def _run_log_validator(ctx: _Ctx) -> ValidationResult:
+    """``LogValidator.validateMessagesAndAssignOffsets``: the three-way decision (kafka-rules §4.3)."""
+    trace, batches, to_magic, source, target = ctx.trace, ctx.batches, ctx.to_magic, ctx.source, ctx.target
+    if source == CompressionType.NONE and target == CompressionType.NONE:
+        matching = all(b.magic == to_magic for b in batches)
+        trace.add("decision tree", "uncompressed in and out: " + (
+            f"every batch is v{to_magic} → assign offsets in place" if matching else
+            f"some batch is not v{to_magic} → convert"), "LogValidator.validateMessagesAndAssignOffsets",
+            toMagic=to_magic, hasMatchingMagic=matching)
+        result = _assign_in_place(ctx) if matching else _convert_non_compressed(ctx)
+    else:
+        trace.add("decision tree", "compressed input or output → validateMessagesAndAssignOffsetsCompressed",
+                  "LogValidator.validateMessagesAndAssignOffsets", sourceCompression=source.kafka_name,
+                  targetCompression=target.kafka_name)
+        result = _validate_compressed(ctx)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# request-level and UnifiedLog checks
+def _produce_request_checks(buf, version: int, trace: Trace) -> None:
+    src = "ProduceRequest.validateRecords"
+    usual = 0 if version <= 1 else (1 if version == 2 else 2)
+    trace.add("produce request version", f"v{version} normally carries message format v{usual}", src,
+              note="ProduceRequest v0/v1 = MessageAndOffset v0, v2 = v1 (seed 000 phase 1/2, KIP-32); the broker "
+                   "does not enforce the magic below v3 (comment in ProduceRequest.validateRecords)",
+              produce_version=version)
+    if version < 3:
+        return
+    batches = list(MemoryRecords(buf).batches())
+    if not batches:
+        _raise(InvalidRecordError(f"Produce requests with version {version} must have at least one record batch "
+                                  "per partition"), trace, "produce v3+: at least one batch", src)
+    first = batches[0]
+    if first.magic != 2:
+        _raise(InvalidRecordError(f"Produce requests with version {version} are only allowed to contain record "
+                                  "batches with magic version 2"), trace, "produce v3+: magic 2 only", src,
+               magic=first.magic)
+    if version < 7 and first.compression == CompressionType.ZSTD:
+        _raise(UnsupportedCompressionError(f"Produce requests with version {version} are not allowed to use "
+                                           "ZStandard compression"), trace, "produce < v7: no zstd", src)
+    if len(batches) > 1:
+        _raise(InvalidRecordError(f"Produce requests with version {version} are only allowed to contain exactly "
+                                  "one record batch per partition"), trace, "produce v3+: exactly one batch", src,
+               batches=len(batches))
+    trace.add("produce request records", "one v2 batch: ok", src)
+
+
+def _analyze_and_validate(batches, config: TopicConfig, origin, ple, tp, trace) -> dict:
+    ignore_size = origin == "REPLICATION"  # appendAsFollower: ignoreRecordSize = true
+    max_ts, shallow, last_offset, monotonic = NO_TIMESTAMP, -1, -1, True
+    first_offset = -1
+    for i, b in enumerate(batches):
+        if origin == "RAFT_LEADER" and b.partition_leader_epoch != ple:
+            _raise(InvalidRecordError("Append from Raft leader did not set the batch epoch correctly"), trace,
+                   "Raft leader epoch", _UL, batch=i)
+        if b.magic >= 2 and origin == "CLIENT" and b.base_offset != 0:
+            _raise(InvalidRecordError(f"The baseOffset of the record batch in the append to {tp} should be 0, "
+                                      f"but it is {b.base_offset}"), trace, "CLIENT v2 baseOffset must be 0", _UL,
+                   batch=i, baseOffset=b.base_offset)
+        if i == 0 and b.magic >= 2:
+            first_offset = b.base_offset
+        if last_offset >= b.last_offset:
+            monotonic = False
+        last_offset = b.last_offset
+        if not ignore_size and b.size_in_bytes > config.max_message_bytes:
+            _raise(RecordTooLargeError(f"The record batch size in the append to {tp} is {b.size_in_bytes} bytes "
+                                       f"which exceeds the maximum configured value of {config.max_message_bytes}."),
+                   trace, "max.message.bytes", _UL, batch=i, size=b.size_in_bytes)
+        if not b.is_valid():
+            _raise(CorruptRecordError(f"Record is corrupt (stored crc = {b.checksum}) in topic partition {tp}.",
+                                      position=b.position), trace, "batch CRC (isValid)", _UL, batch=i,
+                   stored_crc=b.checksum, computed_crc=b.compute_checksum())
+        if b.max_timestamp > max_ts:
+            max_ts, shallow = b.max_timestamp, last_offset
+    if batches:
+        trace.add("per-batch pre-checks", f"{len(batches)} batch(es): baseOffset, size and CRC ok", _UL,
+                  max_message_bytes=config.max_message_bytes, monotonic=monotonic,
+                  note="legacy batches: only the OUTER (wrapper) CRC is checked here; inner CRCs are checked by "
+                       "LogValidator.validateRecord")
+    return {"max_ts": max_ts, "shallow": shallow, "last_offset": last_offset, "monotonic": monotonic,
+            "first_offset": first_offset,
+            "first_or_last_of_first": (batches[0].base_offset if batches[0].magic >= 2 else batches[0].last_offset)
+            if batches else -1}
+
+
+def _follower_append(buf, batches, config, info, leo, now, origin, tp, trace, source) -> ValidationResult:
+    src = "UnifiedLog.appendAsFollower" if origin == "REPLICATION" else "UnifiedLog.appendAsLeader(RAFT_LEADER)"
+    trace.add("no LogValidator", "offsets, timestamps and codecs are taken as given", src,
+              note="seed 000 §3: the follower indexes the wrapper/batch timestamp (the max of its inner "
+                   "messages), it does not look inside compressed messages")
+    if not info["monotonic"]:
+        _raise(OffsetsOutOfOrderError(f"Out of order offsets found in append to {tp}"), trace,
+               "offsets must increase", "UnifiedLog.append (requireOffsetsMonotonic)")
+    if info["first_or_last_of_first"] < leo:
+        first_or_last = "First offset" if info["first_offset"] != -1 else "Last offset of the first batch"
+        _raise(UnexpectedAppendOffsetError(
+            f"Unexpected offset in append to {tp}. {first_or_last} {info['first_or_last_of_first']} is less than "
+            f"the next offset {leo}."), trace, "append offset >= log end offset", "UnifiedLog.append")
+    trace.add("time index input", f"maxTimestamp {info['max_ts']} at shallow offset {info['shallow']}",
+              "UnifiedLog.analyzeAndValidateRecords (max of batch.maxTimestamp)",
+              note="seed 000 §3.1/§3.2: compressed → the wrapper timestamp; uncompressed → the message timestamp")
+    last = info["last_offset"]
+    return ValidationResult(bytes(buf), NO_TIMESTAMP, info["max_ts"], info["shallow"], False, False, False,
+                            PATH_FOLLOWER, info["first_offset"], last, last + 1, ValidationStats(), trace,
+                            to_magic=config.to_magic, source_compression=source, target_compression=source,
+                            record_count=0, timestamp_type=config.timestamp_type)
+
+
+def _post_checks(result: ValidationResult, config: TopicConfig, tp: str, trace: Trace) -> None:
+    if result.message_size_maybe_changed:
+        for b in MemoryRecords(result.records).batches():
+            if b.size_in_bytes > config.max_message_bytes:
+                # (sic) Kafka's message has no space between "to" and "partition"
+                _raise(RecordTooLargeError(f"Message batch size is {b.size_in_bytes} bytes in append to"
+                                           f"partition {tp} which exceeds the maximum configured size of "
+                                           f"{config.max_message_bytes}."), trace,
+                       "max.message.bytes after conversion", "UnifiedLog.append", size=b.size_in_bytes)
+        trace.add("re-check sizes", "size may have changed: every batch still fits max.message.bytes",
+                  "UnifiedLog.append", max_message_bytes=config.max_message_bytes)
+    if len(result.records) > config.segment_bytes:
+        _raise(RecordBatchTooLargeError(f"Message batch size is {len(result.records)} bytes in append to partition "
+                                        f"{tp}, which exceeds the maximum configured segment size of "
+                                        f"{config.segment_bytes}."), trace, "segment.bytes", "UnifiedLog.append")
+
+
+# ------------------------------------------------------------------------------------------------
+# LogValidator helpers
+def _first_batch(ctx: _Ctx, source: CompressionType) -> RecordBatch:
+    """``getFirstBatchAndMaybeValidateNoMoreBatches``."""
+    src = "LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches"
+    if not ctx.batches:
+        _raise(InvalidRecordError("Record batch has no batches at all"), ctx.trace, "at least one batch", src)
+    first = ctx.batches[0]
+    if (first.magic >= 2 or source != CompressionType.NONE) and len(ctx.batches) > 1:
+        _raise(InvalidRecordError("Compressed outer record has more than one batch"), ctx.trace,
+               "one batch for v2 or compressed input", src, batches=len(ctx.batches), first_magic=first.magic,
+               sourceCompression=source.kafka_name,
+               note="KAFKA-8428 (2.3): several batches are allowed only for uncompressed v0/v1 input")
+    return first
+
+
+def _validate_batch(ctx: _Ctx, first: RecordBatch, batch: RecordBatch, index: int) -> None:
+    """``LogValidator.validateBatch``."""
+    src = "LogValidator.validateBatch"
+    tp, tr = ctx.tp, ctx.trace
+    if first.magic != batch.magic:
+        ctx.metrics["invalidMagic"] += 1
+        _raise(InvalidRecordError(f"Batch magic {batch.magic} is not the same as the first batch's magic byte "
+                                  f"{first.magic} in topic partition {tp}"), tr, "same magic as the first batch",
+               src, batch=index)
+    if ctx.origin == "CLIENT":
+        if batch.magic >= 2:
+            base, last = batch.base_offset, batch.last_offset
+            count_from_offsets = last - base + 1
+            if count_from_offsets <= 0:
+                ctx.metrics["invalidOffset"] += 1
+                _raise(InvalidRecordError(f"Batch has an invalid offset range: [{base}, {last}] in topic partition "
+                                          f"{tp}"), tr, "offset range", src, batch=index)
+            count = batch.count
+            if count <= 0:
+                ctx.metrics["invalidOffset"] += 1
+                _raise(InvalidRecordError(f"Invalid reported count for record batch: {count} in topic partition "
+                                          f"{tp}"), tr, "record count > 0", src, batch=index, count=count)
+            if count_from_offsets != count:
+                ctx.metrics["invalidOffset"] += 1
+                _raise(InvalidRecordError(f"Inconsistent batch offset range [{base}, {last}] and count of records "
+                                          f"{count} in topic partition {tp}"), tr, "count matches offsets", src,
+                       batch=index, count=count, countFromOffsets=count_from_offsets)
+        if batch.is_control:
+            ctx.metrics["invalidOffset"] += 1
+            _raise(InvalidRecordError(f"Clients are not allowed to write control records in topic partition {tp}"),
+                   tr, "no control batches from clients", src, batch=index)
+        if batch.has_producer_id and batch.base_sequence < 0:
+            ctx.metrics["invalidSequence"] += 1
+            _raise(InvalidRecordError(f"Invalid sequence number {batch.base_sequence} in record batch with "
+                                      f"producerId {batch.producer_id} in topic partition {tp}"), tr,
+                   "idempotent batch needs a sequence", src, batch=index)
+    if batch.is_transactional and ctx.to_magic < 2:
+        _raise(UnsupportedForMessageFormatError(f"Transactional records cannot be used with magic version "
+                                                f"{ctx.to_magic}"), tr, "transactions need v2", src, batch=index)
+    if batch.has_producer_id and ctx.to_magic < 2:
+        _raise(UnsupportedForMessageFormatError(f"Idempotent records cannot be used with magic version "
+                                                f"{ctx.to_magic}"), tr, "idempotence needs v2", src, batch=index,
+               note="seed 003: 'safe' mode would have downgraded such a batch; Kafka always rejects it")
+    if index < _MAX_BATCH_STEPS:
+        tr.add(f"batch {index}", f"v{batch.magic} {batch.compression.kafka_name} batch valid", src,
+               origin=ctx.origin, producerId=batch.producer_id, transactional=batch.is_transactional,
+               control=batch.is_control)
+
+
+def _validate_record(ctx: _Ctx, batch: RecordBatch, rec: BrokerRecord, index: int):
+    """``LogValidator.validateRecord``: returns (apiError, recordIndex, message) or None; raises for CRC."""
+    tp = ctx.tp
+    if not rec.has_magic(batch.magic):
+        ctx.metrics["invalidMagic"] += 1
+        return ("INVALID_RECORD", index, f"Record {rec}'s magic does not match outer magic {batch.magic} in topic "
+                                         f"partition {tp}")
+    if batch.magic <= 1 and batch.is_compressed:
+        try:
+            rec.ensure_valid()
+        except CorruptRecordError as e:
+            ctx.metrics["invalidChecksums"] += 1
+            _raise(e, ctx.trace, "inner message CRC", "LogValidator.validateRecord (LegacyRecord.ensureValid)",
+                   record_index=index, offset=rec.offset,
+                   note="thrown at once as CorruptRecordException, not collected with the other record errors")
+    if ctx.config.compacted and not rec.has_key:
+        ctx.metrics["noKeyCompactedTopic"] += 1
+        return ("INVALID_RECORD", index, f"Compacted topic cannot accept message without key in topic partition {tp}")
+    return _validate_timestamp(ctx, batch, rec, index)
+
+
+def _validate_timestamp(ctx: _Ctx, batch: RecordBatch, rec: BrokerRecord, index: int):
+    """``LogValidator.validateTimestamp`` (KIP-32 / KIP-937); Java long overflow reproduced."""
+    ts = rec.timestamp
+    if ctx.ts_type == TimestampType.CREATE_TIME and ts != NO_TIMESTAMP:
+        diff = java_long(ctx.now - ts)
+        if diff > ctx.before or java_long(-diff) > ctx.after:
+            return ("INVALID_TIMESTAMP", index,
+                    f"Timestamp {ts} of message with offset {rec.offset} is out of range. The timestamp should be "
+                    f"within [{java_long(ctx.now - ctx.before)}, {java_long(ctx.now + ctx.after)}]")
+    elif batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        return ("INVALID_TIMESTAMP", index, f"Invalid timestamp type in message {rec}. Producer should not set "
+                                            "timestamp type to LogAppendTime.")
+    return None
+
+
+def _validate_record_compression(ctx: _Ctx, rec: BrokerRecord, index: int):
+    """``LogValidator.validateRecordCompression`` (legacy inner messages; v2 records are never compressed)."""
+    if ctx.source != CompressionType.NONE and rec.is_compressed:
+        return ("INVALID_RECORD", index, "Compressed outer record should not have an inner record with a "
+                                         f"compression attribute set: {rec}")
+    return None
+
+
+def _process_record_errors(ctx: _Ctx, errors: list, batch_index: int) -> None:
+    """``LogValidator.processRecordErrors``: timestamp errors win; at most three shown in the message."""
+    if not errors:
+        return
+    rec_errors = [(batch_index, idx, msg) for _, idx, msg in errors]
+    src = "LogValidator.processRecordErrors"
+    if any(api == "INVALID_TIMESTAMP" for api, _, _ in errors):
+        err = RecordValidationError("One or more records have been rejected due to invalid timestamp", rec_errors,
+                                    cause=InvalidTimestampError)
+    else:
+        shown = ", ".join(f"RecordError(batchIndex={idx}, message='{msg}')" for _, idx, msg in errors[:3])
+        err = RecordValidationError(f"One or more records have been rejected due to {len(errors)} record errors "
+                                    f"in total, and only showing the first three errors at most: [{shown}]",
+                                    rec_errors, cause=InvalidRecordError)
+    ctx.trace.add("record errors", f"{len(errors)} record error(s) in batch {batch_index}: "
+                  f"RecordValidationException({err.cause.kafka_exception})", src,
+                  errors=[f"#{idx}: {msg}" for _, idx, msg in errors])
+    _raise(err, ctx.trace, "reject the batch", src)
+
+
+def _records(ctx: _Ctx, batch: RecordBatch, *, skip_key_value: bool = False):
+    return iter_batch_records(batch, skip_key_value=skip_key_value, max_decompressed_bytes=ctx.max_bytes)
+
+
+# ------------------------------------------------------------------------------------------------
+# 4a: in place
+def _assign_in_place(ctx: _Ctx) -> ValidationResult:
+    """``LogValidator.assignOffsetsNonCompressed``: offsets, PLE and timestamps rewritten in place."""
+    src = "LogValidator.assignOffsetsNonCompressed"
+    tr, now, buf = ctx.trace, ctx.now, ctx.buf
+    max_ts, shallow, initial = NO_TIMESTAMP, -1, ctx.counter
+    first = _first_batch(ctx, CompressionType.NONE)
+    n = 0
+    for bi, batch in enumerate(ctx.batches):
+        _validate_batch(ctx, first, batch, bi)
+        max_batch_ts = NO_TIMESTAMP
+        errors = []
+        for idx, rec in enumerate(_records(ctx, batch)):
+            err = _validate_record(ctx, batch, rec, idx)
+            if err:
+                errors.append(err)
+            ctx.counter += 1
+            n += 1
+            if batch.magic > 0 and rec.timestamp > max_batch_ts:
+                max_batch_ts = rec.timestamp
+        _process_record_errors(ctx, errors, bi)
+        if batch.magic > 0 and max_batch_ts > max_ts:
+            max_ts, shallow = max_batch_ts, ctx.counter - 1
+        last = ctx.counter - 1
+        if bi == _MAX_BATCH_STEPS:
+            tr.add("…", f"{len(ctx.batches) - bi} more batch(es) handled the same way (steps not shown)", src)
+        tr = ctx.trace if bi < _MAX_BATCH_STEPS else Trace()  # later batches: steps discarded
+        ch = inplace.set_last_offset(buf, batch.position, batch.magic, last)
+        tr.add(f"batch {bi}: setLastOffset", f"{ch['field']} {ch['old']} → {ch['new']} (CRC untouched)",
+               "RecordBatch.setLastOffset", lastOffset=last)
+        if batch.magic >= 2:
+            ch = inplace.set_partition_leader_epoch(buf, batch.position, 2, ctx.ple)
+            tr.add(f"batch {bi}: setPartitionLeaderEpoch", f"{ch['old']} → {ch['new']} (outside the CRC)",
+                   "DefaultRecordBatch.setPartitionLeaderEpoch")
+        if batch.magic > 0:
+            if ctx.ts_type == TimestampType.LOG_APPEND_TIME:
+                ch = inplace.set_max_timestamp(buf, batch.position, batch.magic, TimestampType.LOG_APPEND_TIME, now)
+                why = "LogAppendTime topic: batch time := now" + (
+                    " (a v1 message's own timestamp field, seed 000 §2.1.2)" if batch.magic == 1 else
+                    " (maxTimestamp + attribute bit 3; record deltas untouched)")
+            else:
+                ch = inplace.set_max_timestamp(buf, batch.position, batch.magic, TimestampType.CREATE_TIME,
+                                               max_batch_ts)
+                why = "CreateTime topic: maxTimestamp := max record timestamp"
+            tr.add(f"batch {bi}: setMaxTimestamp", why + (f"; CRC {ch['old_crc']} → {ch['new_crc']}"
+                                                          if ch["changed"] else "; unchanged, no-op"),
+                   "RecordBatch.setMaxTimestamp", **{k: v for k, v in ch.items() if k != "crc_recomputed"})
+    tr = ctx.trace
+    if ctx.ts_type == TimestampType.LOG_APPEND_TIME:
+        max_ts = now
+        if ctx.to_magic == 0:
+            max_ts, shallow = NO_TIMESTAMP, -1
+        elif ctx.to_magic == 1:
+            shallow = initial
+        else:
+            shallow = ctx.counter - 1
+    tr.add("max timestamp", f"maxTimestamp {max_ts}, shallowOffsetOfMaxTimestamp {shallow}", src,
+           note="3.8+ (KAFKA-16310): the last offset of the earliest batch holding the max; LogAppendTime: v1 → "
+                "the first offset, v2 → the last, v0 → -1")
+    return ValidationResult(bytes(buf), now, max_ts, shallow, False, False, False, PATH_IN_PLACE, initial,
+                            ctx.counter - 1, ctx.counter, ValidationStats(), tr, to_magic=ctx.to_magic,
+                            source_compression=ctx.source, target_compression=ctx.target, record_count=n,
+                            timestamp_type=ctx.ts_type)
+
+
+# ------------------------------------------------------------------------------------------------
+# 4b: convert uncompressed
+def _convert_non_compressed(ctx: _Ctx) -> ValidationResult:
+    """``LogValidator.convertAndAssignOffsetsNonCompressed``: rebuilt uncompressed in ``toMagic``."""
+    src = "LogValidator.convertAndAssignOffsetsNonCompressed"
+    tr, now = ctx.trace, ctx.now
+    start = time.perf_counter_ns()
+    initial = ctx.counter
+    # AbstractRecords.estimateSizeInBytes(toMagic, ..., records.records()) walks every record of every batch
+    # before anything else, so a structurally broken record fails here first.
+    for b in ctx.batches:
+        for _ in _records(ctx, b):
+            pass
+    first = _first_batch(ctx, CompressionType.NONE)
+    tr.add("convert", f"v{sorted({b.magic for b in ctx.batches})} → v{ctx.to_magic}, uncompressed", src,
+           producerId=first.producer_id, producerEpoch=first.producer_epoch, baseSequence=first.base_sequence,
+           isTransactional=first.is_transactional,
+           note="seed 000 phase 2 §2.1 / seed 004: up-convert on produce (v0 → v1 gets timestamp -1 on a "
+                "CreateTime topic); an older topic format down-converts")
+    try:
+        builder = MemoryRecordsBuilder(ctx.to_magic, CompressionType.NONE, ctx.ts_type, ctx.counter,
+                                       log_append_time=now, producer_id=first.producer_id,
+                                       producer_epoch=first.producer_epoch, base_sequence=first.base_sequence,
+                                       is_transactional=first.is_transactional, partition_leader_epoch=ctx.ple)
+    except IllegalArgumentError as e:
+        _raise(e, tr, "MemoryRecordsBuilder constructor", "MemoryRecordsBuilder.<init>",
+               note="the builder is created before validateBatch runs, so its IllegalArgumentException wins")
+    n = 0
+    for bi, batch in enumerate(ctx.batches):
+        _validate_batch(ctx, first, batch, bi)
+        errors = []
+        for idx, rec in enumerate(_records(ctx, batch)):
+            err = _validate_record(ctx, batch, rec, idx)
+            if err:
+                errors.append(err)
+            if not errors:
+                try:
+                    builder.append_with_offset(ctx.counter, rec.timestamp, rec.key, rec.value, rec.headers)
+                except IllegalArgumentError as e:
+                    _raise(e, tr, "append converted record", "MemoryRecordsBuilder.appendWithOffset",
+                           offset=ctx.counter, note="not an ApiException: the broker answers UNKNOWN_SERVER_ERROR")
+                ctx.counter += 1
+                n += 1
+        _process_record_errors(ctx, errors, bi)
+    try:
+        out = builder.build()
+    except IllegalArgumentError as e:
+        _raise(e, tr, "close builder", "MemoryRecordsBuilder.close (validateProducerState)")
+    info = builder.info()
+    stats = ValidationStats(builder.uncompressed_bytes + batch_header_size(ctx.to_magic, CompressionType.NONE),
+                            builder.num_records, time.perf_counter_ns() - start)
+    tr.add("converted", f"{n} record(s) written as v{ctx.to_magic} at offsets {initial}..{ctx.counter - 1}",
+           "MemoryRecordsBuilder.info", maxTimestamp=info.max_timestamp,
+           shallowOffsetOfMaxTimestamp=info.shallow_offset_of_max_timestamp, size=len(out))
+    return ValidationResult(out, now, info.max_timestamp, info.shallow_offset_of_max_timestamp, True, True, False,
+                            PATH_CONVERT, initial, ctx.counter - 1, ctx.counter, stats, tr, to_magic=ctx.to_magic,
+                            source_compression=ctx.source, target_compression=ctx.target, record_count=n,
+                            timestamp_type=ctx.ts_type)
+
+
+# ------------------------------------------------------------------------------------------------
+# 4c: compressed
+def _validate_compressed(ctx: _Ctx) -> ValidationResult:
+    """``LogValidator.validateMessagesAndAssignOffsetsCompressed``."""
+    src = "LogValidator.validateMessagesAndAssignOffsetsCompressed"
+    tr, now = ctx.trace, ctx.now
+    if ctx.target == CompressionType.ZSTD and not ctx.config.ibp_supports_zstd:
+        _raise(UnsupportedCompressionError("Produce requests to inter.broker.protocol.version < 2.1 broker are not "
+                                           "allowed to use ZStandard compression"), tr, "zstd needs IBP >= 2.1", src,
+               inter_broker_protocol_version=ctx.config.inter_broker_protocol_version)
+    in_place = ctx.source == ctx.target
+    tr.add("in place? (1) codec", f"source {ctx.source.kafka_name} {'==' if in_place else '!='} target "
+           f"{ctx.target.kafka_name} → {'maybe in place' if in_place else 'rebuild'}", src,
+           note="only the codec type counts, never the level (LogValidatorTest.testDifferentLevelDoesNotCause"
+                "Recompression)")
+    max_ts = NO_TIMESTAMP
+    expected = 0
+    validated: list[BrokerRecord] = []
+    uncompressed_size = 0
+    first = _first_batch(ctx, ctx.source)
+    if first.magic != ctx.to_magic or ctx.to_magic == 0:
+        in_place = False
+        tr.add("in place? (2/3) format", f"batch v{first.magic}, topic v{ctx.to_magic} → rebuild", src,
+               note="v0 inner offsets are absolute, so v0 is always rebuilt" if ctx.to_magic == 0 else
+               "format conversion needs a rebuild")
+    if ctx.source == CompressionType.NONE and first.is_control:
+        in_place = True
+        tr.add("control batch", "uncompressed control batch stays uncompressed → in place", src)
+    for bi, batch in enumerate(ctx.batches):
+        _validate_batch(ctx, first, batch, bi)
+        uncompressed_size += batch_header_size(ctx.to_magic, batch.compression)
+        skip_kv = in_place and first.magic >= 2
+        if skip_kv:
+            tr.add(f"batch {bi}: iterator", "skipKeyValueIterator (keys/values not needed in place)",
+                   "DefaultRecordBatch.skipKeyValueIterator")
+        errors = []
+        n_off_mismatch = 0
+        for idx, rec in enumerate(_records(ctx, batch, skip_key_value=skip_kv)):
+            exp = expected
+            expected += 1
+            err = _validate_record_compression(ctx, rec, idx) or _validate_record(ctx, batch, rec, idx)
+            if err is None and batch.magic > 0 and ctx.to_magic > 0:
+                if rec.timestamp > max_ts:
+                    max_ts = rec.timestamp
+                if rec.offset != exp:
+                    if in_place:
+                        tr.add("inner offsets", f"record {idx} has offset {rec.offset}, expected {exp} → rebuild",
+                               src, note="KAFKA-9669 (2.6): non-contiguous v1 relative offsets are reassigned by "
+                                         "rebuilding, not rejected (seed 004: mirrored compacted topics)")
+                    n_off_mismatch += 1
+                    in_place = False
+            if err:
+                errors.append(err)
+            else:
+                uncompressed_size += rec.size_in_bytes
+                validated.append(rec)
+        _process_record_errors(ctx, errors, bi)
+        if bi < _MAX_BATCH_STEPS:
+            tr.add(f"batch {bi}: records", f"{len(validated)} record(s) valid so far" +
+                   (f", {n_off_mismatch} with unexpected offsets" if n_off_mismatch else ""),
+                   "LogValidator.validateRecord", maxTimestamp=max_ts)
+
+    if not in_place:
+        return _build_and_assign(ctx, first, validated, uncompressed_size)
+
+    initial = ctx.counter
+    ctx.counter += len(validated)
+    last = ctx.counter - 1
+    ch = inplace.set_last_offset(ctx.buf, first.position, first.magic, last)
+    tr.add("setLastOffset", f"{ch['field']} {ch['old']} → {ch['new']}; compressed payload kept as is", src,
+           note="seed 004 / KIP-31: only the wrapper (v1) or batch header (v2) changes, no recompression")
+    if ctx.ts_type == TimestampType.LOG_APPEND_TIME:
+        max_ts = now
+    if ctx.to_magic >= 1:
+        ch = inplace.set_max_timestamp(ctx.buf, first.position, first.magic, ctx.ts_type, max_ts)
+        note = ""
+        if ctx.ts_type == TimestampType.LOG_APPEND_TIME:
+            note = ("seed 000 §2.1.1 says the broker overwrites inner timestamps that are not -1 and recompresses; "
+                    "Kafka never does: it sets the wrapper/batch time and the LogAppendTime bit, inner bytes stay")
+        else:
+            note = "seed 000 §2.2.1: the wrapper/batch timestamp is the largest inner timestamp"
+        tr.add("setMaxTimestamp", f"{ctx.ts_type.kafka_name} {max_ts}" + (
+            f"; CRC {ch['old_crc']} → {ch['new_crc']}" if ch["changed"] else "; unchanged, no-op"),
+            "RecordBatch.setMaxTimestamp", note=note)
+    if ctx.to_magic >= 2:
+        inplace.set_partition_leader_epoch(ctx.buf, first.position, 2, ctx.ple)
+        tr.add("setPartitionLeaderEpoch", f"{ctx.ple} (outside the CRC)", "DefaultRecordBatch.setPartitionLeaderEpoch")
+    stats = ValidationStats(uncompressed_size, 0, 0)
+    if max_ts == NO_TIMESTAMP:
+        tr.add("max timestamp", f"no timestamps, yet shallowOffsetOfMaxTimestamp = last offset {last}", src,
+               note="golden quirk (a): the uncompressed path would report -1 here")
+    return ValidationResult(bytes(ctx.buf), now, max_ts, last, False, False, False, PATH_COMPRESSED_IN_PLACE,
+                            initial, last, ctx.counter, stats, tr, to_magic=ctx.to_magic,
+                            source_compression=ctx.source, target_compression=ctx.target,
+                            record_count=len(validated), timestamp_type=ctx.ts_type)
+
+
+def _build_and_assign(ctx: _Ctx, first: RecordBatch, validated: list[BrokerRecord],
+                      uncompressed_size: int) -> ValidationResult:
+    """``LogValidator.buildRecordsAndAssignOffsets``: MemoryRecordsBuilder in toMagic with the target codec."""
+    src = "LogValidator.buildRecordsAndAssignOffsets"
+    tr, now = ctx.trace, ctx.now
+    start = time.perf_counter_ns()
+    initial = ctx.counter
+    level = ctx.config.target_level(ctx.source)
+    tr.add("rebuild", f"{len(validated)} record(s) → v{ctx.to_magic} {ctx.target.kafka_name}", src,
+           producerId=first.producer_id, producerEpoch=first.producer_epoch, baseSequence=first.base_sequence,
+           isTransactional=first.is_transactional, level=level)
+    try:
+        builder = MemoryRecordsBuilder(ctx.to_magic, ctx.target, ctx.ts_type, ctx.counter, log_append_time=now,
+                                       producer_id=first.producer_id, producer_epoch=first.producer_epoch,
+                                       base_sequence=first.base_sequence, is_transactional=first.is_transactional,
+                                       partition_leader_epoch=ctx.ple, level=level)
+    except IllegalArgumentError as e:
+        _raise(e, tr, "MemoryRecordsBuilder constructor", "MemoryRecordsBuilder.<init>",
+               note="golden case R: zstd cannot be written below v2; IllegalArgumentException, not an ApiException")
+    for rec in validated:
+        try:
+            builder.append_with_offset(ctx.counter, rec.timestamp, rec.key_for_append(), rec.value_for_append(),
+                                       rec.headers_for_append())
+        except UnsupportedOperationError as e:
+            _raise(e, tr, "append record", "PartialDefaultRecord.key",
+                   note="golden quirk (c): the key-skipping iterator was chosen while in-place still looked "
+                        "possible; the rebuild then needs the skipped keys")
+        except IllegalArgumentError as e:
+            _raise(e, tr, "append record", "MemoryRecordsBuilder.appendWithOffset", offset=ctx.counter)
+        ctx.counter += 1
+    try:
+        out = builder.build()
+    except IllegalArgumentError as e:
+        _raise(e, tr, "close builder", "MemoryRecordsBuilder.close (validateProducerState)")
+    info = builder.info()
+    stats = ValidationStats(uncompressed_size + builder.uncompressed_bytes
+                            + batch_header_size(ctx.to_magic, ctx.target),
+                            builder.num_records, time.perf_counter_ns() - start)
+    converted = any(b.magic != ctx.to_magic for b in ctx.batches)
+    recompressed = ctx.target != CompressionType.NONE
+    tr.add("rebuilt", f"offsets {initial}..{ctx.counter - 1}" + (", compressed again" if recompressed else ""),
+           "MemoryRecordsBuilder.info", maxTimestamp=info.max_timestamp,
+           shallowOffsetOfMaxTimestamp=info.shallow_offset_of_max_timestamp, size=len(out),
+           numRecordsConverted=builder.num_records,
+           note="LogValidator counts every rebuilt record as 'converted', even without a format change")
+    return ValidationResult(out, now, info.max_timestamp, info.shallow_offset_of_max_timestamp, True, converted,
+                            recompressed, PATH_COMPRESSED_REBUILT, initial, ctx.counter - 1, ctx.counter, stats, tr,
+                            to_magic=ctx.to_magic, source_compression=ctx.source, target_compression=ctx.target,
+                            record_count=len(validated), timestamp_type=ctx.ts_type)
+
