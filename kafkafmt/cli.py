@@ -30,13 +30,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kafkafmt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as e:  # a command whose module is not written yet
-            if e.name == name:
-                continue
-            raise
-        mod.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

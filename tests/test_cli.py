@@ -29,7 +29,7 @@ def test_help_on_every_command(capsys):
         main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    for cmd in ("dump", "build", "samples", "annotate"):
+    for cmd in ("dump", "build", "samples", "annotate", "explain"):
         assert cmd in out
         with pytest.raises(SystemExit) as e:
             main([cmd, "--help"])
