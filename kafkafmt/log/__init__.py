@@ -1,0 +1,43 @@
+"""The log on disk: segments, indexes, rolling, retention, recovery, timestamp lookup.
+
+A Python re-implementation of Apache Kafka 3.9's local log (``UnifiedLog``, ``LocalLog``,
+``LogLoader``, ``LogSegment``, ``OffsetIndex``, ``TimeIndex``, ``FileRecords``), writing files
+byte-for-byte as Kafka does, driven by a clock that only moves when told to.
+
+Modules:
+
+=================  ==============================================================================
+``clock``          :class:`SimulatedClock`, :class:`SystemClock`
+``config``         :class:`LogConfig` (Kafka's defaults, ``from_properties``)
+``index``          :class:`OffsetIndex`, :class:`TimeIndex` (file-backed or in memory)
+``file_records``   :class:`FileRecords` (a segment's ``.log``), shallow batch iteration
+``segment``        :class:`LogSegment`
+``log``            :class:`Log` (appends, rolls, retention, lookups, reads, truncation, recovery)
+``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
+                   :func:`companion_partition`, :func:`compare_policies`
+``dump``           kafka-dump-log's lines for ``.index`` / ``.timeindex``
+``workloads``      reproducible workloads (clock skew, bursts, LAT/CreateTime topics)
+``files``          names, atomic file operations, checkpoint files
+=================  ==============================================================================
+"""
+from .clock import Clock, SimulatedClock, SystemClock
+from .config import LogConfig
+from .dump import DumpErrors, dump_index, dump_time_index
+from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
+from .files import filename_prefix_from_offset, offset_from_file_name
+from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from .kip33 import companion_partition, compare_policies
+from .log import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP,
+                  MAX_TIMESTAMP, Log, LogAppendInfo)
+from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
+from .workloads import AppendEvent, Producer, Workload, generate, generate_mixed, run_workload
+
+__all__ = [
+    "Clock", "SimulatedClock", "SystemClock", "LogConfig", "DumpErrors", "dump_index", "dump_time_index",
+    "FileBatch", "FileRecords", "LogOffsetPosition", "TimestampAndOffset", "filename_prefix_from_offset",
+    "offset_from_file_name", "OffsetIndex", "OffsetPosition", "TimeIndex", "TimestampOffset",
+    "companion_partition", "compare_policies", "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP",
+    "LATEST_TIERED_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "Log", "LogAppendInfo", "FetchDataInfo",
+    "LogOffsetMetadata", "LogSegment", "RollParams", "AppendEvent", "Producer", "Workload", "generate",
+    "generate_mixed", "run_workload",
+]

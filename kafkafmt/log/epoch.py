@@ -1,0 +1,102 @@
+"""The leader epoch cache (``LeaderEpochFileCache``) and its ``leader-epoch-checkpoint`` file.
+
+Only what the log layer needs: ``assign`` on v2 appends (and during recovery), truncation from the
+end (log truncation) and from the start (log start offset moves), and the epochs ListOffsets
+reports for EARLIEST / LATEST.  The file format is Kafka's: ``0``, the count, then
+``epoch startOffset`` per line.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import IllegalArgumentError
+from .files import LEADER_EPOCH_CHECKPOINT, read_checkpoint, write_checkpoint
+
+
+class LeaderEpochCache:
+    """Epoch → start offset, kept monotonic in both (``LeaderEpochFileCache``)."""
+
+    def __init__(self, dir: str | os.PathLike | None = None, *, fsync: bool = True):
+        self.fsync = fsync
+        self._entries: list[tuple[int, int]] = []  # ascending epoch and start offset
+        self._path = None if dir is None else Path(dir) / LEADER_EPOCH_CHECKPOINT
+        if self._path is not None:
+            if not self._path.exists() and self._path.parent.exists():
+                self._path.touch()  # CheckpointFile creates the file, empty, when it is missing
+            rows = read_checkpoint(self._path)
+            for epoch, start in (rows or []):
+                self._assign(int(epoch), int(start))
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        return list(self._entries)
+
+    @property
+    def latest_entry(self) -> tuple[int, int] | None:
+        return self._entries[-1] if self._entries else None
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self._entries[-1][0] if self._entries else None
+
+    @property
+    def earliest_entry(self) -> tuple[int, int] | None:
+        return self._entries[0] if self._entries else None
+
+    def is_empty(self) -> bool:
+        return not self._entries
+
+    def _update_needed(self, epoch: int, start: int) -> bool:
+        latest = self.latest_entry
+        return latest is None or epoch != latest[0] or start < latest[1]
+
+    def _assign(self, epoch: int, start: int) -> bool:
+        if epoch < 0 or start < 0:
+            raise IllegalArgumentError(f"Received invalid partition leader epoch entry "
+                                       f"EpochEntry(epoch={epoch}, startOffset={start})")
+        if not self._update_needed(epoch, start):
+            return False
+        while self._entries and (self._entries[-1][0] >= epoch or self._entries[-1][1] >= start):
+            self._entries.pop()
+        self._entries.append((epoch, start))
+        return True
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        if self._assign(epoch, start_offset):
+            self.flush()
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Drop entries starting at or after ``end_offset``."""
+        latest = self.latest_entry
+        if end_offset >= 0 and latest is not None and latest[1] >= end_offset:
+            while self._entries and self._entries[-1][1] >= end_offset:
+                self._entries.pop()
+            self.flush()
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        """Drop entries starting at or before ``start_offset``; the last of them restarts at it."""
+        removed = []
+        while self._entries and self._entries[0][1] <= start_offset:
+            removed.append(self._entries.pop(0))
+        if removed:
+            self._entries.insert(0, (removed[-1][0], start_offset))
+            self.flush()
+
+    def epoch_for_offset(self, offset: int) -> int | None:
+        found = None
+        for epoch, start in self._entries:
+            if start <= offset:
+                found = epoch
+            else:
+                break
+        return found
+
+    def clear(self) -> None:
+        if self._entries:
+            self._entries.clear()
+        self.flush()
+
+    def flush(self) -> None:
+        if self._path is not None and self._path.parent.exists():
+            write_checkpoint(self._path, list(self._entries), fsync=self.fsync)

@@ -1,0 +1,1060 @@
+"""``Log``: a topic-partition directory of segments (``UnifiedLog`` + ``LocalLog`` + ``LogLoader``).
+
+A single-replica simulation of Kafka 3.9's local log, driven by a :class:`~kafkafmt.log.clock.Clock`:
+
+* appends as leader (through the broker's LogValidator, or ``origin="RAFT_LEADER"`` which skips it,
+  as Kafka does for KRaft) and as follower (pre-validated batches), with Kafka's checks and the
+  roll decision before each append (kafka-rules §7.3);
+* retention (``delete_old_segments``: log start offset, then size, then time; §7.4);
+* timestamp lookup (``fetch_offset_by_timestamp``, ListOffsets semantics; §6.6), reads (§7.7),
+  truncation (§7.6);
+* close / reopen with recovery from the segment holding the recovery point (§7.5).
+
+Files in the directory besides the segments (see :mod:`kafkafmt.log.files` for the format):
+
+``recovery-point-offset-checkpoint``
+    ``0`` / ``1`` / ``<topic> <partition> <recovery point>``, rewritten (tmp + fsync + rename)
+    whenever the recovery point moves (flush on roll, ``flush()``, close, after load).  Kafka
+    keeps this file per data directory and writes it every 60 s; per partition and on every
+    change keeps crash experiments deterministic.
+``log-start-offset-checkpoint``
+    same format, the log start offset.
+``leader-epoch-checkpoint``
+    Kafka's own per-partition file: ``0`` / count / ``<epoch> <start offset>`` lines.
+``.kafka_cleanshutdown``
+    written by :meth:`Log.close`; its presence at open means "clean shutdown" (no recovery), and it
+    is removed once the log is loaded, as Kafka's LogManager does.
+
+The high watermark is the log end offset unless :meth:`set_high_watermark` pins it (a follower or
+an ISR that lags); retention never deletes at or beyond it.
+
+Kafka version: the behaviour is that of the Kafka 3.9.2 jars the oracle runs.  Two changes since the
+3.9 snapshot of the reference digest matter here: ``LogSegment.append`` indexes per batch
+(KAFKA-806; ``index_granularity="append"`` gives the older per-append rule of kafka-rules §6.5), and
+a follower skips batches whose partition leader epoch is above its own (``append_as_follower``).
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidOffsetError, InvalidRecordError,
+                      LogSegmentOffsetOverflowError, OffsetOutOfRangeError, RecordBatchTooLargeError, RecordTooLargeError,
+                      UnsupportedForMessageFormatError)
+from ..records import MemoryRecords
+from .clock import Clock, SystemClock
+from .config import LogConfig
+from .epoch import LeaderEpochCache
+from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
+from .file_records import TimestampAndOffset
+from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
+                    RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
+                    is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
+                    parse_topic_partition_name, read_checkpoint, time_index_file, transaction_index_file,
+                    write_checkpoint)
+from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
+
+__all__ = ["Log", "LogConfig", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP",
+           "EARLIEST_LOCAL_TIMESTAMP", "LATEST_TIERED_TIMESTAMP", "KafkaTimeIndexPolicy"]
+
+#: ListOffsetsRequest special target timestamps
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+UNKNOWN_OFFSET = -1
+ORIGINS = ("CLIENT", "COORDINATOR", "REPLICATION", "RAFT_LEADER")
+
+
+@dataclass
+class LogAppendInfo:
+    """``LogAppendInfo``: what an append contained and where it went."""
+
+    first_offset: int
+    last_offset: int
+    last_leader_epoch: int | None
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    log_append_time: int
+    log_start_offset: int
+    source_compression: CompressionType
+    valid_bytes: int
+    last_offset_of_first_batch: int
+    #: filled in by the log: the segment that received the records and whether/why it rolled
+    segment_base_offset: int | None = None
+    roll_reasons: list[str] = field(default_factory=list)
+    append_time: int | None = None
+
+    @property
+    def first_or_last_offset_of_first_batch(self) -> int:
+        return self.first_offset if self.first_offset >= 0 else self.last_offset_of_first_batch
+
+    @property
+    def rolled(self) -> bool:
+        return bool(self.roll_reasons)
+
+
+class KafkaTimeIndexPolicy:
+    """The shipped design (KIP-33 as released): the time index holds message timestamps."""
+
+    name = "kafka"
+    segment_class = LogSegment
+
+    def segment_options(self, log: "Log") -> dict:
+        return {}
+
+    def validator_topic_config(self, topic_config):
+        return topic_config
+
+    def append(self, log: "Log", segment: LogSegment, info: LogAppendInfo, records: bytes, *, leader: bool,
+               companion_entries=None) -> None:
+        segment.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+
+    def before_roll(self, log: "Log", old_segment: LogSegment, new_base_offset: int, companion_entries=None) -> None:
+        pass
+
+    def roll_now(self, log: "Log", info: "LogAppendInfo", *, leader: bool, companion_entries=None) -> int:
+        """The ``now`` of the roll decision (``time.milliseconds()`` in ``UnifiedLog.maybeRoll``)."""
+        return log.clock.now()
+
+
+def _policy_for(name: str):
+    if name in ("kafka", None):
+        return KafkaTimeIndexPolicy()
+    if name in ("kip33-variant", "kip33"):
+        from .kip33 import Kip33TimeIndexPolicy
+        return Kip33TimeIndexPolicy()
+    if hasattr(name, "segment_class"):
+        return name
+    raise ValueError(f"unknown time_index_policy {name!r}: use 'kafka' or 'kip33-variant'")
+
+
+def _scala_list(items) -> str:
+    return "List(" + ", ".join(str(i) for i in items) + ")"
+
+
+def _option(v) -> str:
+    return "None" if v is None else f"Some({v})"
+
+
+class Log:
+    """A partition's log in ``dir`` (named ``<topic>-<partition>``), created or loaded.
+
+    ``Log(dir, config, clock)`` creates the directory if needed and loads whatever is in it
+    (treating it as cleanly shut down iff ``.kafka_cleanshutdown`` is there, unless
+    ``clean_shutdown`` says otherwise).  :meth:`open` is the same, spelled as a reopen.
+
+    ``time_index_policy``: ``"kafka"`` (the released design) or ``"kip33-variant"`` (seed 001:
+    LogAppendTime kept only in the time index; see :mod:`kafkafmt.log.kip33`).
+    ``seed`` seeds the RNG that draws each segment's roll jitter.
+    """
+
+    def __init__(self, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
+                 topic_config=None, *, time_index_policy: str = "kafka", seed: int = 0,
+                 clean_shutdown: bool | None = None, topic_partition: tuple[str, int] | None = None,
+                 leader_epoch: int = 0, durable: bool = False, kip33_recovery: str = "keep",
+                 index_granularity: str = "batch"):
+        self.dir = Path(dir)
+        self.config = config if config is not None else LogConfig()
+        self.clock = clock if clock is not None else SystemClock()
+        self.topic_config = topic_config
+        self.topic, self.partition = topic_partition or parse_topic_partition_name(str(self.dir))
+        self.leader_epoch = leader_epoch
+        self.durable = durable
+        self.kip33_recovery = kip33_recovery
+        self.index_granularity = index_granularity
+        self._policy = _policy_for(time_index_policy)
+        self.time_index_policy = self._policy.name
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self._bases: list[int] = []
+        self._segments: dict[int, LogSegment] = {}
+        self._hw: int | None = None
+        self._closed = False
+        #: a record of structural events (rolls, deletions, recovery, truncation) for notebooks
+        self.events: list[dict[str, Any]] = []
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._epoch_cache = LeaderEpochCache(self.dir, fsync=durable)
+        self._load(clean_shutdown)
+
+    @classmethod
+    def open(cls, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
+             topic_config=None, *, clean_shutdown: bool | None = None, **kwargs) -> "Log":
+        """Reopen an existing partition directory; ``clean_shutdown=False`` forces recovery (§7.5)."""
+        if not Path(dir).is_dir():
+            raise NoSuchFileError(f"{dir} is not a log directory")
+        return cls(dir, config, clock, topic_config, clean_shutdown=clean_shutdown, **kwargs)
+
+    # ============================================================================================
+    # segments
+    @property
+    def topic_partition(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return [self._segments[b] for b in self._bases]
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    @property
+    def number_of_segments(self) -> int:
+        return len(self._bases)
+
+    def _add_segment(self, seg: LogSegment) -> None:
+        if seg.base_offset not in self._segments:
+            bisect.insort(self._bases, seg.base_offset)
+        self._segments[seg.base_offset] = seg
+
+    def _remove_segment(self, base: int) -> None:
+        if base in self._segments:
+            del self._segments[base]
+            self._bases.remove(base)
+
+    def _floor_segment(self, offset: int) -> LogSegment | None:
+        i = bisect.bisect_right(self._bases, offset)
+        return self._segments[self._bases[i - 1]] if i else None
+
+    def _higher_segment(self, base: int) -> LogSegment | None:
+        i = bisect.bisect_right(self._bases, base)
+        return self._segments[self._bases[i]] if i < len(self._bases) else None
+
+    def _segments_from(self, from_offset: int) -> list[LogSegment]:
+        """``LogSegments.values(from, Long.MAX_VALUE)``: from the segment containing ``from_offset``."""
+        i = bisect.bisect_right(self._bases, from_offset)
+        start = i - 1 if i else 0
+        return [self._segments[b] for b in self._bases[start:]]
+
+    def _open_segment(self, base: int, *, file_already_exists: bool = False, init_file_size: int | None = None,
+                      preallocate: bool | None = None) -> LogSegment:
+        return self._policy.segment_class.open(
+            self.dir, base, self.config, self.clock, file_already_exists=file_already_exists,
+            init_file_size=self.config.init_file_size if init_file_size is None else init_file_size,
+            preallocate=self.config.preallocate if preallocate is None else preallocate,
+            rng=self.rng, index_granularity=self.index_granularity, durable=self.durable,
+            **self._policy.segment_options(self))
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    # ============================================================================================
+    # offsets
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset_metadata.message_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        return self._next_offset_metadata
+
+    def _update_log_end_offset(self, end_offset: int) -> None:
+        """``LocalLog.updateLogEndOffset``: also pulls the recovery point back if it is beyond."""
+        active = self.active_segment
+        self._next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.size)
+        if self.recovery_point > end_offset:
+            self.recovery_point = end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset if self._hw is None else self._hw
+
+    def set_high_watermark(self, hw: int | None) -> int:
+        """Pin the high watermark (clamped to [log start, LEO] as ``updateHighWatermark``); None = follow the LEO."""
+        if hw is None:
+            self._hw = None
+            return self.high_watermark
+        self._hw = max(self.log_start_offset, min(hw, self.log_end_offset))
+        return self._hw
+
+    update_high_watermark = set_high_watermark
+
+    def _fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
+        hw = self.high_watermark
+        if hw == self.log_end_offset:
+            return self._next_offset_metadata
+        return self._convert_to_offset_metadata_or_throw(hw)
+
+    # ============================================================================================
+    # loading (LogLoader)
+    def _read_offset_checkpoint(self, name: str) -> int | None:
+        rows = read_checkpoint(self.dir / name)
+        if not rows:
+            return None
+        for row in rows:
+            if len(row) == 3 and row[0] == self.topic and int(row[1]) == self.partition:
+                return int(row[2])
+        return None
+
+    def _write_checkpoints(self) -> None:
+        line = lambda v: [(self.topic, self.partition, v)]  # noqa: E731
+        write_checkpoint(self.dir / RECOVERY_POINT_CHECKPOINT, line(self.recovery_point), fsync=self.durable)
+        write_checkpoint(self.dir / LOG_START_OFFSET_CHECKPOINT, line(self.log_start_offset), fsync=self.durable)
+
+    def _load(self, clean_shutdown: bool | None) -> None:
+        marker = self.dir / CLEAN_SHUTDOWN_FILE
+        had_clean = marker.exists() if clean_shutdown is None else clean_shutdown
+        recovery_point_ckpt = self._read_offset_checkpoint(RECOVERY_POINT_CHECKPOINT) or 0
+        log_start_ckpt = self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
+        self.recovery_point = recovery_point_ckpt
+        self.log_start_offset = log_start_ckpt
+        self._recovery_report: list[dict] = []
+        self._remove_temp_files_and_collect_swap_files()
+
+        def load_segments():
+            for seg in self.segments:
+                seg.close_handlers()
+            self._bases.clear()
+            self._segments.clear()
+            self._load_segment_files(had_clean, recovery_point_ckpt)
+        self._retry_on_offset_overflow(load_segments)
+        new_recovery_point, next_offset = self._retry_on_offset_overflow(
+            lambda: self._recover_log(had_clean, recovery_point_ckpt, log_start_ckpt))
+        self.active_segment.resize_indexes(self.config.max_index_size)
+        self._epoch_cache.truncate_from_end(next_offset)
+        self.log_start_offset = max(log_start_ckpt, self.segments[0].base_offset)
+        self._epoch_cache.truncate_from_start(log_start_ckpt)
+        self.recovery_point = new_recovery_point
+        active = self.active_segment
+        self._next_offset_metadata = LogOffsetMetadata(next_offset, active.base_offset, active.size)
+        self.events.append({"type": "load", "time": self.clock.now(), "clean_shutdown": had_clean,
+                            "recovered": self._recovery_report, "log_end_offset": next_offset,
+                            "recovery_point": new_recovery_point, "log_start_offset": self.log_start_offset})
+        delete_if_exists(marker)
+        self._write_checkpoints()
+
+    def _retry_on_offset_overflow(self, fn):
+        """``LogLoader.retryOnOffsetOverflow``: split a segment whose offsets overflow, then try again."""
+        while True:
+            try:
+                return fn()
+            except LogSegmentOffsetOverflowError as e:
+                seg = getattr(e, "segment", None)
+                if seg is None:
+                    raise
+                self._split_overflowed_segment(seg)
+
+    def _split_overflowed_segment(self, segment: LogSegment) -> None:
+        """``LocalLog.splitOverflowedSegment``: rewrite a segment whose offsets do not fit 32 bits relative
+        to its base into several segments (``.cleaned`` → ``.swap`` → final names, crash-safe)."""
+        if not segment.has_overflow():
+            raise IllegalArgumentError(f"requirement failed: Split operation is only permitted for segments with "
+                                       f"overflow, and the problem path is {segment.log.path.absolute()}")
+        new_segments: list[LogSegment] = []
+        position = 0
+        source = segment.log
+        try:
+            while position < source.size:
+                first = next(source.batches_from(position))
+                for f in (log_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
+                          offset_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
+                          time_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX)):
+                    delete_if_exists(f)
+                ns = self._policy.segment_class.open(
+                    self.dir, first.base_offset, self.config, self.clock, file_already_exists=False,
+                    init_file_size=self.config.init_file_size, preallocate=self.config.preallocate,
+                    suffix=CLEANED_FILE_SUFFIX, rng=self.rng, index_granularity=self.index_granularity,
+                    durable=self.durable, **self._policy.segment_options(self))
+                new_segments.append(ns)
+                appended = ns.append_from_file(source, position)
+                if appended == 0:
+                    raise KafkaStorageError(f"Failed to append records from position {position} in {segment}")
+                position += appended
+            for ns in new_segments:
+                ns.on_become_inactive()
+                ns.set_last_modified(segment.last_modified())
+        except Exception:
+            for ns in new_segments:
+                ns.close_handlers()
+                ns.delete_if_exists()
+            raise
+        # LocalLog.replaceSegments: .cleaned -> .swap (highest first), swap in, delete the old, drop .swap
+        for ns in sorted(new_segments, key=lambda x: -x.base_offset):
+            ns.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        for ns in new_segments:
+            self._add_segment(ns)
+        if segment.base_offset != min(ns.base_offset for ns in new_segments):
+            self._remove_segment(segment.base_offset)
+        segment.mark_deleted_and_delete()
+        for ns in new_segments:
+            ns.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+        self._recovery_report.append({"base_offset": segment.base_offset, "truncated_bytes": 0,
+                                      "why": "offset overflow: split into "
+                                             + ", ".join(str(ns.base_offset) for ns in new_segments)})
+
+    def _remove_temp_files_and_collect_swap_files(self) -> None:
+        """Delete ``*.deleted``, ``*.cleaned`` and interrupted ``*.tmp`` files; rename ``*.swap`` back.
+
+        Kafka also uses ``.swap`` ranges to finish an interrupted compaction or segment split;
+        kafkafmt writes no ``.swap`` files itself, so a valid one is simply renamed into place.
+        """
+        swap, cleaned_min = [], None
+        for name in sorted(os.listdir(self.dir)):
+            path = self.dir / name
+            if not path.is_file():
+                continue
+            if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(TEMP_FILE_SUFFIX):
+                delete_if_exists(path)
+            elif name.endswith(CLEANED_FILE_SUFFIX):
+                off = offset_from_file_name(name)
+                cleaned_min = off if cleaned_min is None else min(cleaned_min, off)
+                delete_if_exists(path)
+            elif name.endswith(SWAP_FILE_SUFFIX):
+                swap.append(path)
+        for path in swap:
+            if cleaned_min is not None and offset_from_file_name(path.name) >= cleaned_min:
+                delete_if_exists(path)
+            else:
+                os.replace(path, path.with_name(path.name[:-len(SWAP_FILE_SUFFIX)]))
+
+    def _load_segment_files(self, had_clean: bool, recovery_point: int) -> None:
+        for name in sorted(os.listdir(self.dir)):
+            path = self.dir / name
+            if not path.is_file():
+                continue
+            if is_index_file(name):
+                offset = offset_from_file_name(name)
+                if not log_file(self.dir, offset).exists():
+                    delete_if_exists(path)
+            elif is_log_file(name):
+                base = offset_from_file_name(name)
+                time_index_newly_created = not time_index_file(self.dir, base).exists()
+                seg = self._open_segment(base, file_already_exists=True, init_file_size=0, preallocate=False)
+                try:
+                    seg.sanity_check(time_index_newly_created)
+                except NoSuchFileError:
+                    self._recover_segment(seg, why="missing .index")
+                self._add_segment(seg)
+
+    def _recover_segment(self, seg: LogSegment, why: str) -> int:
+        truncated = seg.recover(epoch_cache=self._epoch_cache)
+        self._recovery_report.append({"base_offset": seg.base_offset, "truncated_bytes": truncated, "why": why})
+        return truncated
+
+    def _recover_log(self, had_clean: bool, recovery_point: int, log_start_ckpt: int) -> tuple[int, int]:
+        if not had_clean:
+            unflushed = self._segments_from(recovery_point) if self._bases else []
+            for i, seg in enumerate(unflushed):
+                try:
+                    truncated = self._recover_segment(seg, why="unclean shutdown")
+                except InvalidOffsetError:
+                    truncated = seg.truncate_to(seg.base_offset)
+                    self._recovery_report.append({"base_offset": seg.base_offset, "truncated_bytes": truncated,
+                                                  "why": "invalid offset: segment emptied"})
+                if truncated > 0:
+                    self._remove_and_delete_segments(unflushed[i + 1:], reason="recovery")
+                    break
+        log_end_opt = None
+        if self._bases:
+            leo = self.active_segment.read_next_offset()
+            if leo >= log_start_ckpt:
+                log_end_opt = leo
+            else:
+                self._remove_and_delete_segments(self.segments, reason="log end below log start")
+                self._epoch_cache.clear()
+        if not self._bases:
+            self._add_segment(self._open_segment(log_start_ckpt))
+        if had_clean and log_end_opt is not None:
+            return log_end_opt, log_end_opt
+        leo = log_end_opt if log_end_opt is not None else self.active_segment.read_next_offset()
+        return min(recovery_point, leo), leo
+
+    # ============================================================================================
+    # appends
+    def append_as_leader(self, records, *, leader_epoch: int | None = None, origin: str = "CLIENT") -> LogAppendInfo:
+        """``UnifiedLog.appendAsLeader``: offsets assigned and timestamps set by the broker's LogValidator.
+
+        ``origin="RAFT_LEADER"`` skips the validator (Kafka 2.8+, KAFKA-10636): the records are
+        appended with the offsets, timestamps and leader epoch they carry, which must equal
+        ``leader_epoch``.  Every other origin needs :mod:`kafkafmt.broker.validator`.
+        """
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown append origin {origin!r}; one of {ORIGINS}")
+        epoch = self.leader_epoch if leader_epoch is None else leader_epoch
+        return self._append(records, origin=origin, validate=origin != "RAFT_LEADER", leader_epoch=epoch,
+                            ignore_record_size=False, leader=True)
+
+    def append_as_follower(self, records, *, leader_epoch: int | None = None,
+                           companion_entries=None) -> LogAppendInfo:
+        """``UnifiedLog.appendAsFollower(records, leaderEpoch)``: batches as the leader wrote them; sizes
+        are not re-checked.  As in Kafka 3.9.2, the first batch whose partition leader epoch is above
+        ``leader_epoch`` (default: this log's ``leader_epoch``) and every batch after it are skipped.
+
+        ``companion_entries`` (kip33-variant only): the leader's time index entries for these offsets.
+        """
+        epoch = self.leader_epoch if leader_epoch is None else leader_epoch
+        return self._append(records, origin="REPLICATION", validate=False, leader_epoch=epoch,
+                            ignore_record_size=True, leader=False, companion_entries=companion_entries)
+
+    def _analyze_and_validate_records(self, data: bytes, origin: str, ignore_record_size: bool,
+                                      require_offsets_monotonic: bool, leader_epoch: int) -> LogAppendInfo:
+        """``UnifiedLog.analyzeAndValidateRecords`` (kafka-rules §4.2)."""
+        tp = self.topic_partition
+        valid_bytes = 0
+        first_offset = UNKNOWN_OFFSET
+        last_offset = -1
+        last_leader_epoch = NO_PARTITION_LEADER_EPOCH
+        source_compression = CompressionType.NONE
+        monotonic = True
+        max_timestamp = NO_TIMESTAMP
+        shallow = -1
+        read_first = False
+        last_offset_of_first_batch = -1
+        skip_remaining = False
+        for batch in MemoryRecords(data).batches():
+            if origin == "RAFT_LEADER" and batch.partition_leader_epoch != leader_epoch:
+                raise InvalidRecordError(f"Append from Raft leader did not set the batch epoch correctly, expected "
+                                         f"{leader_epoch} but the batch has {batch.partition_leader_epoch}")
+            if batch.magic >= 2 and origin == "CLIENT" and batch.base_offset != 0:
+                raise InvalidRecordError(f"The baseOffset of the record batch in the append to {tp} should be 0, "
+                                         f"but it is {batch.base_offset}")
+            # Kafka 3.9.2: a replica skips batches from a leader epoch newer than its own, and all after them
+            skip_remaining = skip_remaining or (origin == "REPLICATION" and batch.partition_leader_epoch != -1
+                                                and batch.partition_leader_epoch > leader_epoch)
+            if skip_remaining:
+                continue
+            if not read_first:
+                if batch.magic >= 2:
+                    first_offset = batch.base_offset
+                last_offset_of_first_batch = batch.last_offset
+                read_first = True
+            if last_offset >= batch.last_offset:
+                monotonic = False
+            last_offset = batch.last_offset
+            last_leader_epoch = batch.partition_leader_epoch
+            size = batch.size_in_bytes
+            if not ignore_record_size and size > self.config.max_message_bytes:
+                raise RecordTooLargeError(f"The record batch size in the append to {tp} is {size} bytes which "
+                                          f"exceeds the maximum configured value of {self.config.max_message_bytes}.")
+            if not batch.is_valid():
+                raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}) in topic partition {tp}.")
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp = batch.max_timestamp
+                shallow = last_offset
+            valid_bytes += size
+            if batch.compression != CompressionType.NONE:
+                source_compression = batch.compression
+        if require_offsets_monotonic and not monotonic:
+            offsets = [r.offset for r in MemoryRecords(data).records()]
+            raise OffsetsOutOfOrderError(f"Out of order offsets found in append to {tp}: {_scala_list(offsets)}")
+        return LogAppendInfo(
+            first_offset=first_offset, last_offset=last_offset,
+            last_leader_epoch=None if last_leader_epoch == NO_PARTITION_LEADER_EPOCH else last_leader_epoch,
+            max_timestamp=max_timestamp, shallow_offset_of_max_timestamp=shallow, log_append_time=NO_TIMESTAMP,
+            log_start_offset=self.log_start_offset, source_compression=source_compression,
+            valid_bytes=valid_bytes, last_offset_of_first_batch=last_offset_of_first_batch)
+
+    def _validate_as_leader(self, data: bytes, offset: int, leader_epoch: int, origin: str,
+                            source_compression: CompressionType):
+        """The broker's LogValidator (:mod:`kafkafmt.broker.validator`, imported on first use).
+
+        UnifiedLog's own checks (baseOffset, CRC, sizes, trimming) have run already, so the
+        validator runs alone (``pre_checks=False``), as ``new LogValidator(...)`` does in Kafka.
+        """
+        try:
+            from ..broker.config import TopicConfig
+            from ..broker.validator import validate_messages_and_assign_offsets
+        except ImportError as e:  # the broker layer is written separately
+            raise NotImplementedError(
+                "the leader append path needs kafkafmt.broker.validator.validate_messages_and_assign_offsets, "
+                "which is not available in this checkout; append pre-validated batches with "
+                "append_as_leader(records, origin='RAFT_LEADER') or append_as_follower(records)") from e
+        topic_config = self.topic_config if self.topic_config is not None else TopicConfig()
+        topic_config = self._policy.validator_topic_config(topic_config)
+        return validate_messages_and_assign_offsets(
+            data, topic_config, offset=offset, now=self.clock.now(), origin=origin,
+            partition_leader_epoch=leader_epoch, topic=self.topic, partition=self.partition, pre_checks=False,
+            source_compression=source_compression)
+
+    def _topic_timestamp_type(self) -> TimestampType:
+        tc = self.topic_config
+        return getattr(tc, "timestamp_type", TimestampType.CREATE_TIME) if tc is not None else TimestampType.CREATE_TIME
+
+    def _append(self, records, *, origin: str, validate: bool, leader_epoch: int, ignore_record_size: bool,
+                leader: bool, companion_entries=None) -> LogAppendInfo:
+        self._check_open()
+        data = bytes(records)
+        info = self._analyze_and_validate_records(data, origin, ignore_record_size, not validate, leader_epoch)
+        if info.valid_bytes <= 0:
+            return info
+        valid = data[:info.valid_bytes]  # trimInvalidBytes: a partial trailing batch is dropped
+        if validate:
+            offset = self.log_end_offset
+            info.first_offset = offset
+            result = self._validate_as_leader(valid, offset, leader_epoch, origin, info.source_compression)
+            valid = bytes(result.records)
+            info.max_timestamp = result.max_timestamp
+            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+            info.last_offset = result.next_offset - 1
+            ts_type = getattr(result, "timestamp_type", self._topic_timestamp_type())
+            if ts_type == TimestampType.LOG_APPEND_TIME:
+                info.log_append_time = result.log_append_time_ms
+            if getattr(result, "message_size_maybe_changed", True):
+                for batch in MemoryRecords(valid).batches():
+                    if batch.size_in_bytes > self.config.max_message_bytes:
+                        # (sic) no space between "to" and "partition", as in UnifiedLog.append
+                        raise RecordTooLargeError(
+                            f"Message batch size is {batch.size_in_bytes} bytes in append to"
+                            f"partition {self.topic_partition} which exceeds the maximum configured size of "
+                            f"{self.config.max_message_bytes}.")
+        elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
+            has_first = info.first_offset != UNKNOWN_OFFSET
+            first = info.first_offset if has_first else next(MemoryRecords(data).batches()).base_offset
+            which = "First offset" if has_first else "Last offset of the first batch"
+            offsets = [r.offset for _, r in zip(range(10), MemoryRecords(data).records())]
+            raise UnexpectedAppendOffsetError(
+                f"Unexpected offset in append to {self.topic_partition}. {which} "
+                f"{info.first_or_last_offset_of_first_batch} is less than the next offset {self.log_end_offset}. "
+                f"First 10 offsets in append: {_scala_list(offsets)}, last offset in append: {info.last_offset}. "
+                f"Log start offset = {self.log_start_offset}", first, info.last_offset)
+        for batch in MemoryRecords(valid).batches():
+            if batch.magic >= 2:
+                self._epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+            elif not self._epoch_cache.is_empty():
+                self._epoch_cache.clear()  # a regression to an old message format
+        if len(valid) > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {len(valid)} bytes in append to partition {self.topic_partition}, which "
+                f"exceeds the maximum configured segment size of {self.config.segment_bytes}.")
+        segment = self._maybe_roll(len(valid), info, companion_entries, leader=leader)
+        info.segment_base_offset = segment.base_offset
+        info.append_time = self.clock.now()
+        self._policy.append(self, segment, info, valid, leader=leader, companion_entries=companion_entries)
+        self._update_log_end_offset(info.last_offset + 1)
+        if self._hw is not None and self._hw >= self.log_end_offset:
+            self._hw = self.log_end_offset
+        return info
+
+    # ============================================================================================
+    # rolling
+    def _maybe_roll(self, messages_size: int, info: LogAppendInfo, companion_entries=None, *,
+                    leader: bool = True) -> LogSegment:
+        segment = self.active_segment
+        now = self._policy.roll_now(self, info, leader=leader, companion_entries=companion_entries)
+        params = RollParams(self.config.max_segment_ms, self.config.segment_bytes, info.max_timestamp,
+                            info.last_offset, messages_size, now)
+        reasons = segment.roll_reasons(params)
+        if reasons:
+            # maxOffsetInMessages - Integer.MAX_VALUE: a lower bound of the first offset when unknown (v0/v1)
+            roll_offset = info.last_offset - INT32_MAX if info.first_offset == UNKNOWN_OFFSET else info.first_offset
+            info.roll_reasons = reasons
+            return self.roll(roll_offset, reasons=reasons, companion_entries=companion_entries)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None, *, reasons: Iterable[str] = ("explicit",),
+             companion_entries=None) -> LogSegment:
+        """``UnifiedLog.roll`` / ``LocalLog.roll``: a new active segment at max(expected, LEO)."""
+        self._check_open()
+        leo = self.log_end_offset
+        new_offset = max(expected_next_offset if expected_next_offset is not None else 0, leo)
+        active = self.active_segment
+        old_base = active.base_offset
+        if new_offset in self._segments:
+            if active.base_offset == new_offset and active.size == 0:
+                # KAFKA-6388: an empty active segment whose index is "full" is recreated
+                new_segment = self._create_and_delete_segment(new_offset, active, reason="roll")
+                self._update_log_end_offset(self.log_end_offset)
+                self.events.append({"type": "roll", "time": self.clock.now(), "from": old_base, "to": new_offset,
+                                    "reasons": list(reasons), "recreated": True})
+                return new_segment
+            raise KafkaStorageError(
+                f"Trying to roll a new log segment for topic partition {self.topic_partition} with start offset "
+                f"{new_offset} =max(provided offset = {_option(expected_next_offset)}, LEO = {leo}) while it "
+                f"already exists. Existing segment is {self._segments[new_offset]}.")
+        if self._bases and new_offset < active.base_offset:
+            raise KafkaStorageError(
+                f"Trying to roll a new log segment for topic partition {self.topic_partition} with start offset "
+                f"{new_offset} =max(provided offset = {_option(expected_next_offset)}, LEO = {leo}) lower than "
+                f"start offset of the active segment {active}")
+        for f in (log_file(self.dir, new_offset), offset_index_file(self.dir, new_offset),
+                  time_index_file(self.dir, new_offset), transaction_index_file(self.dir, new_offset)):
+            delete_if_exists(f)
+        self._policy.before_roll(self, active, new_offset, companion_entries)
+        active.on_become_inactive()
+        new_segment = self._open_segment(new_offset)
+        self._add_segment(new_segment)
+        self._update_log_end_offset(self.log_end_offset)
+        # UnifiedLog.roll schedules flushUptoOffsetExclusive(newSegment.baseOffset); done at once here
+        self._flush_up_to(new_segment.base_offset)
+        self.events.append({"type": "roll", "time": self.clock.now(), "from": old_base, "to": new_offset,
+                            "reasons": list(reasons)})
+        return new_segment
+
+    def _create_and_delete_segment(self, new_offset: int, to_delete: LogSegment, reason: str) -> LogSegment:
+        """``LocalLog.createAndDeleteSegment``: never leaves the log without an active segment."""
+        if new_offset == to_delete.base_offset:
+            to_delete.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        new_segment = self._open_segment(new_offset)
+        if new_offset != to_delete.base_offset:
+            self._remove_segment(to_delete.base_offset)
+        self._add_segment(new_segment)
+        to_delete.mark_deleted_and_delete()
+        return new_segment
+
+    # ============================================================================================
+    # flushing and checkpoints
+    def _flush_up_to(self, offset: int) -> None:
+        """``UnifiedLog.flush(offset, includingOffset=false)`` + ``markFlushed``: moves the recovery point."""
+        if offset > self.recovery_point:
+            if self.durable:
+                for b in self._bases:
+                    seg = self._segments[b]
+                    nxt = self._higher_segment(b)
+                    if (nxt is None or nxt.base_offset > self.recovery_point) and b < offset:
+                        seg.flush()
+            self.recovery_point = offset
+            self._write_checkpoints()
+
+    def flush(self) -> None:
+        """Flush everything up to the log end offset (``flush(forceFlushActiveSegment=true)``)."""
+        self._check_open()
+        leo = self.log_end_offset
+        if self.durable:
+            for seg in self.segments:
+                seg.flush()
+        if leo > self.recovery_point:
+            self.recovery_point = leo
+        self._write_checkpoints()
+
+    # ============================================================================================
+    # retention
+    def delete_old_segments(self) -> int:
+        """``UnifiedLog.deleteOldSegments``: log start offset rule, then (cleanup.policy=delete) size, time."""
+        self._check_open()
+        n = self._delete_log_start_offset_breached_segments()
+        if self.config.delete:
+            n += self._delete_retention_size_breached_segments()
+            n += self._delete_retention_ms_breached_segments()
+        return n
+
+    def _delete_retention_ms_breached_segments(self) -> int:
+        retention_ms = self.config.retention_ms
+        if retention_ms < 0:
+            return 0
+        start_ms = self.clock.now()
+        return self._delete_old_segments(
+            lambda seg, nxt: start_ms - seg.largest_timestamp() > retention_ms, "retention.ms")
+
+    def _delete_retention_size_breached_segments(self) -> int:
+        retention_size = self.config.retention_bytes
+        size = self.size
+        if retention_size < 0 or size < retention_size:
+            return 0
+        diff = [size - retention_size]
+
+        def should_delete(seg, nxt):
+            if diff[0] - seg.size >= 0:
+                diff[0] -= seg.size
+                return True
+            return False
+        return self._delete_old_segments(should_delete, "retention.bytes")
+
+    def _delete_log_start_offset_breached_segments(self) -> int:
+        return self._delete_old_segments(
+            lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset, "log start offset")
+
+    def deletable_segments(self, predicate) -> list[LogSegment]:
+        """``deletableSegments``: the longest run of oldest segments below the HW for which ``predicate`` holds."""
+        deletable = []
+        segs = self.segments
+        for i, seg in enumerate(segs):
+            nxt = segs[i + 1] if i + 1 < len(segs) else None
+            is_last_and_empty = nxt is None and seg.size == 0
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            ok = self.high_watermark >= upper and predicate(seg, nxt)
+            if ok and not is_last_and_empty:
+                deletable.append(seg)
+            else:
+                break
+        return deletable
+
+    def _delete_old_segments(self, predicate, reason: str) -> int:
+        deletable = self.deletable_segments(predicate)
+        if not deletable:
+            return 0
+        return self._delete_segments(deletable, reason)
+
+    def _delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
+        num = len(deletable)
+        to_delete = deletable
+        if self.number_of_segments == num:
+            new_segment = self.roll(reasons=[f"all segments deleted ({reason})"])
+            if deletable[-1].base_offset == new_segment.base_offset:
+                to_delete = deletable[:-1]
+        if to_delete:
+            new_start = self._higher_segment(to_delete[-1].base_offset).base_offset
+            self.maybe_increment_log_start_offset(new_start, "segment deletion")
+            info = [{"base_offset": s.base_offset, "size": s.size, "largest_timestamp": s.largest_timestamp(),
+                     "next_offset": (self._higher_segment(s.base_offset).base_offset)} for s in to_delete]
+            self._remove_and_delete_segments(to_delete, reason)
+            self.events.append({"type": "delete", "time": self.clock.now(), "reason": reason, "segments": info,
+                                "log_start_offset": self.log_start_offset})
+        return num
+
+    def _remove_and_delete_segments(self, segments: list[LogSegment], reason: str) -> None:
+        """Remove from the map, rename every file to ``.deleted``, then unlink (``deleteSegmentFiles``)."""
+        segments = list(segments)
+        for seg in segments:
+            self._remove_segment(seg.base_offset)
+        for seg in segments:
+            if not seg.has_suffix(DELETED_FILE_SUFFIX):
+                seg.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        for seg in segments:
+            seg.delete_if_exists()
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "client delete records") -> bool:
+        """``maybeIncrementLogStartOffset`` (also DeleteRecords): never beyond the high watermark."""
+        self._check_open()
+        if new_log_start_offset > self.high_watermark:
+            raise OffsetOutOfRangeError(
+                f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}")
+        if new_log_start_offset > self.log_start_offset:
+            self.log_start_offset = new_log_start_offset
+            if self._hw is not None and self._hw < new_log_start_offset:
+                self._hw = new_log_start_offset
+            if self.recovery_point < new_log_start_offset:
+                self.recovery_point = new_log_start_offset
+            self._epoch_cache.truncate_from_start(new_log_start_offset)
+            self._write_checkpoints()
+            return True
+        return False
+
+    # ============================================================================================
+    # timestamp lookup
+    def _message_format_below_0_10(self) -> bool:
+        v = getattr(self.topic_config, "message_format_version", None) if self.topic_config is not None else None
+        if v is None:
+            return False
+        text = str(getattr(v, "value", v))
+        return text.startswith(("0.8", "0.9"))
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """``UnifiedLog.fetchOffsetByTimestamp`` (ListOffsets; kafka-rules §6.6).
+
+        -2 EARLIEST (and -4 EARLIEST_LOCAL): log start offset; -1 LATEST: log end offset; -3
+        MAX_TIMESTAMP: the first record holding the largest timestamp; -5 LATEST_TIERED: (-1, -1, -1)
+        without tiered storage.  Any other target: the first record with timestamp >= target,
+        searched in the first segment whose largest timestamp >= target.  None = not found (the
+        response would carry offset -1).
+        """
+        self._check_open()
+        if (self._message_format_below_0_10() and target_timestamp != EARLIEST_TIMESTAMP
+                and target_timestamp != LATEST_TIMESTAMP):
+            raise UnsupportedForMessageFormatError(
+                f"Cannot search offsets based on timestamp because message format version for partition "
+                f"{self.topic_partition} is {self.topic_config.message_format_version} which is earlier than the "
+                f"minimum required version 0.10.0-IV0")
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            e = self._epoch_cache.earliest_entry
+            epoch = e[0] if e is not None and e[1] <= self.log_start_offset else None
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, self._epoch_cache.latest_epoch)
+        if target_timestamp == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+        if target_timestamp == MAX_TIMESTAMP:
+            segs = self.segments
+            best = segs[0]
+            for s in segs[1:]:
+                if s.max_timestamp_so_far > best.max_timestamp_so_far:
+                    best = s
+            mto = best.read_max_timestamp_and_offset_so_far()
+            position = best.offset_index.lookup(mto.offset).position
+            for b in best.log.batches_from(position):
+                if b.max_timestamp == mto.timestamp:
+                    off = b.offset_of_max_timestamp()
+                    if off is None:
+                        return None
+                    ple = b.partition_leader_epoch
+                    return TimestampAndOffset(b.max_timestamp, off, ple if ple >= 0 else None)
+            return None
+        return self._search_offset_in_local_log(target_timestamp, self.log_start_offset)
+
+    def _search_offset_in_local_log(self, target: int, start_offset: int) -> TimestampAndOffset | None:
+        for seg in self.segments:
+            if seg.largest_timestamp() >= target:
+                return seg.find_offset_by_timestamp(target, start_offset)
+        return None
+
+    # ============================================================================================
+    # reads
+    def read(self, start_offset: int, max_bytes: int, *, isolation: str = "high_watermark",
+             min_one_message: bool = True) -> FetchDataInfo:
+        """``UnifiedLog.read``: whole batches from the one holding ``start_offset``, up to ``max_bytes``
+        (at least one batch with ``min_one_message``), never past the HW (or LEO with ``isolation="log_end"``)."""
+        self._check_open()
+        if start_offset < self.log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments starting from offset: {self.log_start_offset}.")
+        if isolation == "log_end":
+            max_meta = self._next_offset_metadata
+        elif isolation in ("high_watermark", "txn_committed"):
+            max_meta = self._fetch_high_watermark_metadata()
+        else:
+            raise ValueError(f"unknown isolation {isolation!r}")
+        return self._local_read(start_offset, max_bytes, min_one_message, max_meta)
+
+    def _local_read(self, start_offset: int, max_length: int, min_one_message: bool,
+                    max_meta: LogOffsetMetadata) -> FetchDataInfo:
+        end_offset = self.log_end_offset
+        seg = self._floor_segment(start_offset)
+        if start_offset > end_offset or seg is None:
+            raise OffsetOutOfRangeError(f"Received request for offset {start_offset} for partition "
+                                        f"{self.topic_partition}, but we only have log segments upto {end_offset}.")
+        if start_offset == max_meta.message_offset:
+            return FetchDataInfo(max_meta, b"")
+        if start_offset > max_meta.message_offset:
+            return FetchDataInfo(self._convert_to_offset_metadata_or_throw(start_offset), b"")
+        while seg is not None:
+            if seg.base_offset < max_meta.segment_base_offset:
+                max_position = seg.size
+            elif seg.base_offset == max_meta.segment_base_offset and not max_meta.message_offset_only():
+                max_position = max_meta.relative_position_in_segment
+            else:
+                max_position = None
+            fetched = seg.read(start_offset, max_length, max_position, min_one_message)
+            if fetched is not None:
+                return fetched
+            seg = self._higher_segment(seg.base_offset)
+        return FetchDataInfo(self._next_offset_metadata, b"")
+
+    def _convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
+        return self._local_read(offset, 1, False, self._next_offset_metadata).fetch_offset_metadata
+
+    # ============================================================================================
+    # truncation
+    def truncate_to(self, target_offset: int) -> bool:
+        """``UnifiedLog.truncateTo``: drop offsets >= target (whole batches); True iff target < LEO."""
+        self._check_open()
+        if target_offset < 0:
+            raise IllegalArgumentError(f"Cannot truncate partition {self.topic_partition} to a negative offset "
+                                       f"({target_offset}).")
+        if target_offset >= self.log_end_offset:
+            self._epoch_cache.truncate_from_end(self.log_end_offset)
+            return False
+        if self.segments[0].base_offset > target_offset:
+            self.truncate_fully_and_start_at(target_offset)
+        else:
+            deletable = [s for s in self.segments if s.base_offset > target_offset]
+            self._remove_and_delete_segments(deletable, "truncation")
+            truncated = self.active_segment.truncate_to(target_offset)
+            self._update_log_end_offset(target_offset)
+            self._epoch_cache.truncate_from_end(target_offset)
+            self.log_start_offset = min(target_offset, self.log_start_offset)
+            if self._hw is not None and self._hw >= self.log_end_offset:
+                self._hw = self.log_end_offset
+            self.events.append({"type": "truncate", "time": self.clock.now(), "to": target_offset,
+                                "deleted_segments": [s.base_offset for s in deletable],
+                                "bytes_truncated": truncated})
+        self._write_checkpoints()
+        return True
+
+    def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
+        """Delete everything and start an empty log at ``new_offset``."""
+        self._check_open()
+        segs = self.segments
+        if segs:
+            self._remove_and_delete_segments(segs[:-1], "truncation")
+            self._create_and_delete_segment(new_offset, segs[-1], reason="truncation")
+        self._update_log_end_offset(new_offset)
+        self._epoch_cache.clear()
+        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self._hw = None if self._hw is None else self.log_end_offset
+        self.events.append({"type": "truncate_fully", "time": self.clock.now(), "to": new_offset})
+        self._write_checkpoints()
+
+    # ============================================================================================
+    # lifecycle
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaStorageError(f"The memory mapped buffer for log of {self.topic_partition} is already closed")
+
+    def close(self) -> None:
+        """Clean shutdown: flush to the LEO, close every segment (final time index entries, trims),
+        write the checkpoints and the clean-shutdown marker."""
+        if self._closed:
+            return
+        self.flush()
+        for seg in self.segments:
+            seg.close()
+        self._write_checkpoints()
+        (self.dir / CLEAN_SHUTDOWN_FILE).touch()
+        self._closed = True
+
+    def close_handlers(self) -> None:
+        """Drop the log without writing anything more: the on-disk state of a crash at this instant."""
+        if self._closed:
+            return
+        for seg in self.segments:
+            seg.close_handlers()
+        self._closed = True
+
+    crash = close_handlers
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def delete(self) -> None:
+        """Delete every file and the directory."""
+        if not self._closed:
+            self.close_handlers()
+        for name in os.listdir(self.dir):
+            p = self.dir / name
+            if p.is_file():
+                p.unlink()
+        try:
+            self.dir.rmdir()
+        except OSError:
+            pass
+
+    def __enter__(self) -> "Log":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ============================================================================================
+    # inspection
+    def segment_info(self) -> list[dict]:
+        """Plain data per segment (for notebooks and comparisons)."""
+        out = []
+        for i, seg in enumerate(self.segments):
+            nxt = self._higher_segment(seg.base_offset)
+            out.append({
+                "base_offset": seg.base_offset,
+                "next_offset": nxt.base_offset if nxt is not None else self.log_end_offset,
+                "size": seg.size,
+                "max_timestamp": seg.max_timestamp_so_far,
+                "largest_timestamp": seg.largest_timestamp(),
+                "rolling_based_timestamp": seg.rolling_based_timestamp,
+                "created": seg.created,
+                "roll_jitter_ms": seg.roll_jitter_ms,
+                "offset_index_entries": seg.offset_index.entries,
+                "time_index_entries": [(e.timestamp, e.offset) for e in seg.time_index],
+            })
+        return out
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        return self._epoch_cache.entries
+
+    def __repr__(self) -> str:
+        return (f"Log({self.dir}, segments={self.number_of_segments}, logStartOffset={getattr(self, 'log_start_offset', '?')}, "
+                f"logEndOffset={self.log_end_offset if hasattr(self, '_next_offset_metadata') else '?'}, "
+                f"policy={self.time_index_policy})")
+
+
+def config_with(config: LogConfig | None = None, **changes) -> LogConfig:
+    """``LogConfig`` with some fields changed (a convenience for tests and notebooks)."""
+    return replace(config or LogConfig(), **changes)

@@ -1,0 +1,119 @@
+"""Python client for tests/log/KafkaLogOracle.java: Kafka 3.9's own UnifiedLog, LogSegment and kafka-dump-log.
+
+The Java driver is compiled on first use (javac, into a cache directory keyed by the source hash)
+against the jars ``make oracle`` fetches into ``conformance/.cache/lib``.  Without Java or the jars,
+:func:`log_oracle_or_skip` skips the test (a failure when ``CI=true``, like the records oracle).
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+LIB = REPO / "conformance" / ".cache" / "lib"
+SOURCE = HERE / "KafkaLogOracle.java"
+
+
+class LogOracleError(Exception):
+    def __init__(self, response: dict):
+        self.response = response
+        super().__init__(f"{response.get('error')}: {response.get('message')}")
+
+    @property
+    def error(self) -> str:
+        return self.response.get("error", "")
+
+
+def _missing_reason() -> str | None:
+    if shutil.which("java") is None or shutil.which("javac") is None:
+        return "Java 17 (java + javac) not found"
+    if not LIB.is_dir() or not list(LIB.glob("kafka_2.13-*.jar")):
+        return "Apache Kafka jars not fetched: run `make oracle`"
+    return None
+
+
+def _compile() -> Path:
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    out = Path(tempfile.gettempdir()) / f"kafkafmt-log-oracle-{digest}"
+    stamp = out / ".complete"
+    if not stamp.exists():
+        tmp = Path(tempfile.mkdtemp(prefix="kafkafmt-log-oracle-build-"))
+        proc = subprocess.run(["javac", "--release", "17", "-encoding", "UTF-8", "-nowarn", "-cp", f"{LIB}/*",
+                               "-d", str(tmp), str(SOURCE)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"javac failed:\n{proc.stderr}")
+        (tmp / ".complete").touch()
+        try:
+            os.replace(tmp, out)
+        except OSError:  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+class KafkaLogOracle:
+    """One long-running JVM; ``call(op, **fields)`` returns the response or raises LogOracleError."""
+
+    def __init__(self):
+        classes = _compile()
+        self._proc = subprocess.Popen(["java", "-Xshare:auto", "-cp", f"{classes}:{LIB}/*", "KafkaLogOracle"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True, bufsize=1)
+        self._lock = threading.Lock()
+        self.call("ping")
+
+    def request(self, op: str, **fields) -> dict:
+        req = {"op": op, **fields}
+        if isinstance(req.get("records"), (bytes, bytearray)):
+            req["records"] = bytes(req["records"]).hex()
+        with self._lock:
+            self._proc.stdin.write(json.dumps(req) + "\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the Kafka log oracle died")
+        return json.loads(line)
+
+    def call(self, op: str, **fields) -> dict:
+        resp = self.request(op, **fields)
+        if not resp.get("ok"):
+            raise LogOracleError(resp)
+        return resp
+
+    def dump(self, *args: str) -> tuple[list[str], list[str], str | None]:
+        """Run kafka-dump-log (``DumpLogSegments.main``) in the JVM; (stdout lines, stderr lines, exception)."""
+        r = self.call("dump", args=list(args))
+        return r["stdout"].splitlines(), r["stderr"].splitlines(), r["exception"]
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+_shared: KafkaLogOracle | None = None
+
+
+def log_oracle_or_skip() -> KafkaLogOracle:
+    global _shared
+    reason = _missing_reason()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Kafka log oracle unavailable in CI: {reason}")
+        pytest.skip(reason)
+    if _shared is None:
+        _shared = KafkaLogOracle()
+        atexit.register(_shared.close)
+    return _shared

@@ -1,0 +1,50 @@
+"""Helpers shared by the tests/log modules: building batches, batch boundaries, file snapshots."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
+
+
+def batch(base_offset: int, records, *, magic: int = 2, compression: str = "none", lat: int | None = None,
+          ple: int | None = None) -> bytes:
+    """One batch (v2) or message set (v0/v1) of ``(timestamp, key, value)`` at ``base_offset``.
+
+    v2 batches carry partition leader epoch 0 (as a leader writes them) unless ``ple`` says otherwise.
+    ``lat`` = a LogAppendTime batch whose maxTimestamp is ``lat`` (what the leader stores).
+    """
+    ts_type = TimestampType.LOG_APPEND_TIME if lat is not None else TimestampType.CREATE_TIME
+    b = MemoryRecordsBuilder(magic, CompressionType.from_name(compression), ts_type, base_offset,
+                             log_append_time=-1 if lat is None else lat,
+                             partition_leader_epoch=(0 if ple is None else ple) if magic >= 2 else -1)
+    for ts, k, v in records:
+        b.append(ts, k, v)
+    return b.build()
+
+
+def one(base_offset: int, ts: int, size: int = 20, **kw) -> bytes:
+    """A one-record batch with a value of ``size`` bytes."""
+    return batch(base_offset, [(ts, b"k", b"v" * size)], **kw)
+
+
+def boundaries(data: bytes) -> list[tuple[int, int, int, int]]:
+    """``(position, size, last_offset, max_timestamp)`` of each whole batch in ``data``."""
+    out = []
+    for b in MemoryRecords(data).batches():
+        out.append((b.position, b.size_in_bytes, b.last_offset, b.max_timestamp))
+    return out
+
+
+def dir_files(d: str | os.PathLike, suffixes=(".log", ".index", ".timeindex")) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(Path(d).iterdir()) if p.is_file() and p.name.endswith(suffixes)}
+
+
+def shm_or(tmp_path: Path) -> Path:
+    """A fresh directory on tmpfs when there is one (Kafka's fsyncs are slow on disks), else ``tmp_path``."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        import tempfile
+        return Path(tempfile.mkdtemp(prefix="kafkafmt-log-", dir=shm))
+    return tmp_path
