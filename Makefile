@@ -2,6 +2,7 @@
 #   make run          set up, then run the main job (generate the sample logs and dump them)
 #   make test         set up, then run the whole test suite (what .ci/run calls)
 #   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
+#   make conformance  run every differential case against a live Kafka 3.9.2 broker and print the report
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -11,10 +12,10 @@ EXTRAS ?= dev
 STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test oracle check-java clean help
+.PHONY: setup run test oracle conformance check-java clean help
 
 help:
-	@sed -n '2,6p' Makefile
+	@sed -n '2,7p' Makefile
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
@@ -32,6 +33,9 @@ check-java:
 oracle: setup
 	@bash scripts/check-java.sh --require
 	$(MAKE) -C conformance oracle
+
+conformance: oracle
+	$(MAKE) -C conformance conformance PYTHON=$(abspath $(PY))
 
 run: setup
 	$(PY) -m kafkafmt samples --out data/samples
