@@ -12,13 +12,21 @@ Modules:
 ``index``          :class:`OffsetIndex`, :class:`TimeIndex` (file-backed or in memory)
 ``file_records``   :class:`FileRecords` (a segment's ``.log``), shallow batch iteration
 ``segment``        :class:`LogSegment`
-``log``            :class:`Log` (appends, rolls, retention, lookups, reads, truncation, recovery)
+``log``            :class:`Log` (appends, rolls, lookups, reads, truncation, close/reopen)
+``loader``         loading and recovery of a directory (``LogLoader``), mixed into :class:`Log`
+``retention``      ``deleteOldSegments`` (time, size, log start offset), mixed into :class:`Log`
+``epoch``          the leader epoch cache and its ``leader-epoch-checkpoint`` file
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`, :func:`compare_policies`
 ``dump``           kafka-dump-log's lines for ``.index`` / ``.timeindex``
 ``workloads``      reproducible workloads (clock skew, bursts, LAT/CreateTime topics)
 ``files``          names, atomic file operations, checkpoint files
+``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
+
+Behaviour is that of the Kafka 3.9.2 jars the oracle runs (tests/log/test_log_vs_kafka.py compares
+the files byte for byte); ``Log(..., index_granularity="append")`` gives the per-append indexing of
+Kafka <= 3.9.0 described in kafka-rules §6.5.
 """
 from .clock import Clock, SimulatedClock, SystemClock
 from .config import LogConfig

@@ -43,20 +43,18 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidOffsetError, InvalidRecordError,
-                      LogSegmentOffsetOverflowError, OffsetOutOfRangeError, RecordBatchTooLargeError, RecordTooLargeError,
-                      UnsupportedForMessageFormatError)
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
+                      RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError)
 from ..records import MemoryRecords
 from .clock import Clock, SystemClock
 from .config import LogConfig
 from .epoch import LeaderEpochCache
 from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
-from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
-                    RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
-                    is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
-                    parse_topic_partition_name, read_checkpoint, time_index_file, transaction_index_file,
-                    write_checkpoint)
+from .files import (CLEAN_SHUTDOWN_FILE, DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
+                    parse_topic_partition_name, time_index_file, transaction_index_file)
+from .loader import LogLoading
+from .retention import LogRetention
 from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
 
 __all__ = ["Log", "LogConfig", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP",
@@ -144,7 +142,7 @@ def _option(v) -> str:
     return "None" if v is None else f"Some({v})"
 
 
-class Log:
+class Log(LogLoading, LogRetention):
     """A partition's log in ``dir`` (named ``<topic>-<partition>``), created or loaded.
 
     ``Log(dir, config, clock)`` creates the directory if needed and loads whatever is in it
@@ -283,190 +281,6 @@ class Log:
         if hw == self.log_end_offset:
             return self._next_offset_metadata
         return self._convert_to_offset_metadata_or_throw(hw)
-
-    # ============================================================================================
-    # loading (LogLoader)
-    def _read_offset_checkpoint(self, name: str) -> int | None:
-        rows = read_checkpoint(self.dir / name)
-        if not rows:
-            return None
-        for row in rows:
-            if len(row) == 3 and row[0] == self.topic and int(row[1]) == self.partition:
-                return int(row[2])
-        return None
-
-    def _write_checkpoints(self) -> None:
-        line = lambda v: [(self.topic, self.partition, v)]  # noqa: E731
-        write_checkpoint(self.dir / RECOVERY_POINT_CHECKPOINT, line(self.recovery_point), fsync=self.durable)
-        write_checkpoint(self.dir / LOG_START_OFFSET_CHECKPOINT, line(self.log_start_offset), fsync=self.durable)
-
-    def _load(self, clean_shutdown: bool | None) -> None:
-        marker = self.dir / CLEAN_SHUTDOWN_FILE
-        had_clean = marker.exists() if clean_shutdown is None else clean_shutdown
-        recovery_point_ckpt = self._read_offset_checkpoint(RECOVERY_POINT_CHECKPOINT) or 0
-        log_start_ckpt = self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
-        self.recovery_point = recovery_point_ckpt
-        self.log_start_offset = log_start_ckpt
-        self._recovery_report: list[dict] = []
-        self._remove_temp_files_and_collect_swap_files()
-
-        def load_segments():
-            for seg in self.segments:
-                seg.close_handlers()
-            self._bases.clear()
-            self._segments.clear()
-            self._load_segment_files(had_clean, recovery_point_ckpt)
-        self._retry_on_offset_overflow(load_segments)
-        new_recovery_point, next_offset = self._retry_on_offset_overflow(
-            lambda: self._recover_log(had_clean, recovery_point_ckpt, log_start_ckpt))
-        self.active_segment.resize_indexes(self.config.max_index_size)
-        self._epoch_cache.truncate_from_end(next_offset)
-        self.log_start_offset = max(log_start_ckpt, self.segments[0].base_offset)
-        self._epoch_cache.truncate_from_start(log_start_ckpt)
-        self.recovery_point = new_recovery_point
-        active = self.active_segment
-        self._next_offset_metadata = LogOffsetMetadata(next_offset, active.base_offset, active.size)
-        self.events.append({"type": "load", "time": self.clock.now(), "clean_shutdown": had_clean,
-                            "recovered": self._recovery_report, "log_end_offset": next_offset,
-                            "recovery_point": new_recovery_point, "log_start_offset": self.log_start_offset})
-        delete_if_exists(marker)
-        self._write_checkpoints()
-
-    def _retry_on_offset_overflow(self, fn):
-        """``LogLoader.retryOnOffsetOverflow``: split a segment whose offsets overflow, then try again."""
-        while True:
-            try:
-                return fn()
-            except LogSegmentOffsetOverflowError as e:
-                seg = getattr(e, "segment", None)
-                if seg is None:
-                    raise
-                self._split_overflowed_segment(seg)
-
-    def _split_overflowed_segment(self, segment: LogSegment) -> None:
-        """``LocalLog.splitOverflowedSegment``: rewrite a segment whose offsets do not fit 32 bits relative
-        to its base into several segments (``.cleaned`` → ``.swap`` → final names, crash-safe)."""
-        if not segment.has_overflow():
-            raise IllegalArgumentError(f"requirement failed: Split operation is only permitted for segments with "
-                                       f"overflow, and the problem path is {segment.log.path.absolute()}")
-        new_segments: list[LogSegment] = []
-        position = 0
-        source = segment.log
-        try:
-            while position < source.size:
-                first = next(source.batches_from(position))
-                for f in (log_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
-                          offset_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
-                          time_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX)):
-                    delete_if_exists(f)
-                ns = self._policy.segment_class.open(
-                    self.dir, first.base_offset, self.config, self.clock, file_already_exists=False,
-                    init_file_size=self.config.init_file_size, preallocate=self.config.preallocate,
-                    suffix=CLEANED_FILE_SUFFIX, rng=self.rng, index_granularity=self.index_granularity,
-                    durable=self.durable, **self._policy.segment_options(self))
-                new_segments.append(ns)
-                appended = ns.append_from_file(source, position)
-                if appended == 0:
-                    raise KafkaStorageError(f"Failed to append records from position {position} in {segment}")
-                position += appended
-            for ns in new_segments:
-                ns.on_become_inactive()
-                ns.set_last_modified(segment.last_modified())
-        except Exception:
-            for ns in new_segments:
-                ns.close_handlers()
-                ns.delete_if_exists()
-            raise
-        # LocalLog.replaceSegments: .cleaned -> .swap (highest first), swap in, delete the old, drop .swap
-        for ns in sorted(new_segments, key=lambda x: -x.base_offset):
-            ns.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
-        for ns in new_segments:
-            self._add_segment(ns)
-        if segment.base_offset != min(ns.base_offset for ns in new_segments):
-            self._remove_segment(segment.base_offset)
-        segment.mark_deleted_and_delete()
-        for ns in new_segments:
-            ns.change_file_suffixes(SWAP_FILE_SUFFIX, "")
-        self._recovery_report.append({"base_offset": segment.base_offset, "truncated_bytes": 0,
-                                      "why": "offset overflow: split into "
-                                             + ", ".join(str(ns.base_offset) for ns in new_segments)})
-
-    def _remove_temp_files_and_collect_swap_files(self) -> None:
-        """Delete ``*.deleted``, ``*.cleaned`` and interrupted ``*.tmp`` files; rename ``*.swap`` back.
-
-        Kafka also uses ``.swap`` ranges to finish an interrupted compaction or segment split;
-        kafkafmt writes no ``.swap`` files itself, so a valid one is simply renamed into place.
-        """
-        swap, cleaned_min = [], None
-        for name in sorted(os.listdir(self.dir)):
-            path = self.dir / name
-            if not path.is_file():
-                continue
-            if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(TEMP_FILE_SUFFIX):
-                delete_if_exists(path)
-            elif name.endswith(CLEANED_FILE_SUFFIX):
-                off = offset_from_file_name(name)
-                cleaned_min = off if cleaned_min is None else min(cleaned_min, off)
-                delete_if_exists(path)
-            elif name.endswith(SWAP_FILE_SUFFIX):
-                swap.append(path)
-        for path in swap:
-            if cleaned_min is not None and offset_from_file_name(path.name) >= cleaned_min:
-                delete_if_exists(path)
-            else:
-                os.replace(path, path.with_name(path.name[:-len(SWAP_FILE_SUFFIX)]))
-
-    def _load_segment_files(self, had_clean: bool, recovery_point: int) -> None:
-        for name in sorted(os.listdir(self.dir)):
-            path = self.dir / name
-            if not path.is_file():
-                continue
-            if is_index_file(name):
-                offset = offset_from_file_name(name)
-                if not log_file(self.dir, offset).exists():
-                    delete_if_exists(path)
-            elif is_log_file(name):
-                base = offset_from_file_name(name)
-                time_index_newly_created = not time_index_file(self.dir, base).exists()
-                seg = self._open_segment(base, file_already_exists=True, init_file_size=0, preallocate=False)
-                try:
-                    seg.sanity_check(time_index_newly_created)
-                except NoSuchFileError:
-                    self._recover_segment(seg, why="missing .index")
-                self._add_segment(seg)
-
-    def _recover_segment(self, seg: LogSegment, why: str) -> int:
-        truncated = seg.recover(epoch_cache=self._epoch_cache)
-        self._recovery_report.append({"base_offset": seg.base_offset, "truncated_bytes": truncated, "why": why})
-        return truncated
-
-    def _recover_log(self, had_clean: bool, recovery_point: int, log_start_ckpt: int) -> tuple[int, int]:
-        if not had_clean:
-            unflushed = self._segments_from(recovery_point) if self._bases else []
-            for i, seg in enumerate(unflushed):
-                try:
-                    truncated = self._recover_segment(seg, why="unclean shutdown")
-                except InvalidOffsetError:
-                    truncated = seg.truncate_to(seg.base_offset)
-                    self._recovery_report.append({"base_offset": seg.base_offset, "truncated_bytes": truncated,
-                                                  "why": "invalid offset: segment emptied"})
-                if truncated > 0:
-                    self._remove_and_delete_segments(unflushed[i + 1:], reason="recovery")
-                    break
-        log_end_opt = None
-        if self._bases:
-            leo = self.active_segment.read_next_offset()
-            if leo >= log_start_ckpt:
-                log_end_opt = leo
-            else:
-                self._remove_and_delete_segments(self.segments, reason="log end below log start")
-                self._epoch_cache.clear()
-        if not self._bases:
-            self._add_segment(self._open_segment(log_start_ckpt))
-        if had_clean and log_end_opt is not None:
-            return log_end_opt, log_end_opt
-        leo = log_end_opt if log_end_opt is not None else self.active_segment.read_next_offset()
-        return min(recovery_point, leo), leo
 
     # ============================================================================================
     # appends
@@ -724,110 +538,6 @@ class Log:
         if leo > self.recovery_point:
             self.recovery_point = leo
         self._write_checkpoints()
-
-    # ============================================================================================
-    # retention
-    def delete_old_segments(self) -> int:
-        """``UnifiedLog.deleteOldSegments``: log start offset rule, then (cleanup.policy=delete) size, time."""
-        self._check_open()
-        n = self._delete_log_start_offset_breached_segments()
-        if self.config.delete:
-            n += self._delete_retention_size_breached_segments()
-            n += self._delete_retention_ms_breached_segments()
-        return n
-
-    def _delete_retention_ms_breached_segments(self) -> int:
-        retention_ms = self.config.retention_ms
-        if retention_ms < 0:
-            return 0
-        start_ms = self.clock.now()
-        return self._delete_old_segments(
-            lambda seg, nxt: start_ms - seg.largest_timestamp() > retention_ms, "retention.ms")
-
-    def _delete_retention_size_breached_segments(self) -> int:
-        retention_size = self.config.retention_bytes
-        size = self.size
-        if retention_size < 0 or size < retention_size:
-            return 0
-        diff = [size - retention_size]
-
-        def should_delete(seg, nxt):
-            if diff[0] - seg.size >= 0:
-                diff[0] -= seg.size
-                return True
-            return False
-        return self._delete_old_segments(should_delete, "retention.bytes")
-
-    def _delete_log_start_offset_breached_segments(self) -> int:
-        return self._delete_old_segments(
-            lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset, "log start offset")
-
-    def deletable_segments(self, predicate) -> list[LogSegment]:
-        """``deletableSegments``: the longest run of oldest segments below the HW for which ``predicate`` holds."""
-        deletable = []
-        segs = self.segments
-        for i, seg in enumerate(segs):
-            nxt = segs[i + 1] if i + 1 < len(segs) else None
-            is_last_and_empty = nxt is None and seg.size == 0
-            upper = nxt.base_offset if nxt is not None else self.log_end_offset
-            ok = self.high_watermark >= upper and predicate(seg, nxt)
-            if ok and not is_last_and_empty:
-                deletable.append(seg)
-            else:
-                break
-        return deletable
-
-    def _delete_old_segments(self, predicate, reason: str) -> int:
-        deletable = self.deletable_segments(predicate)
-        if not deletable:
-            return 0
-        return self._delete_segments(deletable, reason)
-
-    def _delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
-        num = len(deletable)
-        to_delete = deletable
-        if self.number_of_segments == num:
-            new_segment = self.roll(reasons=[f"all segments deleted ({reason})"])
-            if deletable[-1].base_offset == new_segment.base_offset:
-                to_delete = deletable[:-1]
-        if to_delete:
-            new_start = self._higher_segment(to_delete[-1].base_offset).base_offset
-            self.maybe_increment_log_start_offset(new_start, "segment deletion")
-            info = [{"base_offset": s.base_offset, "size": s.size, "largest_timestamp": s.largest_timestamp(),
-                     "next_offset": (self._higher_segment(s.base_offset).base_offset)} for s in to_delete]
-            self._remove_and_delete_segments(to_delete, reason)
-            self.events.append({"type": "delete", "time": self.clock.now(), "reason": reason, "segments": info,
-                                "log_start_offset": self.log_start_offset})
-        return num
-
-    def _remove_and_delete_segments(self, segments: list[LogSegment], reason: str) -> None:
-        """Remove from the map, rename every file to ``.deleted``, then unlink (``deleteSegmentFiles``)."""
-        segments = list(segments)
-        for seg in segments:
-            self._remove_segment(seg.base_offset)
-        for seg in segments:
-            if not seg.has_suffix(DELETED_FILE_SUFFIX):
-                seg.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        for seg in segments:
-            seg.delete_if_exists()
-
-    def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "client delete records") -> bool:
-        """``maybeIncrementLogStartOffset`` (also DeleteRecords): never beyond the high watermark."""
-        self._check_open()
-        if new_log_start_offset > self.high_watermark:
-            raise OffsetOutOfRangeError(
-                f"Cannot increment the log start offset to {new_log_start_offset} of partition "
-                f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}")
-        if new_log_start_offset > self.log_start_offset:
-            self.log_start_offset = new_log_start_offset
-            if self._hw is not None and self._hw < new_log_start_offset:
-                self._hw = new_log_start_offset
-            if self.recovery_point < new_log_start_offset:
-                self.recovery_point = new_log_start_offset
-            self._epoch_cache.truncate_from_start(new_log_start_offset)
-            self._write_checkpoints()
-            return True
-        return False
 
     # ============================================================================================
     # timestamp lookup

@@ -3,17 +3,20 @@
 Mirrors ``storage/.../log/LogSegment.java`` (Kafka 3.9); kafka-rules §6.5-§7.7.  The rules that
 surprise most:
 
-* ``append`` indexes an append only if MORE than ``index.interval.bytes`` had accumulated BEFORE
-  it; the entry maps the append's LAST offset to its START position, so the first append to a
-  segment is never indexed (§6.5);
+* ``append`` indexes only if MORE than ``index.interval.bytes`` had accumulated BEFORE; the entry
+  maps a LAST offset to a START position, so the first append to a segment is never indexed (§6.5).
+  Kafka 3.9.1+ (KAFKA-806, the jars the oracle runs; ``index_granularity="batch"``, the default)
+  applies this per batch of the append; Kafka <= 3.9.0 (``"append"``) once per append;
 * the time index gets ``(max timestamp so far, shallow offset of it)`` at the same moments, plus a
   final entry on roll (``on_become_inactive``) and close -- written even when the index is "full";
-* ``rolling_based_timestamp`` is the largest timestamp of the FIRST append (after a reload: the
-  first batch's maxTimestamp); time-based rolling compares message time with it, and falls back to
-  the wall clock only when it is negative (§7.3, seed 000 §6.3);
+* ``rolling_based_timestamp`` is the first batch's maxTimestamp (Kafka <= 3.9.0: the largest
+  timestamp of the first append; after a reload always the first batch's); time-based rolling
+  compares message time with it, and falls back to the wall clock only when it is negative (§7.3,
+  seed 000 §6.3);
 * ``largest_timestamp`` (retention, timestamp lookup) is the max timestamp so far, or the ``.log``
   mtime when there is none (§7.4);
-* ``recover`` rebuilds the indexes per BATCH, so rebuilt indexes can differ from the appended ones.
+* ``recover`` rebuilds the indexes per BATCH, so rebuilt indexes can differ from the appended ones
+  (with per-append indexing, or after a reopen/truncation reset the byte counter).
 
 Index files are created lazily on first use, as ``LazyIndex`` does.  The seed-001 variant of the
 time index is a subclass (:class:`kafkafmt.log.kip33.Kip33LogSegment`) that overrides the

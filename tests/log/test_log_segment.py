@@ -403,3 +403,21 @@ def test_recover_rebuilds_indexes_per_batch(tmp_path, clock):
     # per batch: positions 0 (no: 0 - 0), S (no: S > S false), 2S (yes), 3S (no), 4S (yes)
     assert seg.offset_index.all_entries() == [OffsetPosition(2, 2 * size), OffsetPosition(4, 4 * size)]
     assert seg.time_index.all_entries() == [TimestampOffset(30, 2), TimestampOffset(50, 4)]
+
+
+def test_index_byte_counter_restarts_after_a_reopen_so_recovery_indexes_more(tmp_path, clock):
+    """bytesSinceLastIndexEntry starts at 0 in every LogSegment instance: the first append after a reopen is
+    not indexed, while recover() (positions since the last indexed batch) indexes it (§6.5, §7.5)."""
+    size = len(one(0, 0))
+    seg = seg_at(tmp_path, clock, index_interval_bytes=size - 1)
+    append_batches(seg, one(0, 10))
+    append_batches(seg, one(1, 20))
+    assert [e.offset for e in seg.offset_index] == [1]
+    seg.close()
+    seg = LogSegment.open(tmp_path, 0, LogConfig(segment_index_bytes=1000, index_interval_bytes=size - 1), clock,
+                          file_already_exists=True)
+    seg.resize_indexes(1000)
+    append_batches(seg, one(2, 30))
+    assert [e.offset for e in seg.offset_index] == [1]  # not indexed: 0 bytes counted since the reopen
+    seg.recover()
+    assert seg.offset_index.all_entries() == [OffsetPosition(1, size), OffsetPosition(2, 2 * size)]
