@@ -44,7 +44,7 @@ def iter_file_batches(buf, *, end: int | None = None) -> Iterator[RecordBatch]:
                                      f"({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
         if pos > end - LOG_OVERHEAD - size:
             return
-        batch = read_batch(buf, pos, pos + LOG_OVERHEAD + size)
+        batch = read_batch(buf, pos, pos + LOG_OVERHEAD + size, file_rules=True)
         yield batch
         pos = batch.end
 

@@ -151,3 +151,14 @@ def test_reading_never_modifies_the_input(tmp_path):
         with pytest.raises(TypeError):
             buf[0] = 1  # mmap is read-only
     assert path.read_bytes() == data
+
+
+def test_file_reader_takes_magic_above_2_as_v2_like_kafka():
+    """FileLogInputStream reads any magic >= 2 as a DefaultRecordBatch (the CRC does not cover the
+    magic byte); the in-memory reader rejects it (ByteBufferLogInputStream)."""
+    data = bytearray(SAMPLES["v2-headers.bin"][1])
+    data[16] = 88
+    res = dump_log(bytes(data), filename="x.log")
+    assert res.error is None and "magic: 88" in res.stdout[0] and "isvalid: true" in res.stdout[0]
+    with pytest.raises(CorruptRecordError):
+        list(MemoryRecords(bytes(data)).batches())

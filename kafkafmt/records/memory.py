@@ -34,8 +34,12 @@ class Trailing:
     reason: str
 
 
-def read_batch(buf, position: int, end: int | None = None) -> RecordBatch:
-    """The batch at ``position`` (magic 0/1 → LegacyRecordBatch, 2 → DefaultRecordBatch)."""
+def read_batch(buf, position: int, end: int | None = None, *, file_rules: bool = False) -> RecordBatch:
+    """The batch at ``position`` (magic 0/1 → LegacyRecordBatch, 2 → DefaultRecordBatch).
+
+    With ``file_rules`` (``FileLogInputStream``), any magic above 2 is read as a v2 batch, as
+    Kafka's file reader does; otherwise it is corrupt (``ByteBufferLogInputStream``).
+    """
     end = len(buf) if end is None else end
     if end - position < HEADER_SIZE_UP_TO_MAGIC:
         raise TruncatedRecordError(f"only {end - position} bytes remain, a batch needs at least "
@@ -45,7 +49,7 @@ def read_batch(buf, position: int, end: int | None = None) -> RecordBatch:
         magic -= 256
     if magic in (0, 1):
         return LegacyRecordBatch(buf, position, end)
-    if magic == 2:
+    if magic == 2 or (file_rules and magic > 2):
         return DefaultRecordBatch(buf, position, end)
     raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
 
