@@ -29,6 +29,15 @@ Hierarchy::
     ├── CorruptIndexError             CorruptIndexException (index sanity check)
     ├── IndexFullError                IllegalArgumentException on a full index
     ├── LogSegmentOffsetOverflowError LogSegmentOffsetOverflowException
+    ├── IndexOffsetOverflowError      IndexOffsetOverflowException
+    ├── OffsetsOutOfOrderError        OffsetsOutOfOrderException (follower append)
+    ├── UnexpectedAppendOffsetError   UnexpectedAppendOffsetException (follower append)
+    ├── UnsupportedOperationError     java.lang.UnsupportedOperationException
+    ├── IllegalStateError             java.lang.IllegalStateException
+    ├── KafkaStorageError             a structural log error Kafka raises as KafkaException
+    ├── ConfigError                   ConfigException (invalid topic/log setting)
+    ├── NoSuchFileError               java.nio.file.NoSuchFileException
+    ├── DumpToolError                 kafka-dump-log would stop with the named Java exception
     └── SpecError                     a JSON record-set spec (``kafkafmt build``) is invalid
 """
 from __future__ import annotations
@@ -164,6 +173,70 @@ class IndexFullError(KafkaFmtError):
 
 class LogSegmentOffsetOverflowError(KafkaFmtError):
     kafka_exception = "LogSegmentOffsetOverflowException"
+
+
+class IndexOffsetOverflowError(KafkaFmtError):
+    """An offset that cannot be stored relative to the index base."""
+
+    kafka_exception = "IndexOffsetOverflowException"
+
+
+class OffsetsOutOfOrderError(KafkaFmtError):
+    """A follower append whose offsets do not increase."""
+
+    kafka_exception = "OffsetsOutOfOrderException"
+    error_code = -1
+
+
+class UnexpectedAppendOffsetError(KafkaFmtError):
+    """A follower append starting below the log end offset."""
+
+    kafka_exception = "UnexpectedAppendOffsetException"
+    error_code = -1
+
+    def __init__(self, reason: str, first_offset: int | None = None, last_offset: int | None = None, **kw):
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        super().__init__(reason, **kw)
+
+
+class UnsupportedOperationError(KafkaFmtError):
+    """``java.lang.UnsupportedOperationException`` (not an ApiException: the broker answers UNKNOWN_SERVER_ERROR)."""
+
+    kafka_exception = "UnsupportedOperationException"
+    error_code = -1
+
+
+class IllegalStateError(KafkaFmtError):
+    """``java.lang.IllegalStateException`` (e.g. a time index entry with a smaller timestamp)."""
+
+    kafka_exception = "IllegalStateException"
+
+
+class KafkaStorageError(KafkaFmtError):
+    """A structural log error Kafka raises as a plain ``KafkaException`` (e.g. rolling onto an existing segment)."""
+
+    kafka_exception = "KafkaException"
+
+
+class ConfigError(KafkaFmtError, ValueError):
+    """An invalid topic/broker/log setting (Kafka ``ConfigException``)."""
+
+    kafka_exception = "ConfigException"
+
+
+class NoSuchFileError(KafkaFmtError, FileNotFoundError):
+    """A file Kafka expects is missing (``java.nio.file.NoSuchFileException``)."""
+
+    kafka_exception = "NoSuchFileException"
+
+
+class DumpToolError(KafkaFmtError):
+    """kafka-dump-log would stop with this Java exception (its name is in ``kafka_exception``)."""
+
+    def __init__(self, reason: str, kafka_exception: str, **kw):
+        super().__init__(reason, **kw)
+        self.kafka_exception = kafka_exception
 
 
 class SpecError(KafkaFmtError, ValueError):

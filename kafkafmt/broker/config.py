@@ -28,7 +28,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..constants import INT64_MAX, CompressionType, TimestampType
-from ..errors import KafkaFmtError
+from ..errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 
 # MetadataVersion.ibpVersion strings in order (server-common MetadataVersion, Kafka 3.9).
 _IBP_ORDER = (
@@ -47,10 +47,6 @@ for _i, _name in enumerate(_IBP_ORDER):
     _IBP_INDEX[_name.split("-IV")[0]] = _i  # a release version means its latest IV (maxInterVersion)
 
 
-class ConfigError(KafkaFmtError, ValueError):
-    """An invalid topic/broker setting (Kafka ``ConfigException`` / ``IllegalArgumentException``)."""
-
-    kafka_exception = "ConfigException"
 
 
 def metadata_version_index(version: str) -> int:

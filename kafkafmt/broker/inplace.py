@@ -24,17 +24,12 @@ from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MA
                          V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
                          V2_TRANSACTIONAL_FLAG_MASK, TimestampType)
 from ..crc import crc32, crc32c
-from ..errors import KafkaFmtError
+from ..errors import KafkaFmtError, UnsupportedOperationError  # noqa: F401 (re-exported)
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V1, LOG_ENTRY
 
 _LEGACY_CRC_START = LEGACY_V1.offset_of("magic")  # CRC32 covers magic..end
 
 
-class UnsupportedOperationError(KafkaFmtError):
-    """``java.lang.UnsupportedOperationException`` (not an ApiException: the broker answers UNKNOWN_SERVER_ERROR)."""
-
-    kafka_exception = "UnsupportedOperationException"
-    error_code = -1
 
 
 def _batch_end(buf, pos: int) -> int:

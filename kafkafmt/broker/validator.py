@@ -43,7 +43,8 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMEST
                          RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
                       KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
-                      UnsupportedCompressionError, UnsupportedForMessageFormatError)
+                      UnsupportedCompressionError, UnsupportedForMessageFormatError,
+                      OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
@@ -72,18 +73,8 @@ _UL = "UnifiedLog.analyzeAndValidateRecords"
 _LV = "LogValidator"
 
 
-class OffsetsOutOfOrderError(KafkaFmtError):
-    """``OffsetsOutOfOrderException`` (follower append with non-monotonic offsets)."""
-
-    kafka_exception = "OffsetsOutOfOrderException"
-    error_code = -1
 
 
-class UnexpectedAppendOffsetError(KafkaFmtError):
-    """``UnexpectedAppendOffsetException`` (follower data starting below the log end offset)."""
-
-    kafka_exception = "UnexpectedAppendOffsetException"
-    error_code = -1
 
 
 def java_long(v: int) -> int:
