@@ -21,6 +21,7 @@ Hierarchy::
     ├── InvalidTimestampError         InvalidTimestampException (32, INVALID_TIMESTAMP)
     ├── UnsupportedCompressionError   UnsupportedCompressionTypeException (76)
     ├── UnsupportedForMessageFormatError  UnsupportedForMessageFormatException (43)
+    ├── TransactionalIdAuthorizationError TransactionalIdAuthorizationException (53)
     ├── IllegalArgumentError          java.lang.IllegalArgumentException (builder misuse)
     ├── RecordTooLargeError           RecordTooLargeException (10)
     ├── RecordBatchTooLargeError      RecordBatchTooLargeException (18)
@@ -136,6 +137,14 @@ class UnsupportedForMessageFormatError(KafkaFmtError):
 
     kafka_exception = "UnsupportedForMessageFormatException"
     error_code = 43
+
+
+class TransactionalIdAuthorizationError(KafkaFmtError):
+    """A produce request with transactional records but no (authorized) transactional id
+    (``KafkaApis.handleProduceRequest``)."""
+
+    kafka_exception = "TransactionalIdAuthorizationException"
+    error_code = 53
 
 
 class IllegalArgumentError(KafkaFmtError, ValueError):

@@ -8,8 +8,9 @@ decision is recorded in a :class:`~kafkafmt.broker.explain.Trace` (``result.trac
 
 Order of checks (each cites its Kafka source):
 
-1. ``ProduceRequest.validateRecords`` when ``produce_version`` is given (v≥3: exactly one v2 batch;
-   v<7: no zstd).
+1. When ``produce_version`` is given (a Produce request): ``KafkaApis.handleProduceRequest``'s
+   check that transactional records come with a transactional id (no authorizer is modelled: any
+   id is authorized), then ``ProduceRequest.validateRecords`` (v≥3: exactly one v2 batch; v<7: no zstd).
 2. ``UnifiedLog.analyzeAndValidateRecords``, per batch: a CLIENT v2 batch must have baseOffset 0;
    ``max.message.bytes`` (RecordTooLargeException); ``batch.isValid()`` (v2 size + CRC32C, legacy
    **outer** CRC32) else CorruptRecordException; the source codec is the last non-none codec.  A
@@ -44,7 +45,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMEST
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
                       KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
                       UnsupportedCompressionError, UnsupportedForMessageFormatError,
-                      OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
+                      TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
@@ -195,7 +196,7 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 def validate_messages_and_assign_offsets(records, config: TopicConfig | None = None, *, offset: int = 0,
                                          now: int | None = None, origin: str = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
-                                         topic: str = "topic", partition: int = 0, pre_checks: bool = True,
+                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:
@@ -208,6 +209,7 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
     ``pre_checks=False`` runs LogValidator alone (no baseOffset/CRC/size checks, trailing bytes
     kept), as a direct ``new LogValidator(...).validateMessagesAndAssignOffsets`` call does.
     ``source_compression`` overrides the codec the caller reports (default: computed as UnifiedLog does).
+    ``transactional_id`` is the Produce request's transactional id (checked only with ``produce_version``).
 
     Raises the kafkafmt error mirroring Kafka's exception; the error carries ``.trace``.
     """
@@ -228,6 +230,7 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
     try:
         return _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
                          ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
+                         transactional_id=transactional_id,
                          pre_checks=pre_checks, source_override=source_compression,
                          max_decompressed_bytes=max_decompressed_bytes)
     except KafkaFmtError as e:
@@ -240,8 +243,10 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
 
 
 def _validate(buf: bytearray, config: TopicConfig, *, offset, now, origin, ple, produce_version, tp, trace,
+              transactional_id=None,
               pre_checks, source_override, max_decompressed_bytes) -> ValidationResult:
     if produce_version is not None:
+        _transactional_id_check(buf, transactional_id, trace)
         _produce_request_checks(buf, produce_version, trace)
 
     mr = MemoryRecords(buf)
@@ -320,6 +325,18 @@ def _run_log_validator(ctx: _Ctx) -> ValidationResult:
 
 # ------------------------------------------------------------------------------------------------
 # request-level and UnifiedLog checks
+def _transactional_id_check(buf, transactional_id: str | None, trace: Trace) -> None:
+    src = "KafkaApis.handleProduceRequest"
+    has_txn = any(b.is_transactional for b in MemoryRecords(buf).batches())
+    if has_txn and transactional_id is None:
+        _raise(TransactionalIdAuthorizationError("Transactional Id authorization failed."), trace,
+               "transactional records need a transactional id", src,
+               note="checked for the whole request before any record validation; the broker answers "
+                    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53)")
+    trace.add("transactional id", "transactional records with an id" if has_txn else "no transactional records",
+              src, transactional_id=transactional_id)
+
+
 def _produce_request_checks(buf, version: int, trace: Trace) -> None:
     src = "ProduceRequest.validateRecords"
     usual = 0 if version <= 1 else (1 if version == 2 else 2)

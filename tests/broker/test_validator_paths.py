@@ -527,3 +527,25 @@ def test_errors_carry_the_trace_and_the_input_is_untouched():
     steps = e.value.trace.to_dicts()
     assert steps[-1]["decision"].startswith("rejected") and steps[-1]["source"] == "LogValidator.processRecordErrors"
     assert "LogValidator.validateBatch" in e.value.trace.sources()
+
+
+def test_transactional_records_need_a_transactional_id_in_a_produce_request():
+    """KafkaApis.handleProduceRequest answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) for a
+    Produce request with transactional records and no transactional id, before any validation;
+    the live-broker case produce-errors/v2-transactional-without-txn-id shows the broker doing so."""
+    from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets
+    from kafkafmt.constants import CompressionType, TimestampType
+    from kafkafmt.errors import TransactionalIdAuthorizationError
+    from kafkafmt.records import MemoryRecordsBuilder
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0, producer_id=77,
+                             producer_epoch=0, base_sequence=0, is_transactional=True)
+    b.append(1000, b"k", b"v")
+    data = b.build()
+    cfg = TopicConfig()
+    with pytest.raises(TransactionalIdAuthorizationError) as ei:
+        validate_messages_and_assign_offsets(data, cfg, offset=0, now=2000, produce_version=8)
+    assert ei.value.error_code == 53
+    ok = validate_messages_and_assign_offsets(data, cfg, offset=0, now=2000, produce_version=8, transactional_id="t1")
+    assert ok.next_offset == 1
+    # without a Produce request (a direct LogValidator call) there is no such check
+    assert validate_messages_and_assign_offsets(data, cfg, offset=0, now=2000).next_offset == 1
