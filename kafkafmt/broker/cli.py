@@ -167,25 +167,12 @@ def run_fetch(args, out=None) -> int:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    """A stand-alone ``kafkafmt`` parser with only the explain command (for tests)."""
-    parser = argparse.ArgumentParser(prog="kafkafmt")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    register(sub)
-    return parser
+    """The ``kafkafmt`` parser (every command, explain included)."""
+    from ..cli import make_parser as kafkafmt_parser
+    return kafkafmt_parser()
 
 
 def main(argv=None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except KafkaFmtError as e:
-        print(f"kafkafmt: error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    """``kafkafmt`` with ``argv`` (the shared entry point in :mod:`kafkafmt.cli`)."""
+    from ..cli import main as kafkafmt_main
+    return kafkafmt_main(argv)
