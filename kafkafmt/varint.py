@@ -54,22 +54,18 @@ def encode_varlong(n: int) -> bytes:
     return _encode_unsigned(zigzag64(n))
 
 
+def _unsigned_size(u: int) -> int:
+    return max(1, (u.bit_length() + 6) // 7)
+
+
 def size_of_varint(n: int) -> int:
-    u = zigzag32(n)
-    size = 1
-    while u >= 0x80:
-        u >>= 7
-        size += 1
-    return size
+    """Bytes ``encode_varint(n)`` takes (``ByteUtils.sizeOfVarint``)."""
+    return _unsigned_size(zigzag32(n))
 
 
 def size_of_varlong(n: int) -> int:
-    u = zigzag64(n)
-    size = 1
-    while u >= 0x80:
-        u >>= 7
-        size += 1
-    return size
+    """Bytes ``encode_varlong(n)`` takes (``ByteUtils.sizeOfVarlong``)."""
+    return _unsigned_size(zigzag64(n))
 
 
 def _decode(buf, pos: int, end: int, max_bytes: int, bits: int, what: str) -> tuple[int, int]:
