@@ -25,6 +25,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ci_mode import in_ci  # the one CI-mode helper (re-exported)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = REPO_ROOT / "conformance"
 CLASSES_DIR = CONFORMANCE / ".cache" / "classes"
@@ -211,8 +213,6 @@ _shared: KafkaOracle | None = None
 _shared_lock = threading.Lock()
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() == "true"
 
 
 def oracle_missing_reason() -> str | None:

@@ -21,10 +21,7 @@ from kafkafmt.conformance.broker import (Cluster, java_missing_reason, pid_alive
                                          port_is_listening)
 
 
-def skip_or_fail(reason: str):
-    if in_ci():
-        pytest.fail(f"{reason} (CI=true: the real Kafka broker is required)", pytrace=False)
-    pytest.skip(reason)
+from ci_mode import skip_or_fail  # noqa: E402  (the one CI-mode helper)
 
 
 @pytest.fixture(scope="session")

@@ -56,7 +56,7 @@ def test_entries_for_first_message_first_of_each_minute_and_last_message(tmp_pat
 
 
 def test_messages_keep_create_time_even_on_a_log_append_time_topic(tmp_path):
-    broker = pytest.importorskip("kafkafmt.broker.config")
+    from kafkafmt.broker import config as broker
     from kafkafmt.log.workloads import client_batch
     clock = SimulatedClock(T0 + 30_000)
     topic = broker.TopicConfig(timestamp_type="LogAppendTime")

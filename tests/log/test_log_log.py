@@ -211,7 +211,7 @@ def test_partial_trailing_batch_is_dropped(make_log):
 
 
 def test_leader_append_through_the_broker_validator(make_log, clock):
-    broker = pytest.importorskip("kafkafmt.broker.config")
+    from kafkafmt.broker import config as broker
     from kafkafmt.errors import KafkaFmtError
     from kafkafmt.log.workloads import client_batch
     log = make_log(topic_config=broker.TopicConfig(timestamp_type="LogAppendTime"))

@@ -61,7 +61,7 @@ def test_replay_assigns_offsets_and_timestamps(tmp_path, ts_type):
 @pytest.mark.parametrize("ts_type", ["CreateTime", "LogAppendTime"])
 def test_replay_through_the_broker_validator_writes_the_same_bytes(tmp_path, ts_type):
     """stored_batch (via="raft") must be exactly what LogValidator's in-place path makes of a client batch."""
-    broker = pytest.importorskip("kafkafmt.broker.config")
+    from kafkafmt.broker import config as broker
     wl = generate(9, num_events=30, max_skew_ms=10_000, num_producers=2, timestamp_type=ts_type, start_ms=T0)
     cfg = LogConfig(segment_bytes=1500, index_interval_bytes=100)
     a = Log(tmp_path / "a-0", cfg, SimulatedClock(T0))
