@@ -2,8 +2,8 @@
 
 Modules (each rule cites the Kafka class/method or seed section it comes from):
 
-* :mod:`.config` – :class:`TopicConfig` (``LogConfig``: message.format.version → toMagic, timestamp
-  bounds, compression.type, ...).
+* the topic configuration is :class:`kafkafmt.config.LogConfig` (also the log's), with the broker's
+  :class:`kafkafmt.config.BrokerConfig` (``inter.broker.protocol.version``).
 * :mod:`.validator` – :func:`validate_messages_and_assign_offsets` (``UnifiedLog.analyzeAndValidateRecords``
   + ``LogValidator``).
 * :mod:`.fetch` – :func:`fetch` / :func:`down_convert` (``KafkaApis.maybeConvertFetchedData``,
@@ -15,14 +15,14 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
 * :mod:`.recordview` – records as the validator sees them (Kafka's ``toString`` in error messages).
 * :mod:`.cli` – ``kafkafmt explain produce|fetch``.
 """
-from .config import ConfigError, TopicConfig
+from ..config import BrokerConfig, ConfigError, LogConfig, TopicConfig
 from .consumer import ConsumedRecord, ConsumerView, consumer_view
 from .explain import Step, Trace
 from .fetch import ConversionCost, FetchResult, down_convert, fetch
 from .idempotence import ProduceOutcome, downgrade_batch, matrix, produce_outcome
 from .validator import ValidationResult, ValidationStats, validate_messages_and_assign_offsets
 
-__all__ = ["TopicConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",
+__all__ = ["LogConfig", "BrokerConfig", "TopicConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",
            "validate_messages_and_assign_offsets", "fetch", "down_convert", "FetchResult", "ConversionCost",
            "consumer_view", "ConsumerView", "ConsumedRecord", "produce_outcome", "ProduceOutcome",
            "downgrade_batch", "matrix"]

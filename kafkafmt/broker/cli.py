@@ -13,22 +13,24 @@ import json
 import sys
 
 from ..errors import KafkaFmtError
-from .config import ConfigError, TopicConfig
+from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from .fetch import fetch
 from .validator import ORIGINS, validate_messages_and_assign_offsets
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "parse_topic_config"]
 
 
-def parse_topic_config(pairs) -> TopicConfig:
-    """``k=v`` strings (Kafka property names or TopicConfig fields) → TopicConfig."""
-    props = {}
+def parse_topic_config(pairs) -> LogConfig:
+    """``k=v`` strings → LogConfig.  Topic settings by Kafka name; broker settings
+    (``inter.broker.protocol.version``, ``log.*`` defaults, ``kafkafmt.*``) go to its BrokerConfig."""
+    topic, broker = {}, {}
     for p in pairs or ():
         if "=" not in p:
             raise ConfigError(f"--topic-config expects key=value, got {p!r}")
-        k, v = p.split("=", 1)
-        props[k.strip()] = v.strip()
-    return TopicConfig.from_properties(props)
+        k, v = (x.strip() for x in p.split("=", 1))
+        is_broker = k in BrokerConfig.PROPERTY_NAMES or (k in KEYS_BY_SERVER_NAME and k not in KEYS_BY_NAME)
+        (broker if is_broker else topic)[k] = v
+    return LogConfig.from_properties(topic, broker=BrokerConfig.from_properties(broker))
 
 
 def _read(path: str) -> bytes:
@@ -61,8 +63,9 @@ def register(sub) -> None:
     pp.add_argument("file", metavar="FILE", help="record-set bytes ('-' for stdin)")
     pp.add_argument("--topic-config", "-c", action="append", default=[], metavar="K=V",
                     help="topic setting, Kafka name (message.format.version=0.10.0, message.timestamp.type="
-                         "LogAppendTime, compression.type=gzip, cleanup.policy=compact, "
-                         "inter.broker.protocol.version=3.9, ...); repeatable")
+                         "LogAppendTime, compression.type=gzip, cleanup.policy=compact, ...), or a broker "
+                         "setting (inter.broker.protocol.version=3.9; kafkafmt's default is 2.8, the last "
+                         "that honours message.format.version); repeatable")
     pp.add_argument("--offset", type=int, default=0, help="log end offset: the first offset to assign (default 0)")
     pp.add_argument("--now", type=int, default=None, help="broker clock in ms (default: the wall clock)")
     pp.add_argument("--origin", choices=ORIGINS, default="CLIENT", help="AppendOrigin (default CLIENT)")

@@ -40,12 +40,12 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..config import LogConfig
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import UnsupportedCompressionError
 from ..layout import LOG_ENTRY
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
-from .config import TopicConfig
 from .explain import Trace
 from .validator import ValidationStats, batch_header_size
 
@@ -273,7 +273,7 @@ def overflow_batch(remaining: int) -> bytes:
 
 # ------------------------------------------------------------------------------------------------
 # the fetch decision
-def fetch(log, *, topic_config: TopicConfig | None = None, fetch_version: int | None = None,
+def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | None = None,
           client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
           max_bytes: int | None = None) -> FetchResult:
     """Answer one partition of a fetch as a Kafka 3.9 broker does (see the module doc).
@@ -281,13 +281,15 @@ def fetch(log, *, topic_config: TopicConfig | None = None, fetch_version: int | 
     ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
     the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
     """
-    config = topic_config or TopicConfig()
+    config = topic_config or LogConfig()
     data = bytes(log)  # bytes-like or MemoryRecords
     if fetch_version is None:
         fetch_version = LATEST_FETCH_VERSION if client_max_magic is None else fetch_version_for_magic(client_max_magic)
     role = "follower" if is_follower else "consumer"
     tr = Trace(f"fetch v{fetch_version} from a {role} at offset "
                f"{'(log start)' if fetch_offset is None else fetch_offset}, {len(data)} log bytes")
+    tr.add("broker configuration", config.broker.describe(), "BrokerConfig (kafkafmt.config)",
+           **config.broker.to_properties())
     tr.add("request", f"fetch v{fetch_version} carries message formats up to "
            f"v{max_magic_for_fetch_version(fetch_version)}", "FetchRequest / FetchResponse versions",
            fetch_version=fetch_version, client_max_magic=client_max_magic, is_follower=is_follower,

@@ -148,7 +148,7 @@ def _format(f) -> int:
     s = str(f).lower().lstrip("v")
     if s in ("0", "1", "2"):
         return int(s)
-    from .config import record_version
+    from ..config import record_version
     return record_version(s)
 
 

@@ -1,7 +1,7 @@
 """The leader's produce path: ``UnifiedLog.analyzeAndValidateRecords`` + ``LogValidator`` (Kafka 3.9).
 
 :func:`validate_messages_and_assign_offsets` takes the bytes of one partition's produce payload and
-a :class:`~kafkafmt.broker.config.TopicConfig`, and returns what the leader would append
+a :class:`~kafkafmt.config.LogConfig`, and returns what the leader would append
 (:class:`ValidationResult`), or raises the exception Kafka raises, with Kafka's message.  Every
 decision is recorded in a :class:`~kafkafmt.broker.explain.Trace` (``result.trace``, or
 ``error.trace`` on failure).  The input is never modified.
@@ -37,9 +37,11 @@ offsets" and reassigns non-contiguous relative offsets: Kafka does so by rebuild
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from ..config import LogConfig, record_version
 from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
                          RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
@@ -50,7 +52,6 @@ from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
 from . import inplace
-from .config import TopicConfig, record_version
 from .explain import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
@@ -165,7 +166,7 @@ _ZERO_METRICS = {"invalidMagic": 0, "invalidOffset": 0, "invalidSequence": 0, "i
 class _Ctx:
     """State shared by the LogValidator paths (one call)."""
 
-    def __init__(self, buf, batches, config: TopicConfig, *, offset, now, origin, ple, tp, trace, to_magic,
+    def __init__(self, buf, batches, config: LogConfig, *, offset, now, origin, ple, tp, trace, to_magic,
                  source, target, max_decompressed_bytes):
         self.buf = buf
         self.batches: list[RecordBatch] = batches
@@ -193,7 +194,7 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 
 # ------------------------------------------------------------------------------------------------
 # public entry point
-def validate_messages_and_assign_offsets(records, config: TopicConfig | None = None, *, offset: int = 0,
+def validate_messages_and_assign_offsets(records, config: LogConfig | None = None, *, offset: int = 0,
                                          now: int | None = None, origin: str = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
                                          transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
@@ -213,13 +214,15 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
 
     Raises the kafkafmt error mirroring Kafka's exception; the error carries ``.trace``.
     """
-    config = config or TopicConfig()
+    config = config or LogConfig()
     if origin not in ORIGINS:
         raise IllegalArgumentError(f"No enum constant AppendOrigin.{origin}")
     now = int(time.time() * 1000) if now is None else int(now)
     data = bytes(records)  # bytes-like or MemoryRecords (which defines __bytes__); a private copy
     tp = f"{topic}-{partition}"
     tr = Trace(f"produce to {tp}: {len(data)} bytes, log end offset {offset}, now {now}, origin {origin}")
+    tr.add("broker configuration", config.broker.describe(), "BrokerConfig (kafkafmt.config)",
+           **config.broker.to_properties())
     tr.add("topic configuration", f"toMagic v{config.to_magic}, {config.timestamp_type.kafka_name}, "
            f"compression.type {config.broker_compression}", "LogConfig", **config.describe())
     if config.message_format_ignored and record_version(config.message_format_version) != 2:
@@ -228,11 +231,14 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
                message_format_version=config.message_format_version,
                inter_broker_protocol_version=config.inter_broker_protocol_version)
     try:
-        return _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
-                         ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
-                         transactional_id=transactional_id,
-                         pre_checks=pre_checks, source_override=source_compression,
-                         max_decompressed_bytes=max_decompressed_bytes)
+        result = _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
+                           ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
+                           transactional_id=transactional_id,
+                           pre_checks=pre_checks, source_override=source_compression,
+                           max_decompressed_bytes=max_decompressed_bytes)
+        if config.broker.kip228_enabled and result.to_magic == 2:
+            result = _kip228_extend(result, tr)
+        return result
     except KafkaFmtError as e:
         e.trace = tr
         if not hasattr(e, "metrics"):
@@ -242,7 +248,23 @@ def validate_messages_and_assign_offsets(records, config: TopicConfig | None = N
         raise
 
 
-def _validate(buf: bytearray, config: TopicConfig, *, offset, now, origin, ple, produce_version, tp, trace,
+def _kip228_extend(result: ValidationResult, tr: Trace) -> ValidationResult:
+    """Seed 002's new broker (``kafkafmt.kip228.enable``, never in Kafka): v2 batches are stored with
+    the isTimestampExtended bit, an old NO_TIMESTAMP (-1) turned into Long.MIN_VALUE."""
+    from ..kip228 import convert_to_extended, is_extended
+    before = [is_extended(b) for b in MemoryRecords(result.records).batches()]
+    if all(before):
+        return result
+    extended = convert_to_extended(result.records)
+    batches = list(MemoryRecords(extended).batches())
+    tr.add("KIP-228 extended timestamps", f"{before.count(False)} batch(es) rebuilt with isTimestampExtended; "
+           "-1 (old NO_TIMESTAMP) stored as Long.MIN_VALUE", "seed 002 (KIP-228, proposed, never adopted)",
+           note="\"Broker should convert old NO_TIMESTAMP=−1L to new NO_TIMESTAMP_EXTENDED=Long.MIN_VALUE.\"")
+    return dataclasses.replace(result, records=extended, max_timestamp=max(b.max_timestamp for b in batches),
+                               message_size_maybe_changed=True)
+
+
+def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, produce_version, tp, trace,
               transactional_id=None,
               pre_checks, source_override, max_decompressed_bytes) -> ValidationResult:
     if produce_version is not None:
@@ -365,7 +387,7 @@ def _produce_request_checks(buf, version: int, trace: Trace) -> None:
     trace.add("produce request records", "one v2 batch: ok", src)
 
 
-def _analyze_and_validate(batches, config: TopicConfig, origin, ple, tp, trace) -> dict:
+def _analyze_and_validate(batches, config: LogConfig, origin, ple, tp, trace) -> dict:
     ignore_size = origin == "REPLICATION"  # appendAsFollower: ignoreRecordSize = true
     max_ts, shallow, last_offset, monotonic = NO_TIMESTAMP, -1, -1, True
     first_offset = -1
@@ -426,7 +448,7 @@ def _follower_append(buf, batches, config, info, leo, now, origin, tp, trace, so
                             record_count=0, timestamp_type=config.timestamp_type)
 
 
-def _post_checks(result: ValidationResult, config: TopicConfig, tp: str, trace: Trace) -> None:
+def _post_checks(result: ValidationResult, config: LogConfig, tp: str, trace: Trace) -> None:
     if result.message_size_maybe_changed:
         for b in MemoryRecords(result.records).batches():
             if b.size_in_bytes > config.max_message_bytes:

@@ -207,15 +207,15 @@ def _read_log(snapshot: Path) -> bytes:
     return b"".join(p.read_bytes() for p in _segment_files(snapshot, ".log"))
 
 
-def topic_config_props(case: Case) -> dict:
-    """Broker-level defaults of the case's profile + its topic overrides, as kafkafmt's TopicConfig input."""
+def topic_config(case: Case):
+    """The case's topic as kafkafmt configures it: the profile's broker settings (IBP, ``log.*``
+    defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig."""
+    from ..config import BrokerConfig, LogConfig
     prof = PROFILES.get(case.broker, {})
-    props = {}
-    if "log.message.format.version" in prof:
-        props["message.format.version"] = prof["log.message.format.version"]
-    props["inter.broker.protocol.version"] = prof.get("inter.broker.protocol.version", "3.9")
-    props.update(case.topic)
-    return props
+    broker_props = {"inter.broker.protocol.version": prof.get("inter.broker.protocol.version", "3.9"),
+                    **{k: v for k, v in prof.items() if k.startswith("log.")},
+                    **_BROKER_LOG_DEFAULTS}
+    return LogConfig.from_properties(case.topic, broker=BrokerConfig.from_properties(broker_props))
 
 
 def _kafkafmt_error_code(e: BaseException) -> int:
@@ -239,11 +239,6 @@ class KafkafmtModels:
         return importlib.import_module("kafkafmt.broker.validator")
 
     @staticmethod
-    def topic_config(props: dict):
-        from ..broker.config import TopicConfig
-        return TopicConfig.from_properties(props)
-
-    @staticmethod
     def fetch_module():
         import importlib
         return importlib.import_module("kafkafmt.broker.fetch")
@@ -257,7 +252,7 @@ class KafkafmtModels:
 def predict_produce(case: Case, steps: list[ProduceStep]) -> tuple[list[int], list[bytes], list[str]]:
     """kafkafmt's produce path for each request: (error codes, validated bytes of the successes, notes)."""
     validator = KafkafmtModels.validator()
-    cfg = KafkafmtModels.topic_config(topic_config_props(case))
+    cfg = topic_config(case)
     offset = 0
     codes, outs, notes = [], [], []
     for st in steps:
@@ -890,7 +885,7 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
         if int(f.name.split(".")[0]) <= fs.offset:
             seg = f
     data = seg.read_bytes() if seg is not None else b""
-    cfg = KafkafmtModels.topic_config(topic_config_props(case))
+    cfg = topic_config(case)
     max_bytes = int(fs.spec.get("partitionMaxBytes", fs.spec.get("maxBytes", 1 << 20)))
     r = fetch_mod.fetch(data, topic_config=cfg, fetch_version=fs.version, fetch_offset=fs.offset, max_bytes=max_bytes)
     code = 0 if not r.error else _code(r.error)
@@ -898,7 +893,8 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
 
 
 #: broker-level log settings of every profile (BASE_BROKER_CONFIG) as topic properties
-_BROKER_LOG_DEFAULTS = {"segment.bytes": "1048576", "segment.index.bytes": "8192"}
+#: the test broker's own log settings (conformance/broker.py BASE_BROKER_CONFIG)
+_BROKER_LOG_DEFAULTS = {"log.segment.bytes": "1048576", "log.index.size.max.bytes": "8192"}
 
 
 def _compare_tool_outputs(j, k) -> str | None:
@@ -974,16 +970,12 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
     """kafkafmt.log.Log replays the case's successful appends (same topic config, the broker's clock);
     its segment files must equal the broker's.  Returns the closed log's directory and the problems."""
     from ..log.clock import SimulatedClock
-    from ..log.config import LogConfig
     case = r.case
-    props = {**_BROKER_LOG_DEFAULTS, **case.topic}
-    log_cfg = LogConfig.from_properties(props)
-    topic_cfg = KafkafmtModels.topic_config(topic_config_props(case))
     d = runner.workdir / "kafkafmt-logs" / f"{case.topic_name}-0"
     if d.exists():
         shutil.rmtree(d)
     clock = SimulatedClock(r.produce[0].wall_now if r.produce else 0)
-    log = log_mod.Log(d, log_cfg, clock, topic_cfg, topic_partition=(case.topic_name, 0), leader_epoch=0)
+    log = log_mod.Log(d, topic_config(case), clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
     problems = []
     try:
         for st in r.produce:
@@ -1025,4 +1017,4 @@ def results_to_json(results: list[CaseResult]) -> str:
 
 
 __all__ = ["Runner", "CaseResult", "Check", "AGREE", "DIFFER", "PENDING", "ERROR", "results_to_json",
-           "kafkafmt_read", "compare_read", "predict_produce", "topic_config_props"]
+           "kafkafmt_read", "compare_read", "predict_produce", "topic_config"]

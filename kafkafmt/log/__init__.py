@@ -8,7 +8,6 @@ Modules:
 
 =================  ==============================================================================
 ``clock``          :class:`SimulatedClock`, :class:`SystemClock`
-``config``         :class:`LogConfig` (Kafka's defaults, ``from_properties``)
 ``index``          :class:`OffsetIndex`, :class:`TimeIndex` (file-backed or in memory)
 ``file_records``   :class:`FileRecords` (a segment's ``.log``), shallow batch iteration
 ``segment``        :class:`LogSegment`
@@ -24,12 +23,15 @@ Modules:
 ``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
 
+The topic configuration is :class:`kafkafmt.config.LogConfig` (one class for the log and the
+broker rules).
+
 Behaviour is that of the Kafka 3.9.2 jars the oracle runs (tests/log/test_log_vs_kafka.py compares
 the files byte for byte); ``Log(..., index_granularity="append")`` gives the per-append indexing of
 Kafka <= 3.9.0 described in kafka-rules §6.5.
 """
 from .clock import Clock, SimulatedClock, SystemClock
-from .config import LogConfig
+from ..config import BrokerConfig, LogConfig
 from .dump import DumpErrors, dump_index, dump_time_index
 from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import filename_prefix_from_offset, offset_from_file_name
@@ -41,7 +43,7 @@ from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
 from .workloads import AppendEvent, Producer, Workload, generate, generate_mixed, run_workload
 
 __all__ = [
-    "Clock", "SimulatedClock", "SystemClock", "LogConfig", "DumpErrors", "dump_index", "dump_time_index",
+    "Clock", "SimulatedClock", "SystemClock", "LogConfig", "BrokerConfig", "DumpErrors", "dump_index", "dump_time_index",
     "FileBatch", "FileRecords", "LogOffsetPosition", "TimestampAndOffset", "filename_prefix_from_offset",
     "offset_from_file_name", "OffsetIndex", "OffsetPosition", "TimeIndex", "TimestampOffset",
     "companion_partition", "compare_policies", "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP",

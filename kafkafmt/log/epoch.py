@@ -19,6 +19,7 @@ class LeaderEpochCache:
 
     def __init__(self, dir: str | os.PathLike | None = None, *, fsync: bool = True):
         self.fsync = fsync
+        self.enabled = True  #: False while the topic's record version is below v2 (no cache in Kafka)
         self._entries: list[tuple[int, int]] = []  # ascending epoch and start offset
         self._path = None if dir is None else Path(dir) / LEADER_EPOCH_CHECKPOINT
         if self._path is not None:
@@ -62,7 +63,22 @@ class LeaderEpochCache:
         self._entries.append((epoch, start))
         return True
 
+    def on_record_version_change(self, record_version: int) -> None:
+        """``UnifiedLog.maybeCreateLeaderEpochCache``: below v2 there is no cache and its file is
+        deleted; at v2 a cache exists (its file created empty when missing)."""
+        if record_version < 2:
+            self.enabled = False
+            self._entries.clear()
+            if self._path is not None and self._path.exists():
+                self._path.unlink()
+        elif not self.enabled:
+            self.enabled = True
+            if self._path is not None and not self._path.exists() and self._path.parent.exists():
+                self._path.touch()
+
     def assign(self, epoch: int, start_offset: int) -> None:
+        if not self.enabled:
+            return
         if self._assign(epoch, start_offset):
             self.flush()
 
@@ -98,5 +114,5 @@ class LeaderEpochCache:
         self.flush()
 
     def flush(self) -> None:
-        if self._path is not None and self._path.parent.exists():
+        if self.enabled and self._path is not None and self._path.parent.exists():
             write_checkpoint(self._path, list(self._entries), fsync=self.fsync)

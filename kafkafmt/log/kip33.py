@@ -284,7 +284,7 @@ class Kip33TimeIndexPolicy:
     def validator_topic_config(self, topic_config):
         """Messages keep CreateTime: the broker never writes LogAppendTime into them."""
         try:
-            return replace(topic_config, timestamp_type=TimestampType.CREATE_TIME)
+            return topic_config.replace(timestamp_type=TimestampType.CREATE_TIME)
         except (TypeError, ValueError):
             return topic_config
 
@@ -418,11 +418,8 @@ def compare_policies(workload, config, *, seed: int = 0, base_dir: str | os.Path
             d = tmp / policy / f"{topic}-{partition}"
             if d.exists():
                 shutil.rmtree(d)
-            topic_config = None
-            if via == "leader":
-                from ..broker.config import TopicConfig
-                topic_config = TopicConfig(timestamp_type=wl.timestamp_type)
-            log = Log(d, config, clock, topic_config, time_index_policy=policy, seed=seed,
+            cfg = config.replace(timestamp_type=wl.timestamp_type) if via == "leader" else config
+            log = Log(d, cfg, clock, time_index_policy=policy, seed=seed,
                       index_granularity=index_granularity)
             trace = run_workload(log, wl, clock=clock, retention_check_interval_ms=retention_check_interval_ms,
                                  via=via)

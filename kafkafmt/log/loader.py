@@ -42,11 +42,18 @@ class LogLoading:
         write_checkpoint(self.dir / RECOVERY_POINT_CHECKPOINT, line(self.recovery_point), fsync=self.durable)
         write_checkpoint(self.dir / LOG_START_OFFSET_CHECKPOINT, line(self.log_start_offset), fsync=self.durable)
 
-    def _load(self, clean_shutdown: bool | None) -> None:
+    def _load(self, clean_shutdown: bool | None, recovery_point: int | None = None,
+              log_start_offset: int | None = None) -> None:
+        """``UnifiedLog.apply`` + ``LogLoader.load``: the arguments Kafka's LogManager passes (the
+        clean-shutdown state, the recovery point and log start offset from its checkpoints) or, when
+        None, what this directory says (the marker file, the checkpoint files)."""
         marker = self.dir / CLEAN_SHUTDOWN_FILE
         had_clean = marker.exists() if clean_shutdown is None else clean_shutdown
-        recovery_point_ckpt = self._read_offset_checkpoint(RECOVERY_POINT_CHECKPOINT) or 0
-        log_start_ckpt = self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
+        recovery_point_ckpt = (self._read_offset_checkpoint(RECOVERY_POINT_CHECKPOINT) or 0
+                               if recovery_point is None else int(recovery_point))
+        log_start_ckpt = (self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
+                          if log_start_offset is None else int(log_start_offset))
+        self._epoch_cache.on_record_version_change(self.config.to_magic)
         self.recovery_point = recovery_point_ckpt
         self.log_start_offset = log_start_ckpt
         self._recovery_report: list[dict] = []

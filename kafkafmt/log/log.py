@@ -40,14 +40,14 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
                       RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError)
+from ..config import LogConfig
 from ..records import MemoryRecords
 from .clock import Clock, SystemClock
-from .config import LogConfig
 from .epoch import LeaderEpochCache
 from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
@@ -155,14 +155,14 @@ class Log(LogLoading, LogRetention):
     """
 
     def __init__(self, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
-                 topic_config=None, *, time_index_policy: str = "kafka", seed: int = 0,
-                 clean_shutdown: bool | None = None, topic_partition: tuple[str, int] | None = None,
+                 *, time_index_policy: str = "kafka", seed: int = 0,
+                 clean_shutdown: bool | None = None, recovery_point: int | None = None,
+                 log_start_offset: int | None = None, topic_partition: tuple[str, int] | None = None,
                  leader_epoch: int = 0, durable: bool = False, kip33_recovery: str = "keep",
                  index_granularity: str = "batch"):
         self.dir = Path(dir)
-        self.config = config if config is not None else LogConfig()
+        self.config = _as_log_config(config)
         self.clock = clock if clock is not None else SystemClock()
-        self.topic_config = topic_config
         self.topic, self.partition = topic_partition or parse_topic_partition_name(str(self.dir))
         self.leader_epoch = leader_epoch
         self.durable = durable
@@ -180,15 +180,51 @@ class Log(LogLoading, LogRetention):
         self.events: list[dict[str, Any]] = []
         self.dir.mkdir(parents=True, exist_ok=True)
         self._epoch_cache = LeaderEpochCache(self.dir, fsync=durable)
-        self._load(clean_shutdown)
+        self._load(clean_shutdown, recovery_point, log_start_offset)
 
     @classmethod
     def open(cls, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
-             topic_config=None, *, clean_shutdown: bool | None = None, **kwargs) -> "Log":
-        """Reopen an existing partition directory; ``clean_shutdown=False`` forces recovery (§7.5)."""
+             *, clean_shutdown: bool | None = None, recovery_point: int | None = None,
+             log_start_offset: int | None = None, **kwargs) -> "Log":
+        """Reopen an existing partition directory, as ``UnifiedLog.apply`` / ``LogLoader`` do.
+
+        ``clean_shutdown``: whether the broker shut down cleanly (None: the ``.kafka_cleanshutdown``
+        marker decides); ``False`` forces recovery from ``recovery_point`` (§7.5).
+        ``recovery_point`` / ``log_start_offset``: what Kafka's LogManager passes from its checkpoint
+        files (None: read from this directory's checkpoints).
+        """
         if not Path(dir).is_dir():
             raise NoSuchFileError(f"{dir} is not a log directory")
-        return cls(dir, config, clock, topic_config, clean_shutdown=clean_shutdown, **kwargs)
+        return cls(dir, config, clock, clean_shutdown=clean_shutdown, recovery_point=recovery_point,
+                   log_start_offset=log_start_offset, **kwargs)
+
+    # ============================================================================================
+    # configuration
+    def update_config(self, config: LogConfig | Mapping[str, Any] | None = None, **fields) -> LogConfig:
+        """Change the topic configuration of this running log (``UnifiedLog.updateConfig``).
+
+        ``config``: a whole :class:`~kafkafmt.config.LogConfig`, or Kafka properties to change
+        (``{"message.format.version": "0.10.0"}``, what ``kafka-configs --alter --add-config`` sends);
+        ``fields``: field names to change.  Validated before anything changes; effective from the next
+        append and the next roll check, as in Kafka.  When the record version changes, the leader
+        epoch cache is re-initialised: below v2 it is deleted (``UnifiedLog.initializeLeaderEpochCache``).
+        The change is recorded in :attr:`events` (``type: "config"``).  Returns the old configuration.
+        """
+        self._check_open()
+        old = self.config
+        if isinstance(config, LogConfig):
+            new = config.replace(**fields) if fields else config
+        else:
+            new = old.with_properties(dict(config or {}))
+            new = new.replace(**fields) if fields else new
+        self.config = new
+        changed = {k: v for k, v in new.to_properties(defaults=True).items()
+                   if old.to_properties(defaults=True).get(k) != v}
+        if new.to_magic != old.to_magic:
+            self._epoch_cache.on_record_version_change(new.to_magic)
+        self.events.append({"type": "config", "time": self.clock.now(), "changed": changed,
+                            "record_version": new.to_magic, "log_end_offset": self.log_end_offset})
+        return old
 
     # ============================================================================================
     # segments
@@ -375,23 +411,20 @@ class Log(LogLoading, LogRetention):
         validator runs alone (``pre_checks=False``), as ``new LogValidator(...)`` does in Kafka.
         """
         try:
-            from ..broker.config import TopicConfig
             from ..broker.validator import validate_messages_and_assign_offsets
         except ImportError as e:  # the broker layer is written separately
             raise NotImplementedError(
                 "the leader append path needs kafkafmt.broker.validator.validate_messages_and_assign_offsets, "
                 "which is not available in this checkout; append pre-validated batches with "
                 "append_as_leader(records, origin='RAFT_LEADER') or append_as_follower(records)") from e
-        topic_config = self.topic_config if self.topic_config is not None else TopicConfig()
-        topic_config = self._policy.validator_topic_config(topic_config)
+        topic_config = self._policy.validator_topic_config(self.config)
         return validate_messages_and_assign_offsets(
             data, topic_config, offset=offset, now=self.clock.now(), origin=origin,
             partition_leader_epoch=leader_epoch, topic=self.topic, partition=self.partition, pre_checks=False,
             source_compression=source_compression)
 
     def _topic_timestamp_type(self) -> TimestampType:
-        tc = self.topic_config
-        return getattr(tc, "timestamp_type", TimestampType.CREATE_TIME) if tc is not None else TimestampType.CREATE_TIME
+        return self.config.timestamp_type
 
     def _append(self, records, *, origin: str, validate: bool, leader_epoch: int, ignore_record_size: bool,
                 leader: bool, companion_entries=None) -> LogAppendInfo:
@@ -542,11 +575,8 @@ class Log(LogLoading, LogRetention):
     # ============================================================================================
     # timestamp lookup
     def _message_format_below_0_10(self) -> bool:
-        v = getattr(self.topic_config, "message_format_version", None) if self.topic_config is not None else None
-        if v is None:
-            return False
-        text = str(getattr(v, "value", v))
-        return text.startswith(("0.8", "0.9"))
+        """``config.messageFormatVersion.isLessThan(IBP_0_10_0_IV0)``, the format the log really uses."""
+        return self.config.to_magic == 0
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """``UnifiedLog.fetchOffsetByTimestamp`` (ListOffsets; kafka-rules §6.6).
@@ -562,7 +592,7 @@ class Log(LogLoading, LogRetention):
                 and target_timestamp != LATEST_TIMESTAMP):
             raise UnsupportedForMessageFormatError(
                 f"Cannot search offsets based on timestamp because message format version for partition "
-                f"{self.topic_partition} is {self.topic_config.message_format_version} which is earlier than the "
+                f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
                 f"minimum required version 0.10.0-IV0")
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             e = self._epoch_cache.earliest_entry
@@ -767,4 +797,15 @@ class Log(LogLoading, LogRetention):
 
 def config_with(config: LogConfig | None = None, **changes) -> LogConfig:
     """``LogConfig`` with some fields changed (a convenience for tests and notebooks)."""
-    return replace(config or LogConfig(), **changes)
+    return (config or LogConfig()).replace(**changes)
+
+
+def _as_log_config(config) -> LogConfig:
+    """A :class:`LogConfig`, or Kafka topic properties (a mapping) turned into one."""
+    if config is None:
+        return LogConfig()
+    if isinstance(config, LogConfig):
+        return config
+    if isinstance(config, Mapping):
+        return LogConfig.from_properties(config)
+    raise TypeError(f"config must be a LogConfig or a mapping of Kafka topic properties, not {type(config).__name__}")

@@ -191,7 +191,7 @@ def run_workload(log, workload: Workload, *, clock=None, via: str = "raft",
 
     ``via="raft"`` appends the batch a leader would have stored (:func:`stored_batch`) with
     ``origin="RAFT_LEADER"``, which needs no validator; ``via="leader"`` sends :func:`client_batch`
-    through ``append_as_leader`` (the broker's LogValidator; ``log.topic_config`` sets the timestamp
+    through ``append_as_leader`` (the broker's LogValidator; ``log.config`` sets the timestamp
     type).  Under ``time_index_policy="kip33-variant"`` messages always keep CreateTime.
 
     Retention (``delete_old_segments``) runs whenever ``retention_check_interval_ms`` of simulated

@@ -1,9 +1,9 @@
-"""TopicConfig: LogConfig's view of message.format.version, timestamps and compression (Kafka 3.9)."""
+"""The broker's view of the one topic configuration: message.format.version, timestamps, compression (Kafka 3.9)."""
 from __future__ import annotations
 
 import pytest
 
-from kafkafmt.broker.config import ConfigError, TopicConfig, metadata_version_index, record_version
+from kafkafmt.config import BrokerConfig, ConfigError, LogConfig, metadata_version_index, record_version
 from kafkafmt.constants import INT64_MAX, CompressionType, TimestampType
 
 
@@ -15,7 +15,7 @@ from kafkafmt.constants import INT64_MAX, CompressionType, TimestampType
 def test_record_version_follows_metadata_version_thresholds(version, magic):
     """MetadataVersion.highestSupportedRecordVersion: < IBP_0_10_0_IV0 → V0, < IBP_0_11_0_IV0 → V1, else V2."""
     assert record_version(version) == magic
-    assert TopicConfig(message_format_version=version).to_magic == magic
+    assert LogConfig(message_format_version=version).to_magic == magic
 
 
 def test_version_strings_parse_like_from_version_string():
@@ -30,26 +30,26 @@ def test_version_strings_parse_like_from_version_string():
                                           ("3.9", True)])
 def test_message_format_ignored_from_ibp_3_0_iv1(ibp, ignored):
     """LogConfig.shouldIgnoreMessageFormatVersion: IBP ≥ 3.0-IV1 → the topic is always v2 (KIP-724)."""
-    cfg = TopicConfig(message_format_version="0.10.0", inter_broker_protocol_version=ibp)
+    cfg = LogConfig(message_format_version="0.10.0", broker=BrokerConfig(inter_broker_protocol_version=ibp))
     assert cfg.message_format_ignored is ignored
     assert cfg.to_magic == (2 if ignored else 1)
 
 
 def test_default_ibp_is_2_8_so_that_old_formats_take_effect():
     """kafkafmt's documented default: IBP 2.8 (Kafka 3.9's own default IBP would ignore message.format.version)."""
-    cfg = TopicConfig()
+    cfg = LogConfig()
     assert cfg.inter_broker_protocol_version == "2.8"
     assert cfg.message_format_version == "3.0-IV1" and cfg.to_magic == 2
-    assert TopicConfig(message_format_version="0.9.0").to_magic == 0
+    assert LogConfig(message_format_version="0.9.0").to_magic == 0
 
 
 def test_kip937_before_after_fall_back_to_difference_when_left_at_long_max():
     """LogConfig.getMessageTimestampBeforeMaxMs / AfterMaxMs (Kafka 3.6, KIP-937)."""
-    cfg = TopicConfig(timestamp_difference_max_ms=5000)
+    cfg = LogConfig(timestamp_difference_max_ms=5000)
     assert (cfg.effective_before_max_ms, cfg.effective_after_max_ms) == (5000, 5000)
-    cfg = TopicConfig(timestamp_difference_max_ms=5000, timestamp_before_max_ms=100)
+    cfg = LogConfig(timestamp_difference_max_ms=5000, timestamp_before_max_ms=100)
     assert (cfg.effective_before_max_ms, cfg.effective_after_max_ms) == (100, 5000)
-    cfg = TopicConfig(timestamp_after_max_ms=7)
+    cfg = LogConfig(timestamp_after_max_ms=7)
     assert (cfg.effective_before_max_ms, cfg.effective_after_max_ms) == (INT64_MAX, 7)
 
 
@@ -59,7 +59,7 @@ def test_seed000_5_timestamp_type_and_threshold_are_per_topic_properties():
     KIP-32 names the threshold ``max.message.time.difference.ms``; Kafka ships it as
     ``message.timestamp.difference.max.ms`` (and, since 3.6, before/after.max.ms).
     """
-    cfg = TopicConfig.from_properties({"message.timestamp.type": "LogAppendTime",
+    cfg = LogConfig.from_properties({"message.timestamp.type": "LogAppendTime",
                                        "message.timestamp.difference.max.ms": "60000",
                                        "cleanup.policy": "compact,delete", "compression.type": "lz4",
                                        "message.format.version": "0.10.2", "max.message.bytes": "2000",
@@ -69,27 +69,28 @@ def test_seed000_5_timestamp_type_and_threshold_are_per_topic_properties():
     assert cfg.compacted and cfg.to_magic == 1 and cfg.max_message_bytes == 2000
     assert cfg.downconversion_enable is False
     assert cfg.target_compression(CompressionType.GZIP) == CompressionType.LZ4
-    assert cfg.extra == {"retention.ms": "1"}
-    assert TopicConfig.from_properties(cfg.to_properties()).to_magic == 1
+    assert cfg.retention_ms == 1  # a log setting, in the same object
+    assert LogConfig.from_properties(cfg.to_properties()).to_magic == 1
 
 
 def test_broker_compression_type_targets():
     """BrokerCompressionType.targetCompression: producer keeps the source codec; uncompressed (alias none)."""
-    assert TopicConfig().target_compression(CompressionType.SNAPPY) == CompressionType.SNAPPY
-    assert TopicConfig(compression_type="uncompressed").target_compression(CompressionType.GZIP) == CompressionType.NONE
-    assert TopicConfig(compression_type="none").target_compression(CompressionType.GZIP) == CompressionType.NONE
-    assert TopicConfig(compression_type="gzip", gzip_level=1).target_level(CompressionType.NONE) == 1
-    assert TopicConfig(gzip_level=1).target_level(CompressionType.GZIP) is None  # producer: default level
+    assert LogConfig().target_compression(CompressionType.SNAPPY) == CompressionType.SNAPPY
+    assert LogConfig(compression_type="uncompressed").target_compression(CompressionType.GZIP) == CompressionType.NONE
+    assert LogConfig(compression_type="none").target_compression(CompressionType.GZIP) == CompressionType.NONE
+    assert LogConfig(compression_type="gzip", gzip_level=1).target_level(CompressionType.NONE) == 1
+    assert LogConfig(gzip_level=1).target_level(CompressionType.GZIP) is None  # producer: default level
+    assert LogConfig(compression_type="lz4").target_level(CompressionType.NONE) is None  # Kafka's default 9
 
 
 def test_zstd_needs_ibp_2_1():
     """LogValidator: zstd target with IBP < 2.1-IV0 is refused (KAFKA-7920)."""
-    assert not TopicConfig(inter_broker_protocol_version="2.0").ibp_supports_zstd
-    assert TopicConfig(inter_broker_protocol_version="2.1-IV0").ibp_supports_zstd
+    assert not LogConfig(broker=BrokerConfig(inter_broker_protocol_version="2.0")).ibp_supports_zstd
+    assert LogConfig(broker=BrokerConfig(inter_broker_protocol_version="2.1-IV0")).ibp_supports_zstd
 
 
 @pytest.mark.parametrize("kw", [{"timestamp_type": "Bogus"}, {"compression_type": "brotli"},
                                 {"message_format_version": "9.9"}, {"timestamp_difference_max_ms": -1}])
 def test_invalid_values_raise_config_error(kw):
     with pytest.raises(ConfigError):
-        TopicConfig(**kw)
+        LogConfig(**kw)

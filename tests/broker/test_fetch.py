@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import LAT, NOW, R, batches, build, read, v2  # noqa: E402
 
-from kafkafmt.broker import TopicConfig  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
 from kafkafmt.broker.fetch import (MAX_READ_SIZE, down_convert, fetch, fetch_version_for_magic,  # noqa: E402
                                    max_magic_for_fetch_version, overflow_batch)
 from kafkafmt.constants import CompressionType, ControlRecordType  # noqa: E402
@@ -19,9 +19,9 @@ from kafkafmt.errors import UnsupportedCompressionError  # noqa: E402
 from kafkafmt.records import end_txn_marker  # noqa: E402
 from kafkafmt.records.record import Header  # noqa: E402
 
-V2 = TopicConfig()
-V1 = TopicConfig(message_format_version="0.10.0")
-V0 = TopicConfig(message_format_version="0.9.0")
+V2 = LogConfig()
+V1 = LogConfig(message_format_version="0.10.0")
+V0 = LogConfig(message_format_version="0.9.0")
 
 
 @pytest.mark.parametrize("fmt_cfg, version, target", [
@@ -41,7 +41,7 @@ def test_decision_uses_the_topic_config_not_the_bytes_on_disk():
     assert fetch(v2_on_disk, topic_config=V1, fetch_version=2).zero_copy  # v2 bytes to a v1-only client
     # IBP ≥ 3.0: the format is always v2, so every fetch ≤ v3 goes through conversion, even for v1 data
     v1_on_disk = build([R(NOW)], magic=1)
-    res = fetch(v1_on_disk, topic_config=V1.replace(inter_broker_protocol_version="3.9"), fetch_version=3)
+    res = fetch(v1_on_disk, topic_config=V1.replace(broker=BrokerConfig(inter_broker_protocol_version="3.9")), fetch_version=3)
     assert res.to_magic == 1 and res.records == v1_on_disk and res.cost.batches_copied == 1
 
 

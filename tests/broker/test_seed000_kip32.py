@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper, read  # noqa: E402
 
-from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
 from kafkafmt.broker.validator import (PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT,  # noqa: E402
@@ -23,9 +23,9 @@ from kafkafmt.broker.validator import (PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED
 from kafkafmt.constants import INT64_MAX, TimestampType  # noqa: E402
 from kafkafmt.errors import RecordValidationError  # noqa: E402
 
-V2 = TopicConfig()
-V1 = TopicConfig(message_format_version="0.10.0")
-V0 = TopicConfig(message_format_version="0.9.0")
+V2 = LogConfig()
+V1 = LogConfig(message_format_version="0.10.0")
+V0 = LogConfig(message_format_version="0.9.0")
 
 
 # §1 / §2 leader ------------------------------------------------------------------------------------

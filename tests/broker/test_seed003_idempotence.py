@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import NOW, R, batches, v2  # noqa: E402
 
-from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.idempotence import (BROKER_VERSIONS, CLIENT_VERSIONS, MODES, TOPIC_FORMATS, VARIANTS,  # noqa: E402
                                          downgrade_batch, matrix, produce_outcome)
 from kafkafmt.errors import UnsupportedForMessageFormatError  # noqa: E402
@@ -27,7 +27,7 @@ def test_seed003_background_idempotent_produce_to_an_older_format_fails(fmt):
     """Background: 'any produce requests to topics with an older message format will fail with an
     UnsupportedVersionException'.  KAFKA: the broker's LogValidator raises UnsupportedForMessageFormatException
     ('Idempotent records cannot be used with magic version N', error 43)."""
-    cfg = TopicConfig(message_format_version="0.10.0" if fmt == 1 else "0.9.0")
+    cfg = LogConfig(message_format_version="0.10.0" if fmt == 1 else "0.9.0")
     with pytest.raises(UnsupportedForMessageFormatError) as e:
         validate(v2([R(NOW)], pid=1000, epoch=0, seq=0), cfg, now=NOW)
     assert e.value.reason == f"Idempotent records cannot be used with magic version {fmt}"

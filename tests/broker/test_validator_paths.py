@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
 
-from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.inplace import UnsupportedOperationError  # noqa: E402
 from kafkafmt.broker.validator import (PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT,  # noqa: E402
                                        PATH_EMPTY, PATH_FOLLOWER, PATH_IN_PLACE)
@@ -29,9 +29,9 @@ from kafkafmt.errors import (CorruptRecordError, IllegalArgumentError, InvalidRe
 from kafkafmt.records import end_txn_marker  # noqa: E402
 from kafkafmt.records.record import Header  # noqa: E402
 
-V2 = TopicConfig()
-V1 = TopicConfig(message_format_version="0.10.0")
-V0 = TopicConfig(message_format_version="0.9.0")
+V2 = LogConfig()
+V1 = LogConfig(message_format_version="0.10.0")
+V0 = LogConfig(message_format_version="0.9.0")
 RS = [R(NOW - 3, b"a", b"1"), R(NOW - 1, b"b", b"2"), R(NOW - 2, None, b"3")]
 
 
@@ -262,7 +262,7 @@ def test_uncompressed_control_batch_from_coordinator_stays_uncompressed_on_a_gzi
 
 
 def test_zstd_target_with_ibp_below_2_1_is_unsupported():
-    cfg = V2.replace(inter_broker_protocol_version="2.0", compression_type="zstd")
+    cfg = V2.replace(broker=BrokerConfig(inter_broker_protocol_version="2.0"), compression_type="zstd")
     with pytest.raises(UnsupportedCompressionError, match="^Produce requests to inter.broker.protocol.version < 2.1 "
                                                           "broker are not allowed to use ZStandard compression$") as e:
         validate(build(RS), cfg, now=NOW)
@@ -374,7 +374,7 @@ def test_corrupt_inner_crc_is_thrown_at_once():
     earlier record already had a (collected) error."""
     inner = [legacy_msg(0, NOW, key=None), legacy_msg(1, NOW, crc=12345)]
     with pytest.raises(CorruptRecordError) as e:
-        validate(legacy_wrapper(inner), V1.replace(compacted=True), now=NOW)
+        validate(legacy_wrapper(inner), V1.replace(cleanup_policy="compact"), now=NOW)
     assert re.fullmatch(r"Record is corrupt \(stored crc = 12345, computed crc = \d+\)", e.value.reason)
     assert e.value.offset == 1
 
@@ -437,7 +437,7 @@ def test_range_message_uses_java_long_overflow():
 def test_timestamp_errors_take_precedence_over_key_errors():
     recs = [R(NOW, None), R(NOW - 2_000_000, b"k")]
     with pytest.raises(RecordValidationError) as e:
-        validate(build(recs), V2.replace(compacted=True, timestamp_difference_max_ms=1000), now=NOW)
+        validate(build(recs), V2.replace(cleanup_policy="compact", timestamp_difference_max_ms=1000), now=NOW)
     assert e.value.cause is InvalidTimestampError
     assert [i for _, i, _ in e.value.record_errors] == [0, 1]
     assert e.value.record_errors[0][2] == "Compacted topic cannot accept message without key in topic partition topic-0"
@@ -446,7 +446,7 @@ def test_timestamp_errors_take_precedence_over_key_errors():
 def test_key_errors_alone_are_invalid_record_and_message_shows_at_most_three():
     recs = [R(NOW, None)] * 4
     with pytest.raises(RecordValidationError) as e:
-        validate(build(recs), V2.replace(compacted=True), now=NOW)
+        validate(build(recs), V2.replace(cleanup_policy="compact"), now=NOW)
     msg = "Compacted topic cannot accept message without key in topic partition topic-0"
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{msg}')" for i in range(3))
     assert e.value.reason == ("One or more records have been rejected due to 4 record errors in total, and only showing "
@@ -533,7 +533,7 @@ def test_transactional_records_need_a_transactional_id_in_a_produce_request():
     """KafkaApis.handleProduceRequest answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) for a
     Produce request with transactional records and no transactional id, before any validation;
     the live-broker case produce-errors/v2-transactional-without-txn-id shows the broker doing so."""
-    from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets
+    from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets
     from kafkafmt.constants import CompressionType, TimestampType
     from kafkafmt.errors import TransactionalIdAuthorizationError
     from kafkafmt.records import MemoryRecordsBuilder
@@ -541,7 +541,7 @@ def test_transactional_records_need_a_transactional_id_in_a_produce_request():
                              producer_epoch=0, base_sequence=0, is_transactional=True)
     b.append(1000, b"k", b"v")
     data = b.build()
-    cfg = TopicConfig()
+    cfg = LogConfig()
     with pytest.raises(TransactionalIdAuthorizationError) as ei:
         validate_messages_and_assign_offsets(data, cfg, offset=0, now=2000, produce_version=8)
     assert ei.value.error_code == 53

@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
 
-from kafkafmt.broker import TopicConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.fetch import down_convert  # noqa: E402
 from kafkafmt.constants import CompressionType, ControlRecordType  # noqa: E402
 from kafkafmt.crc import crc32  # noqa: E402
@@ -30,9 +30,9 @@ from kafkafmt.records.record import Header  # noqa: E402
 
 pytestmark = pytest.mark.java
 
-V2 = TopicConfig()
-V1 = TopicConfig(message_format_version="0.10.0")
-V0 = TopicConfig(message_format_version="0.9.0")
+V2 = LogConfig()
+V1 = LogConfig(message_format_version="0.10.0")
+V0 = LogConfig(message_format_version="0.9.0")
 RS = [R(NOW - 3, b"a", b"1"), R(NOW - 1, b"b", b"2"), R(NOW - 2, None, b"3")]
 HR = [R(NOW - 1, b"k", b"v", (Header("h", b"x"),)), R(NOW, b"k2", b"v2")]
 TS = [R(NOW - 10_000), R(NOW + 10_000), R(NOW), R(-1), R(NOW - 500_000)]
@@ -71,7 +71,7 @@ def _cases():
         ("several uncompressed v1 -> gzip", build(RS, magic=1) * 2, V1.replace(compression_type="gzip"), {}),
         ("mixed magic", build(RS, magic=0) + build(RS, magic=1), V1, {}),
         ("corrupt inner crc", legacy_wrapper([legacy_msg(0, NOW, key=None), legacy_msg(1, NOW, crc=12345)]),
-         V1.replace(compacted=True), {}),
+         V1.replace(cleanup_policy="compact"), {}),
         ("control from client", MARKER, V2, {}),
         ("control from coordinator", MARKER, V2, dict(origin="COORDINATOR")),
         ("control from coordinator, gzip topic", MARKER, V2.replace(compression_type="gzip"),
@@ -84,7 +84,7 @@ def _cases():
         ("transactional gzip to v1", v2(RS, pid=7, epoch=1, seq=0, txn=True, compression_="gzip"), V1, {}),
         ("transactional to v2", v2(RS, pid=7, epoch=1, seq=0, txn=True), V2, {}),
         ("zstd to v1", build(RS, compression_="zstd"), V1, {}),
-        ("zstd with IBP 2.0", build(RS, compression_="zstd"), V2.replace(inter_broker_protocol_version="2.0"), {}),
+        ("zstd with IBP 2.0", build(RS, compression_="zstd"), V2.replace(broker=BrokerConfig(inter_broker_protocol_version="2.0")), {}),
         ("headers to v1", build(HR), V1, {}),
         ("headers gzip to v1", build(HR, compression_="gzip"), V1, {}),
         ("headers gzip to v0", build(HR, compression_="gzip"), V0, {}),
@@ -140,10 +140,10 @@ def _cases():
                 (f"long overflow in message m{magic} {codec}", build(TS, magic=magic, compression_=codec),
                  cfg.replace(timestamp_before_max_ms=1000), {}),
                 (f"null keys compacted m{magic} {codec}", build([R(NOW, None)] * 4, magic=magic, compression_=codec),
-                 cfg.replace(compacted=True), {}),
+                 cfg.replace(cleanup_policy="compact"), {}),
                 (f"keys + timestamps m{magic} {codec}",
                  build([R(NOW, None), R(NOW - 2_000_000, None)], magic=magic, compression_=codec),
-                 cfg.replace(compacted=True, timestamp_difference_max_ms=1000), {}),
+                 cfg.replace(cleanup_policy="compact", timestamp_difference_max_ms=1000), {}),
             ]
     return cases
 

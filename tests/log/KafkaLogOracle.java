@@ -244,6 +244,49 @@ public final class KafkaLogOracle {
                 else out.put("exception", exception);
                 return out;
             }
+            case "updateConfig": {
+                // what `kafka-configs --alter` ends in: UnifiedLog.updateConfig(new LogConfig(props))
+                Properties props = new Properties();
+                JsonNode cfg = req.get("config");
+                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                log(req).updateConfig(new LogConfig(props));
+                return state(log(req), out);
+            }
+            case "configKeys": {
+                // every topic setting Kafka knows: name, type, default (as Kafka prints it), validator
+                ArrayNode keys = out.putArray("keys");
+                for (java.util.Map.Entry<String, org.apache.kafka.common.config.ConfigDef.ConfigKey> e
+                        : LogConfig.configKeys().entrySet()) {
+                    org.apache.kafka.common.config.ConfigDef.ConfigKey k = e.getValue();
+                    ObjectNode o = keys.addObject();
+                    o.put("name", e.getKey());
+                    o.put("type", k.type.toString());
+                    if (k.hasDefault() && k.defaultValue != null)
+                        o.put("default", org.apache.kafka.common.config.ConfigDef.convertToString(k.defaultValue, k.type));
+                    else o.putNull("default");
+                    o.put("validator", k.validator == null ? null : k.validator.toString());
+                    java.util.Optional<String> server = LogConfig.serverConfigName(e.getKey());
+                    o.put("serverName", server.orElse(null));
+                }
+                return out;
+            }
+            case "validateConfig": {
+                // LogConfig.validate(props) as the admin path runs it; the effective values when valid
+                Properties props = new Properties();
+                JsonNode cfg = req.get("config");
+                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                LogConfig.validate(props);
+                LogConfig c = new LogConfig(props);
+                out.put("recordVersion", c.recordVersion().value);
+                out.put("messageTimestampType", c.messageTimestampType.name);
+                out.put("messageTimestampBeforeMaxMs", c.messageTimestampBeforeMaxMs);
+                out.put("messageTimestampAfterMaxMs", c.messageTimestampAfterMaxMs);
+                out.put("maxSegmentMs", c.maxSegmentMs());
+                out.put("initFileSize", c.initFileSize());
+                out.put("compact", c.compact);
+                out.put("delete", c.delete);
+                return out;
+            }
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }

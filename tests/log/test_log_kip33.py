@@ -56,12 +56,11 @@ def test_entries_for_first_message_first_of_each_minute_and_last_message(tmp_pat
 
 
 def test_messages_keep_create_time_even_on_a_log_append_time_topic(tmp_path):
-    from kafkafmt.broker import config as broker
     from kafkafmt.log.workloads import client_batch
     clock = SimulatedClock(T0 + 30_000)
-    topic = broker.TopicConfig(timestamp_type="LogAppendTime")
-    shipped = Log(tmp_path / "a-0", LogConfig(), clock, topic)
-    variant = Log(tmp_path / "b-0", LogConfig(), clock, topic, time_index_policy="kip33-variant")
+    topic = LogConfig.from_properties({"message.timestamp.type": "LogAppendTime"})
+    shipped = Log(tmp_path / "a-0", topic, clock)
+    variant = Log(tmp_path / "b-0", topic, clock, time_index_policy="kip33-variant")
     for log in (shipped, variant):
         log.append_as_leader(client_batch([(T0 - DAY, b"k", b"v")]))
     b1 = next(MemoryRecords(shipped.read(0, 10**6).records).batches())

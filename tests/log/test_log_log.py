@@ -49,7 +49,7 @@ def test_log_config_defaults_and_properties():
     p = LogConfig.from_properties({"segment.bytes": "1024", "cleanup.policy": "compact,delete", "preallocate": "true",
                                    "retention.ms": "-1", "message.timestamp.type": "LogAppendTime"})
     assert p.segment_bytes == 1024 and p.compact and p.delete and p.preallocate and p.retention_ms == -1
-    assert p.extra == {"message.timestamp.type": "LogAppendTime"}
+    assert p.timestamp_type.kafka_name == "LogAppendTime"  # one configuration: never filed away unused
     assert LogConfig.from_properties(p.to_properties()) == p
     assert LogConfig(cleanup_policy="compact", segment_ms=1000, max_compaction_lag_ms=10).max_segment_ms == 10
     assert LogConfig(preallocate=True, segment_bytes=5000).init_file_size == 5000
@@ -211,16 +211,15 @@ def test_partial_trailing_batch_is_dropped(make_log):
 
 
 def test_leader_append_through_the_broker_validator(make_log, clock):
-    from kafkafmt.broker import config as broker
     from kafkafmt.errors import KafkaFmtError
     from kafkafmt.log.workloads import client_batch
-    log = make_log(topic_config=broker.TopicConfig(timestamp_type="LogAppendTime"))
+    log = make_log(LogConfig.from_properties({"message.timestamp.type": "LogAppendTime"}))
     info = log.append_as_leader(client_batch([(5, b"k", b"v"), (6, b"k", b"w")]))
     assert (info.first_offset, info.last_offset, info.max_timestamp, info.log_append_time) == \
         (0, 1, clock.now(), clock.now())
     b = next(MemoryRecords(log.read(0, 10**6).records).batches())
     assert b.timestamp_type.kafka_name == "LogAppendTime" and b.partition_leader_epoch == 0
-    strict = make_log(name="c-0", topic_config=broker.TopicConfig(timestamp_after_max_ms=1000))
+    strict = make_log(LogConfig.from_properties({"message.timestamp.after.max.ms": "1000"}), name="c-0")
     with pytest.raises(KafkaFmtError) as e:
         strict.append_as_leader(client_batch([(clock.now() + 10**9, b"k", b"v")]))
     assert e.value.kafka_exception == "InvalidTimestampException"
@@ -331,9 +330,7 @@ def test_list_offsets_special_targets(make_log, clock):
 
 
 def test_list_offsets_needs_message_format_0_10(make_log):
-    class OldTopic:
-        message_format_version = "0.9.0"
-    log = make_log(topic_config=OldTopic())
+    log = make_log(LogConfig.from_properties({"message.format.version": "0.9.0"}))
     assert log.fetch_offset_by_timestamp(-2).offset == 0
     with pytest.raises(UnsupportedForMessageFormatError):
         log.fetch_offset_by_timestamp(100)

@@ -61,11 +61,10 @@ def test_replay_assigns_offsets_and_timestamps(tmp_path, ts_type):
 @pytest.mark.parametrize("ts_type", ["CreateTime", "LogAppendTime"])
 def test_replay_through_the_broker_validator_writes_the_same_bytes(tmp_path, ts_type):
     """stored_batch (via="raft") must be exactly what LogValidator's in-place path makes of a client batch."""
-    from kafkafmt.broker import config as broker
     wl = generate(9, num_events=30, max_skew_ms=10_000, num_producers=2, timestamp_type=ts_type, start_ms=T0)
     cfg = LogConfig(segment_bytes=1500, index_interval_bytes=100)
     a = Log(tmp_path / "a-0", cfg, SimulatedClock(T0))
-    b = Log(tmp_path / "b-0", cfg, SimulatedClock(T0), broker.TopicConfig(timestamp_type=ts_type))
+    b = Log(tmp_path / "b-0", cfg.replace(timestamp_type=ts_type), SimulatedClock(T0))
     run_workload(a, wl, via="raft")
     run_workload(b, wl, via="leader")
     for sa, sb in zip(a.segments, b.segments):

@@ -1,0 +1,672 @@
+"""One topic configuration, as Kafka has it: :class:`LogConfig`, and the broker settings apart.
+
+Kafka keeps one ``org.apache.kafka.storage.internals.log.LogConfig`` per topic; kafkafmt does the
+same.  The broker's produce and fetch rules (:mod:`kafkafmt.broker`) and the log on disk
+(:mod:`kafkafmt.log`) take the same object.
+
+* Every topic setting Kafka 3.9.2 knows is listed once, as data, in :data:`TOPIC_KEYS`: its name,
+  ``ConfigDef`` type, default and validator (``LogConfig.CONFIG`` / ``ServerLogConfigs``; the test
+  suite checks each against ``LogConfig.configKeys()`` from the 3.9.2 jars).  Values are parsed as
+  ``ConfigDef.parseType`` parses them (strings as in a ``.properties`` file, or Python values) and
+  rejected with Kafka's own message (``Invalid value X for configuration Y: ...``).
+* A key Kafka does not know is an error naming it, with the closest known key suggested (Kafka:
+  ``Unknown topic config name: X``).  A key Kafka knows but kafkafmt does not model (flush, replica
+  throttling, tiered storage, the cleaner's ratios ...) is validated, kept, written back by
+  :meth:`LogConfig.to_properties`, listed in :attr:`LogConfig.not_modelled` and announced once per
+  process with a :class:`NotModelledConfigWarning`.
+* Broker-level settings that change what a topic does live in :class:`BrokerConfig`:
+  ``inter.broker.protocol.version`` (kafkafmt's default is **2.8**, see there), the broker's
+  defaults for topic settings (``log.segment.bytes`` ...), and two switches for proposals Kafka
+  never shipped (KIP-228, seed 003).  A :class:`LogConfig` carries the broker it lives on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import random
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .constants import (DEFAULT_MAX_MESSAGE_BYTES, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
+                        LEGACY_RECORD_OVERHEAD_V0, CompressionType, TimestampType)
+from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
+
+# ================================================================================================
+# Kafka's MetadataVersion order (server-common MetadataVersion, 3.9.2; 4.0-IV0/IV1 are listed but
+# not production-ready there).  message.format.version and inter.broker.protocol.version use it.
+METADATA_VERSIONS = (
+    "0.8.0", "0.8.1", "0.8.2", "0.9.0",
+    "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0",
+    "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2", "1.0-IV0", "1.1-IV0", "2.0-IV0", "2.0-IV1",
+    "2.1-IV0", "2.1-IV1", "2.1-IV2", "2.2-IV0", "2.2-IV1", "2.3-IV0", "2.3-IV1", "2.4-IV0", "2.4-IV1",
+    "2.5-IV0", "2.6-IV0", "2.7-IV0", "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1", "3.0-IV0", "3.0-IV1",
+    "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1",
+    "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4",
+    "3.8-IV0", "3.9-IV0", "4.0-IV0", "4.0-IV1",
+)
+_MV_INDEX: dict[str, int] = {}
+for _i, _name in enumerate(METADATA_VERSIONS):
+    _MV_INDEX[_name] = _i
+    _MV_INDEX[_name.split("-IV")[0]] = _i  # a release version means its latest IV (maxInterVersion)
+
+
+def metadata_version_index(version: str) -> int:
+    """Position of ``version`` in Kafka's MetadataVersion order (``MetadataVersion.fromVersionString``).
+
+    Like Kafka, ``"0.10.0.1"`` means ``"0.10.0"`` (3 segments for 0.x, 2 after) and a release
+    without ``-IVn`` means that release's latest inter-version.
+    """
+    s = str(version).strip()
+    segs = s.split(".")
+    n = 3 if s.startswith("0.") else 2
+    key = s if n >= len(segs) else ".".join(segs[:n])
+    try:
+        return _MV_INDEX[key]
+    except KeyError:
+        raise ConfigError(f"Version {version} is not a valid version") from None
+
+
+def version_at_least(version: str, floor: str) -> bool:
+    return metadata_version_index(version) >= metadata_version_index(floor)
+
+
+def record_version(message_format_version: str) -> int:
+    """``MetadataVersion.highestSupportedRecordVersion``: <0.10.0-IV0 → 0, <0.11.0-IV0 → 1, else 2."""
+    i = metadata_version_index(message_format_version)
+    if i < _MV_INDEX["0.10.0-IV0"]:
+        return 0
+    if i < _MV_INDEX["0.11.0-IV0"]:
+        return 1
+    return 2
+
+
+# ================================================================================================
+# the keys, as data
+GiB = 1024 * 1024 * 1024
+WEEK_MS = 7 * 24 * 60 * 60 * 1000
+BROKER_CODECS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One topic setting: Kafka's name, ``ConfigDef`` type and default, validator, and kafkafmt's field.
+
+    ``check`` is the validator as data: ``("at_least", n)``, ``("between", lo, hi)``, ``("in", names)``,
+    ``("list_in", names)``, ``("gzip_level",)``, ``("version",)``, ``("throttled",)`` or ``None``.
+    ``attr`` is the :class:`LogConfig` field holding the value, or ``None`` when kafkafmt does not
+    model the setting (it is then validated and kept as a string in ``not_modelled``).
+    """
+
+    name: str
+    type: str  #: BOOLEAN INT LONG DOUBLE STRING LIST, as ConfigDef.Type
+    default: Any  #: the parsed default (Kafka 3.9.2)
+    check: tuple | None
+    server_name: str | None  #: the broker's default for it (``LogConfig.serverConfigName``)
+    attr: str | None = None
+
+    @property
+    def modelled(self) -> bool:
+        return self.attr is not None
+
+
+def _k(name, type_, default, check, server, attr=None) -> ConfigKey:
+    return ConfigKey(name, type_, default, check, server, attr)
+
+
+#: Every topic setting of Kafka 3.9.2 (``LogConfig.configKeys()``), in Kafka's order.
+TOPIC_KEYS: tuple[ConfigKey, ...] = (
+    _k("segment.bytes", "INT", GiB, ("at_least", LEGACY_RECORD_OVERHEAD_V0), "log.segment.bytes", "segment_bytes"),
+    _k("segment.ms", "LONG", WEEK_MS, ("at_least", 1), "log.roll.ms", "segment_ms"),
+    _k("segment.jitter.ms", "LONG", 0, ("at_least", 0), "log.roll.jitter.ms", "segment_jitter_ms"),
+    _k("segment.index.bytes", "INT", 10 * 1024 * 1024, ("at_least", 4), "log.index.size.max.bytes",
+       "segment_index_bytes"),
+    _k("flush.messages", "LONG", INT64_MAX, ("at_least", 1), "log.flush.interval.messages"),
+    _k("flush.ms", "LONG", INT64_MAX, ("at_least", 0), "log.flush.interval.ms"),
+    _k("retention.bytes", "LONG", -1, None, "log.retention.bytes", "retention_bytes"),
+    _k("retention.ms", "LONG", WEEK_MS, ("at_least", -1), "log.retention.ms", "retention_ms"),
+    _k("max.message.bytes", "INT", DEFAULT_MAX_MESSAGE_BYTES, ("at_least", 0), "message.max.bytes",
+       "max_message_bytes"),
+    _k("index.interval.bytes", "INT", 4096, ("at_least", 0), "log.index.interval.bytes", "index_interval_bytes"),
+    _k("delete.retention.ms", "LONG", 86400000, ("at_least", 0), "log.cleaner.delete.retention.ms"),
+    _k("min.compaction.lag.ms", "LONG", 0, ("at_least", 0), "log.cleaner.min.compaction.lag.ms"),
+    _k("max.compaction.lag.ms", "LONG", INT64_MAX, ("at_least", 1), "log.cleaner.max.compaction.lag.ms",
+       "max_compaction_lag_ms"),
+    _k("file.delete.delay.ms", "LONG", 60000, ("at_least", 0), "log.segment.delete.delay.ms", "file_delete_delay_ms"),
+    _k("min.cleanable.dirty.ratio", "DOUBLE", 0.5, ("between", 0, 1), "log.cleaner.min.cleanable.ratio"),
+    _k("cleanup.policy", "LIST", ("delete",), ("list_in", ("compact", "delete")), "log.cleanup.policy",
+       "cleanup_policy"),
+    _k("unclean.leader.election.enable", "BOOLEAN", False, None, "unclean.leader.election.enable"),
+    _k("min.insync.replicas", "INT", 1, ("at_least", 1), "min.insync.replicas"),
+    _k("compression.type", "STRING", "producer", ("in", BROKER_CODECS), "compression.type", "compression_type"),
+    _k("compression.gzip.level", "INT", -1, ("gzip_level",), "compression.gzip.level", "gzip_level"),
+    _k("compression.lz4.level", "INT", 9, ("between", 1, 17), "compression.lz4.level", "lz4_level"),
+    _k("compression.zstd.level", "INT", 3, ("between", -131072, 22), "compression.zstd.level", "zstd_level"),
+    _k("preallocate", "BOOLEAN", False, None, "log.preallocate", "preallocate"),
+    _k("message.format.version", "STRING", "3.0-IV1", ("version",), "log.message.format.version",
+       "message_format_version"),
+    _k("message.timestamp.type", "STRING", "CreateTime", ("in", ("CreateTime", "LogAppendTime")),
+       "log.message.timestamp.type", "timestamp_type"),
+    _k("message.timestamp.difference.max.ms", "LONG", INT64_MAX, ("at_least", 0),
+       "log.message.timestamp.difference.max.ms", "timestamp_difference_max_ms"),
+    _k("message.timestamp.before.max.ms", "LONG", INT64_MAX, ("at_least", 0),
+       "log.message.timestamp.before.max.ms", "timestamp_before_max_ms"),
+    _k("message.timestamp.after.max.ms", "LONG", INT64_MAX, ("at_least", 0),
+       "log.message.timestamp.after.max.ms", "timestamp_after_max_ms"),
+    _k("leader.replication.throttled.replicas", "LIST", (), ("throttled",), None),
+    _k("follower.replication.throttled.replicas", "LIST", (), ("throttled",), None),
+    _k("message.downconversion.enable", "BOOLEAN", True, None, "log.message.downconversion.enable",
+       "downconversion_enable"),
+    _k("remote.storage.enable", "BOOLEAN", False, None, None),
+    _k("local.retention.ms", "LONG", -2, ("at_least", -2), "log.local.retention.ms"),
+    _k("local.retention.bytes", "LONG", -2, ("at_least", -2), "log.local.retention.bytes"),
+    _k("remote.log.copy.disable", "BOOLEAN", False, None, None),
+    _k("remote.log.delete.on.disable", "BOOLEAN", False, None, None),
+)
+KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in TOPIC_KEYS}
+KEYS_BY_ATTR: dict[str, ConfigKey] = {k.attr: k for k in TOPIC_KEYS if k.attr}
+#: broker default name (``log.segment.bytes`` ...) → topic key
+KEYS_BY_SERVER_NAME: dict[str, ConfigKey] = {k.server_name: k for k in TOPIC_KEYS if k.server_name}
+
+
+class NotModelledConfigWarning(UserWarning):
+    """A setting Kafka knows but kafkafmt does not model: kept and written back, with no effect here."""
+
+
+_announced: set[str] = set()
+
+
+def _announce(names: Iterable[str]) -> None:
+    new = sorted(n for n in names if n not in _announced)
+    if new:
+        _announced.update(new)
+        warnings.warn(f"kafkafmt keeps but does not model {', '.join(new)} (no effect on the workbench's "
+                      f"logs and broker rules)", NotModelledConfigWarning, stacklevel=4)
+
+
+def unknown_key_error(name: str, known: Iterable[str], what: str = "topic config") -> ConfigError:
+    """Kafka's ``Unknown topic config name: X``, with the closest known names suggested."""
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    if name in ("inter.broker.protocol.version",) and what == "topic config":
+        hint = " (a broker setting: pass it in BrokerConfig)"
+    return ConfigError(f"Unknown {what} name: {name}{hint}")
+
+
+def _invalid(key: str, value: Any, message: str) -> ConfigError:
+    return ConfigError(f"Invalid value {value} for configuration {key}: {message}")
+
+
+def parse_value(key: ConfigKey, value: Any) -> Any:
+    """``ConfigDef.parseType`` + the key's validator: a string or Python value → the parsed value."""
+    name, t = key.name, key.type
+    if t == "BOOLEAN":
+        if isinstance(value, bool):
+            v = value
+        elif isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            v = value.strip().lower() == "true"
+        else:
+            raise _invalid(name, value, "Expected value to be either true or false")
+    elif t in ("INT", "LONG"):
+        lo, hi = (INT32_MIN, INT32_MAX) if t == "INT" else (INT64_MIN, INT64_MAX)
+        if isinstance(value, bool):
+            raise _invalid(name, value, f"Not a number of type {t}")
+        if isinstance(value, int):
+            v = value
+        else:
+            try:
+                v = int(str(value).strip())
+            except ValueError:
+                raise _invalid(name, value, f"Not a number of type {t}") from None
+        if not lo <= v <= hi:
+            raise _invalid(name, value, f"Not a number of type {t}")
+    elif t == "DOUBLE":
+        try:
+            v = float(str(value).strip()) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError):
+            raise _invalid(name, value, "Not a number of type DOUBLE") from None
+    elif t == "LIST":
+        if isinstance(value, str):
+            v = tuple(p.strip() for p in value.split(",")) if value.strip() else ()
+        elif isinstance(value, (list, tuple)):
+            v = tuple(str(p).strip() for p in value)
+        else:
+            raise _invalid(name, value, "Expected a comma separated list.")
+    else:  # STRING
+        if isinstance(value, TimestampType):
+            value = value.kafka_name
+        if not isinstance(value, str):
+            raise _invalid(name, value, f"Expected value to be a string, but it was a {type(value).__name__}")
+        v = value.strip()
+    _check(key, v)
+    return v
+
+
+def _check(key: ConfigKey, v: Any) -> None:
+    c = key.check
+    if c is None:
+        return
+    name, kind = key.name, c[0]
+    shown = v if key.type != "DOUBLE" else repr(float(v))
+    if kind == "at_least" and v < c[1]:
+        raise _invalid(name, shown, f"Value must be at least {c[1]}")
+    if kind == "between":
+        if v < c[1]:
+            raise _invalid(name, shown, f"Value must be at least {c[1]}")
+        if v > c[2]:
+            raise _invalid(name, shown, f"Value must be no more than {c[2]}")
+    if kind == "in" and v not in c[1]:
+        raise _invalid(name, v, f"String must be one of: {', '.join(c[1])}")
+    if kind == "list_in":
+        for item in v:
+            if item not in c[1]:
+                raise _invalid(name, item, f"String must be one of: {', '.join(c[1])}")
+    if kind == "gzip_level" and not (1 <= v <= 9 or v == -1):
+        raise _invalid(name, v, "Value must be between 1 and 9 or equal to -1")
+    if kind == "version":
+        try:
+            metadata_version_index(v)
+        except ConfigError:
+            raise _invalid(name, v, f"Version {v} is not a valid version") from None
+    if kind == "throttled" and v and v != ("*",):
+        ok = all(len(p.split(":")) == 2 and all(s.strip().isdigit() for s in p.split(":")) for p in v)
+        if not ok:
+            raise _invalid(name, "[" + ", ".join(v) + "]",
+                           f"{name} must be the literal '*' or a list of replicas in the following format: "
+                           "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+def format_value(key: ConfigKey, v: Any) -> str:
+    """``ConfigDef.convertToString``: the value as it stands in a ``.properties`` file."""
+    if isinstance(v, TimestampType):
+        return v.kafka_name
+    if key.type == "BOOLEAN":
+        return "true" if v else "false"
+    if key.type == "LIST":
+        return ",".join(v)
+    if key.type == "DOUBLE":
+        return repr(float(v))
+    return str(v)
+
+
+# ================================================================================================
+# the broker
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Broker settings that change what a topic does (Kafka's ``KafkaConfig``, the part kafkafmt models).
+
+    ``inter_broker_protocol_version`` — **kafkafmt's default is "2.8", not Kafka 3.9's.**  Kafka 3.9
+    defaults the IBP to its latest (3.9-IV0), and from 3.0-IV1 on ``message.format.version`` is
+    ignored: every topic is written in v2 (KIP-724, ``LogConfig.shouldIgnoreMessageFormatVersion``).
+    2.8 is the last IBP that still honours the topic's format (ZooKeeper mode), so that a topic with
+    ``message.format.version=0.10.0`` really stores v1, as the seeds' rolling upgrades (KIP-31/32)
+    need.  Pass ``"3.9"`` to see what a current cluster does.  Below 2.1 the broker also refuses zstd.
+
+    ``topic_defaults`` — the broker's defaults for topic settings, by their server names
+    (``log.segment.bytes``, ``log.message.format.version``, ``message.max.bytes`` ...), applied
+    under each topic's own overrides (``LogConfig.fromProps(defaults, overrides)``).
+
+    Two proposals Kafka never shipped, off by default:
+    ``kip228_enabled`` (``kafkafmt.kip228.enable``) — the broker of seed 002 (KIP-228): it stores
+    v2 batches with the ``isTimestampExtended`` bit and turns an old ``NO_TIMESTAMP`` (-1) into
+    Long.MIN_VALUE on append (:func:`kafkafmt.kip228.convert_to_extended`).
+    ``idempotence_variant`` (``kafkafmt.idempotence.variant``) — which design of seed 003 the broker
+    runs for idempotent batches sent to an older-format topic: ``kafka`` (what shipped: rejected),
+    ``seed`` (safe mode downgraded, required mode fails) or ``published`` (see
+    :mod:`kafkafmt.broker.idempotence`).
+    """
+
+    inter_broker_protocol_version: str = "2.8"
+    topic_defaults: Mapping[str, str] = field(default_factory=dict)
+    kip228_enabled: bool = False
+    idempotence_variant: str = "kafka"
+
+    PROPERTY_NAMES = {"inter.broker.protocol.version": "inter_broker_protocol_version",
+                      "kafkafmt.kip228.enable": "kip228_enabled",
+                      "kafkafmt.idempotence.variant": "idempotence_variant"}
+
+    def __post_init__(self):
+        metadata_version_index(self.inter_broker_protocol_version)
+        if self.idempotence_variant not in ("kafka", "seed", "published"):
+            raise _invalid("kafkafmt.idempotence.variant", self.idempotence_variant,
+                           "String must be one of: kafka, seed, published")
+        defaults = {}
+        for name, value in dict(self.topic_defaults).items():
+            key = KEYS_BY_SERVER_NAME.get(name) or KEYS_BY_NAME.get(name)
+            if key is None:
+                raise unknown_key_error(name, list(KEYS_BY_SERVER_NAME), "broker log config")
+            defaults[key.server_name or key.name] = format_value(key, parse_value(key, value))
+        object.__setattr__(self, "topic_defaults", defaults)
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any] | None = None) -> "BrokerConfig":
+        """From a ``server.properties`` mapping: the modelled broker keys and ``log.*`` topic defaults."""
+        kw: dict[str, Any] = {}
+        defaults: dict[str, Any] = {}
+        for name, value in dict(props or {}).items():
+            if name in cls.PROPERTY_NAMES:
+                attr = cls.PROPERTY_NAMES[name]
+                kw[attr] = (parse_value(ConfigKey(name, "BOOLEAN", False, None, None), value)
+                            if attr == "kip228_enabled" else str(value).strip())
+            elif name in KEYS_BY_SERVER_NAME:
+                defaults[name] = value
+            else:
+                raise unknown_key_error(name, [*cls.PROPERTY_NAMES, *KEYS_BY_SERVER_NAME], "broker config")
+        return cls(topic_defaults=defaults, **kw)
+
+    def to_properties(self) -> dict[str, str]:
+        out = {"inter.broker.protocol.version": self.inter_broker_protocol_version}
+        if self.kip228_enabled:
+            out["kafkafmt.kip228.enable"] = "true"
+        if self.idempotence_variant != "kafka":
+            out["kafkafmt.idempotence.variant"] = self.idempotence_variant
+        out.update(self.topic_defaults)
+        return out
+
+    @property
+    def message_format_ignored(self) -> bool:
+        """``LogConfig.shouldIgnoreMessageFormatVersion``: IBP ≥ 3.0-IV1 → every topic is v2 (KIP-724)."""
+        return version_at_least(self.inter_broker_protocol_version, "3.0-IV1")
+
+    @property
+    def supports_zstd(self) -> bool:
+        """zstd needs IBP ≥ 2.1-IV0 (``LogValidator.validateMessagesAndAssignOffsetsCompressed``)."""
+        return version_at_least(self.inter_broker_protocol_version, "2.1-IV0")
+
+    def describe(self) -> str:
+        ibp = self.inter_broker_protocol_version
+        why = ("kafkafmt's default: the last IBP that honours message.format.version; Kafka 3.9's own default "
+               "is 3.9, under which every topic is written in v2 (KIP-724)") if ibp == "2.8" else (
+            "message.format.version is ignored: every topic is v2 (KIP-724)" if self.message_format_ignored
+            else "message.format.version is honoured")
+        return f"inter.broker.protocol.version {ibp} ({why})"
+
+    def replace(self, **changes) -> "BrokerConfig":
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT_BROKER = BrokerConfig()
+
+
+# ================================================================================================
+# the topic
+def _default(attr: str):
+    key = KEYS_BY_ATTR[attr]
+    if attr == "timestamp_type":
+        return field(default=TimestampType.CREATE_TIME)
+    return field(default=key.default)
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """A topic's configuration (Kafka's ``LogConfig``): every modelled setting as a field, Kafka's defaults.
+
+    Build it from Kafka's property names with :meth:`from_properties` (strings or Python values),
+    or with field names (``LogConfig(segment_bytes=1024, timestamp_type="LogAppendTime")``).
+    :meth:`to_properties` writes it back losslessly; :meth:`with_properties` applies changes as
+    ``kafka-configs --alter`` does.  ``broker`` is the :class:`BrokerConfig` the topic lives on.
+    """
+
+    segment_bytes: int = _default("segment_bytes")                  #: segment.bytes
+    segment_ms: int = _default("segment_ms")                        #: segment.ms
+    segment_jitter_ms: int = _default("segment_jitter_ms")          #: segment.jitter.ms
+    segment_index_bytes: int = _default("segment_index_bytes")      #: segment.index.bytes
+    retention_bytes: int = _default("retention_bytes")              #: retention.bytes (-1: no size limit)
+    retention_ms: int = _default("retention_ms")                    #: retention.ms (-1: keep forever)
+    max_message_bytes: int = _default("max_message_bytes")          #: max.message.bytes
+    index_interval_bytes: int = _default("index_interval_bytes")    #: index.interval.bytes
+    max_compaction_lag_ms: int = _default("max_compaction_lag_ms")  #: max.compaction.lag.ms
+    file_delete_delay_ms: int = _default("file_delete_delay_ms")    #: file.delete.delay.ms
+    cleanup_policy: tuple[str, ...] = _default("cleanup_policy")    #: cleanup.policy
+    compression_type: str = _default("compression_type")            #: compression.type
+    gzip_level: int = _default("gzip_level")                        #: compression.gzip.level
+    lz4_level: int = _default("lz4_level")                          #: compression.lz4.level
+    zstd_level: int = _default("zstd_level")                        #: compression.zstd.level
+    preallocate: bool = _default("preallocate")                     #: preallocate
+    message_format_version: str = _default("message_format_version")  #: message.format.version
+    timestamp_type: TimestampType = _default("timestamp_type")      #: message.timestamp.type
+    timestamp_difference_max_ms: int = _default("timestamp_difference_max_ms")  #: ...difference.max.ms
+    timestamp_before_max_ms: int = _default("timestamp_before_max_ms")  #: message.timestamp.before.max.ms
+    timestamp_after_max_ms: int = _default("timestamp_after_max_ms")    #: message.timestamp.after.max.ms
+    downconversion_enable: bool = _default("downconversion_enable")  #: message.downconversion.enable
+    #: settings Kafka knows and kafkafmt keeps without modelling them (Kafka name → string)
+    not_modelled: Mapping[str, str] = field(default_factory=dict)
+    broker: BrokerConfig = field(default=DEFAULT_BROKER)
+    #: the Kafka names set explicitly (``LogConfig.overriddenConfigs``); None = those differing from defaults
+    overridden: frozenset | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        for attr, key in KEYS_BY_ATTR.items():
+            value = getattr(self, attr)
+            if attr == "timestamp_type":
+                if isinstance(value, TimestampType):
+                    if value == TimestampType.NO_TIMESTAMP_TYPE:
+                        raise _invalid(key.name, "NoTimestampType", "String must be one of: CreateTime, LogAppendTime")
+                    continue
+                value = TimestampType.from_name(parse_value(key, value if isinstance(value, str) else str(value)))
+            else:
+                if attr == "compression_type" and isinstance(value, str) and value.strip().lower() == "none":
+                    value = "uncompressed"  # kafkafmt's alias, as the producer's codec name
+                value = parse_value(key, value)
+            object.__setattr__(self, attr, value)
+        kept = {}
+        for name, value in dict(self.not_modelled).items():
+            key = KEYS_BY_NAME.get(name)
+            if key is None or key.modelled:
+                raise unknown_key_error(name, KEYS_BY_NAME) if key is None else \
+                    ConfigError(f"{name} is modelled: set the field {key.attr}")
+            kept[name] = format_value(key, parse_value(key, value))
+        object.__setattr__(self, "not_modelled", kept)
+        if kept:
+            _announce(kept)
+        if not isinstance(self.broker, BrokerConfig):
+            raise ConfigError(f"broker must be a BrokerConfig, not {type(self.broker).__name__}")
+        if self.overridden is None:
+            diff = {k.name for a, k in KEYS_BY_ATTR.items() if getattr(self, a) != _parsed_default(k)}
+            object.__setattr__(self, "overridden", frozenset(diff | set(kept)))
+
+    # --- construction --------------------------------------------------------------------------
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any] | None = None, *, broker: BrokerConfig | None = None,
+                        **fields) -> "LogConfig":
+        """From Kafka's topic property names (``{"segment.bytes": "1024", ...}``), as ``LogConfig.fromProps``.
+
+        ``broker``'s ``topic_defaults`` apply first, then ``props`` (strings as in a ``.properties``
+        file, or Python values), then ``fields`` (field names).  An unknown key is a
+        :class:`~kafkafmt.errors.ConfigError` naming it; a known but unmodelled key is kept.
+        """
+        broker = broker or DEFAULT_BROKER
+        merged: dict[str, Any] = {}
+        for server_name, value in broker.topic_defaults.items():
+            key = KEYS_BY_SERVER_NAME[server_name]
+            merged[key.name] = value
+        given = dict(props or {})
+        for name in given:
+            if name not in KEYS_BY_NAME:
+                raise unknown_key_error(name, KEYS_BY_NAME)
+        merged.update(given)
+        kw: dict[str, Any] = {}
+        kept: dict[str, Any] = {}
+        for name, value in merged.items():
+            key = KEYS_BY_NAME[name]
+            if key.modelled:
+                kw[key.attr] = value
+            else:
+                kept[name] = value
+        kw.update(fields)
+        overridden = frozenset(given) | frozenset(KEYS_BY_ATTR[f].name for f in fields if f in KEYS_BY_ATTR)
+        return cls(not_modelled=kept, broker=broker, overridden=overridden, **kw)
+
+    def to_properties(self, *, defaults: bool = False) -> dict[str, str]:
+        """The settings as Kafka topic properties (strings).  Only those overridden unless ``defaults``.
+
+        ``LogConfig.from_properties(c.to_properties(), broker=c.broker) == c`` for every config ``c``.
+        """
+        out: dict[str, str] = {}
+        for key in TOPIC_KEYS:
+            if not (defaults or key.name in self.overridden):
+                continue
+            if key.modelled:
+                out[key.name] = format_value(key, getattr(self, key.attr))
+            elif key.name in self.not_modelled:
+                out[key.name] = self.not_modelled[key.name]
+            else:
+                out[key.name] = format_value(key, key.default)
+        return out
+
+    def with_properties(self, props: Mapping[str, Any]) -> "LogConfig":
+        """This configuration with some Kafka properties changed (``kafka-configs --alter --add-config``)."""
+        merged = self.to_properties()
+        for name in props:
+            if name not in KEYS_BY_NAME:
+                raise unknown_key_error(name, KEYS_BY_NAME)
+        merged.update(props)
+        return LogConfig.from_properties(merged, broker=self.broker)
+
+    def replace(self, **changes) -> "LogConfig":
+        """This configuration with some fields changed (field names; ``broker=`` too)."""
+        unknown = [c for c in changes if c not in {f.name for f in dataclasses.fields(self)}]
+        if unknown:
+            raise unknown_key_error(unknown[0], [f.name for f in dataclasses.fields(self)], "LogConfig field")
+        changed = frozenset(KEYS_BY_ATTR[c].name for c in changes if c in KEYS_BY_ATTR)
+        return dataclasses.replace(self, overridden=(self.overridden or frozenset()) | changed, **changes)
+
+    # --- derived values (LogConfig.java) --------------------------------------------------------
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy
+
+    @property
+    def compact(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    compacted = compact
+
+    @property
+    def max_index_size(self) -> int:
+        return self.segment_index_bytes
+
+    @property
+    def max_message_size(self) -> int:
+        return self.max_message_bytes
+
+    @property
+    def max_segment_ms(self) -> int:
+        """``maxSegmentMs``: min(max.compaction.lag.ms, segment.ms) for compacted topics."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
+
+    @property
+    def init_file_size(self) -> int:
+        """``initFileSize``: segment.bytes when preallocating, else 0."""
+        return self.segment_bytes if self.preallocate else 0
+
+    def random_segment_jitter(self, rng: random.Random) -> int:
+        """``randomSegmentJitter``: ``abs(nextInt) % min(segment.jitter.ms, segment.ms)``, 0 without jitter.
+
+        Kafka draws ``nextInt`` from ``ThreadLocalRandom``; here a 32-bit signed int is drawn from
+        ``rng`` (one draw per segment), so runs with the same seed roll at the same times.
+        """
+        if self.segment_jitter_ms == 0:
+            return 0
+        n = rng.getrandbits(32)
+        if n >= 2**31:
+            n -= 2**32
+        n = 0 if n == -(2**31) else abs(n)  # Utils.abs
+        return n % min(self.segment_jitter_ms, self.segment_ms)
+
+    # --- message format ------------------------------------------------------------------------
+    @property
+    def inter_broker_protocol_version(self) -> str:
+        return self.broker.inter_broker_protocol_version
+
+    @property
+    def message_format_ignored(self) -> bool:
+        """IBP ≥ 3.0-IV1: ``message.format.version`` has no effect (KIP-724); see :class:`BrokerConfig`."""
+        return self.broker.message_format_ignored
+
+    @property
+    def to_magic(self) -> int:
+        """The topic's record version (``LogConfig.recordVersion``), the ``toMagic`` LogValidator gets."""
+        if self.message_format_ignored:
+            return 2
+        return record_version(self.message_format_version)
+
+    record_version = to_magic
+
+    @property
+    def ibp_supports_zstd(self) -> bool:
+        return self.broker.supports_zstd
+
+    # --- timestamps ----------------------------------------------------------------------------
+    @property
+    def effective_before_max_ms(self) -> int:
+        """``LogConfig.getMessageTimestampBeforeMaxMs``: before.max.ms unless left at Long.MAX."""
+        if self.timestamp_before_max_ms != INT64_MAX:
+            return self.timestamp_before_max_ms
+        return self.timestamp_difference_max_ms
+
+    @property
+    def effective_after_max_ms(self) -> int:
+        """``LogConfig.getMessageTimestampAfterMaxMs``: after.max.ms unless left at Long.MAX."""
+        if self.timestamp_after_max_ms != INT64_MAX:
+            return self.timestamp_after_max_ms
+        return self.timestamp_difference_max_ms
+
+    # --- compression ---------------------------------------------------------------------------
+    @property
+    def broker_compression(self) -> str:
+        """``BrokerCompressionType`` name (``uncompressed`` … ``producer``)."""
+        return self.compression_type
+
+    def target_compression(self, source: CompressionType) -> CompressionType:
+        """``BrokerCompressionType.targetCompression``: ``producer`` → the source codec."""
+        bc = self.compression_type
+        if bc == "producer":
+            return CompressionType(source)
+        if bc == "uncompressed":
+            return CompressionType.NONE
+        return CompressionType.from_name(bc)
+
+    def target_level(self, source: CompressionType) -> int | None:
+        """The level the broker compresses with: the topic's level (None: the codec's default, also
+        when ``producer`` keeps the producer's codec, as ``BrokerCompressionType.targetCompression``)."""
+        if self.compression_type == "producer":
+            return None
+        codec = self.target_compression(source)
+        attr = {CompressionType.GZIP: "gzip_level", CompressionType.LZ4: "lz4_level",
+                CompressionType.ZSTD: "zstd_level"}.get(codec)
+        if attr is None:
+            return None
+        level = getattr(self, attr)
+        return None if level == KEYS_BY_ATTR[attr].default else level
+
+    # --- traces --------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        """The derived values the broker uses (for traces), and what is kept without being modelled."""
+        out = {"message.format.version": self.message_format_version,
+               "inter.broker.protocol.version": self.inter_broker_protocol_version,
+               "message_format_ignored": self.message_format_ignored, "toMagic": self.to_magic,
+               "message.timestamp.type": self.timestamp_type.kafka_name,
+               "timestampBeforeMaxMs": self.effective_before_max_ms,
+               "timestampAfterMaxMs": self.effective_after_max_ms,
+               "compression.type": self.broker_compression, "compacted": self.compact,
+               "max.message.bytes": self.max_message_bytes}
+        if self.not_modelled:
+            out["not modelled"] = ", ".join(sorted(self.not_modelled))
+        return out
+
+
+def _parsed_default(key: ConfigKey):
+    if key.attr == "timestamp_type":
+        return TimestampType.CREATE_TIME
+    return key.default
+
+
+#: the name the broker layer used before the two halves became one (kept for readers of old code)
+TopicConfig = LogConfig
+
+__all__ = ["LogConfig", "TopicConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME",
+           "NotModelledConfigWarning", "ConfigError", "metadata_version_index", "version_at_least",
+           "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER"]
