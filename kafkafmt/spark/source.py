@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition
+import uuid
+
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
+                                    WriterCommitMessage)
 
 from . import columns
 from .plan import ReadOptions, plan
 from .read import read_split
+from .write import WriteOptions, abort, build_logs, stage
 
 
 class KafkaFmtPartition(InputPartition):
@@ -39,6 +43,33 @@ class KafkaFmtReader(DataSourceReader):
             yield from read_split(split, self.options)
 
 
+class StagedFile(WriterCommitMessage):
+    """A task's commit message: its staged Arrow file and row count."""
+
+    def __init__(self, info: dict):
+        self.info = info
+
+
+class KafkaFmtWriter(DataSourceArrowWriter):
+    """Tasks stage Arrow files; the commit builds the log directories (:mod:`kafkafmt.spark.write`)."""
+
+    def __init__(self, options: WriteOptions):
+        self.options = options
+
+    def write(self, iterator) -> StagedFile:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        task = f"{ctx.partitionId():06d}-{ctx.attemptNumber()}" if ctx else uuid.uuid4().hex
+        return StagedFile(stage(iterator, self.options, task))
+
+    def commit(self, messages) -> None:
+        build_logs([m.info for m in messages if m is not None], self.options)
+
+    def abort(self, messages) -> None:
+        abort(self.options)
+
+
 class KafkaFmtDataSource(DataSource):
     """``format("kafkafmt")``: Kafka log directories as DataFrames, and back."""
 
@@ -56,7 +87,5 @@ class KafkaFmtDataSource(DataSource):
     def reader(self, schema) -> KafkaFmtReader:
         return KafkaFmtReader(self._read_options())
 
-    def writer(self, schema, overwrite: bool) -> DataSourceArrowWriter:
-        from .write import KafkaFmtWriter, WriteOptions
-
+    def writer(self, schema, overwrite: bool) -> "KafkaFmtWriter":
         return KafkaFmtWriter(WriteOptions.parse(dict(self.options), overwrite=overwrite))
