@@ -1,0 +1,281 @@
+"""Options of the ``kafkafmt`` data source and the read plan: which byte ranges of which segments.
+
+Option names and meanings follow Spark's Kafka source (``KafkaSourceProvider``,
+``KafkaOffsetRangeLimit``) and Spark's file sources (``mode``):
+
+``startingOffsets`` / ``endingOffsets``
+    ``earliest``, ``latest``, or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and
+    -1 = latest; the end is exclusive.  As in Spark's batch queries, ``latest`` cannot start and
+    ``earliest`` cannot end a read.  Partitions a JSON leaves out read from the earliest / to the
+    latest offset (Spark requires every partition; kafkafmt is lenient).
+``startingTimestamp`` / ``endingTimestamp``
+    milliseconds; each partition's offset is what ListOffsets (``offsetsForTimes``) would answer,
+    computed like ``UnifiedLog.fetchOffsetByTimestamp`` from the ``.timeindex`` and ``.index``:
+    segments wholly before it are not opened.  No answer: the start is the log end (an empty read),
+    the end is the log end.  They take precedence over ``startingOffsets`` / ``endingOffsets``.
+``maxBytesPerPartition``
+    the largest byte range one Spark partition reads (default 128 MiB, as
+    ``spark.sql.files.maxPartitionBytes``); larger segment ranges are cut at batch boundaries taken
+    from the ``.index``; small ranges are packed together up to it.
+``minPartitions``
+    at least this many Spark partitions when the data allows it (as Spark's Kafka source).
+``level``
+    ``record`` (default) or ``batch`` (one row per batch, nothing decompressed).
+``includeData``
+    ``false`` leaves ``key``, ``value`` and ``headers`` null.
+``mode``
+    ``FAILFAST`` (default): a corrupt or truncated batch fails the read with kafkafmt's error naming
+    the file and byte position.  ``PERMISSIVE``: rows before it are kept and one row with ``error``
+    set reports the rest of that byte range.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from ..errors import ConfigError
+from .logdir import PartitionDir, discover
+
+EARLIEST, LATEST = -2, -1
+DEFAULT_MAX_BYTES = 128 * 1024 * 1024
+MODES = ("FAILFAST", "PERMISSIVE")
+LEVELS = ("record", "batch")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The parsed options (see the module docstring)."""
+
+    paths: tuple[str, ...]
+    starting_offsets: object = "earliest"   # "earliest" or {topic: {partition: offset}}
+    ending_offsets: object = "latest"
+    starting_timestamp: int | None = None
+    ending_timestamp: int | None = None
+    max_bytes_per_partition: int = DEFAULT_MAX_BYTES
+    min_partitions: int | None = None
+    level: str = "record"
+    include_data: bool = True
+    mode: str = "FAILFAST"
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
+        """From Spark's (case-insensitive) option map; ``path`` or ``paths`` (a JSON list) name the input."""
+        o = {k.lower(): v for k, v in options.items()}
+        paths = _paths(o)
+        mode = o.get("mode", "FAILFAST").upper()
+        if mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        level = o.get("level", "record").lower()
+        if level not in LEVELS:
+            raise ConfigError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+        start = _offsets(o.get("startingoffsets", "earliest"), "startingOffsets")
+        end = _offsets(o.get("endingoffsets", "latest"), "endingOffsets")
+        if start == "latest":
+            raise ConfigError("starting offset can't be latest for batch queries on Kafka (as Spark's Kafka source)")
+        if end == "earliest":
+            raise ConfigError("ending offset can't be earliest for batch queries on Kafka (as Spark's Kafka source)")
+        _no_sentinel(start, LATEST, "startingOffsets", "latest")
+        _no_sentinel(end, EARLIEST, "endingOffsets", "earliest")
+        max_bytes = _int(o, "maxbytesperpartition", DEFAULT_MAX_BYTES)
+        if max_bytes <= 0:
+            raise ConfigError(f"maxBytesPerPartition must be positive, not {max_bytes}")
+        min_parts = _int(o, "minpartitions", None)
+        if min_parts is not None and min_parts <= 0:
+            raise ConfigError(f"minPartitions must be positive, not {min_parts}")
+        return cls(paths, start, end, _int(o, "startingtimestamp", None), _int(o, "endingtimestamp", None),
+                   max_bytes, min_parts, level, _bool(o.get("includedata", "true"), "includeData"), mode)
+
+
+def _paths(o: Mapping[str, str]) -> tuple[str, ...]:
+    if "paths" in o:
+        try:
+            paths = json.loads(o["paths"])
+        except ValueError:
+            paths = [o["paths"]]
+        if isinstance(paths, str):
+            paths = [paths]
+    elif "path" in o:
+        paths = [o["path"]]
+    else:
+        raise ConfigError("no input: use .load(path), .load([paths]) or .option('path', ...)")
+    if not paths:
+        raise ConfigError("no input: the list of paths is empty")
+    return tuple(str(p) for p in paths)
+
+
+def _int(o: Mapping[str, str], key: str, default):
+    if key not in o or o[key] in (None, ""):
+        return default
+    try:
+        return int(o[key])
+    except ValueError:
+        raise ConfigError(f"option {key}: {o[key]!r} is not an integer") from None
+
+
+def _bool(text: str, name: str) -> bool:
+    t = str(text).strip().lower()
+    if t not in ("true", "false"):
+        raise ConfigError(f"option {name} must be true or false, not {text!r}")
+    return t == "true"
+
+
+def _offsets(text: str, name: str):
+    t = str(text).strip()
+    if t.lower() in ("earliest", "latest"):
+        return t.lower()
+    try:
+        spec = json.loads(t)
+    except ValueError:
+        raise ConfigError(f"{name}: expected earliest, latest or JSON like {{\"topic\":{{\"0\":23}}}}, "
+                          f"not {t!r}") from None
+    if not isinstance(spec, dict) or not all(isinstance(v, dict) for v in spec.values()):
+        raise ConfigError(f"{name}: the JSON must map topics to {{partition: offset}} objects, not {t!r}")
+    try:
+        return {topic: {int(p): int(off) for p, off in parts.items()} for topic, parts in spec.items()}
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}: partitions and offsets must be integers in {t!r}") from None
+
+
+def _no_sentinel(spec, sentinel: int, name: str, word: str) -> None:
+    if isinstance(spec, dict):
+        for topic, parts in spec.items():
+            for p, off in parts.items():
+                if off == sentinel:
+                    raise ConfigError(f"{name}: {topic}-{p} uses {sentinel} ({word}), which a batch query "
+                                      f"cannot use there (as Spark's Kafka source)")
+
+
+@dataclass(frozen=True)
+class Split:
+    """A byte range ``[start, end)`` of one segment, and the offsets ``[first_offset, end_offset)`` to keep."""
+
+    topic: str
+    partition: int
+    segment: str
+    start: int
+    end: int
+    first_offset: int
+    end_offset: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class Plan:
+    """The splits to read, packed into Spark partitions, and each topic-partition's offset range."""
+
+    options: ReadOptions
+    partitions: list[list[Split]]
+    offset_ranges: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def splits(self) -> list[Split]:
+        return [s for p in self.partitions for s in p]
+
+
+def _resolve(spec, timestamp: int | None, part: PartitionDir, *, start: bool) -> int:
+    if timestamp is not None:
+        found = part.fetch_offset_by_timestamp(timestamp)
+        return part.log_end_offset() if found is None else found
+    if isinstance(spec, dict):
+        if part.topic in spec and part.partition in spec[part.topic]:
+            off = spec[part.topic][part.partition]
+            if off == EARLIEST:
+                return part.log_start_offset
+            if off == LATEST:
+                return part.log_end_offset()
+            return off
+        spec = "earliest" if start else "latest"
+    return part.log_start_offset if spec == "earliest" else part.log_end_offset()
+
+
+def _check_topics(spec, parts: list[PartitionDir], name: str) -> None:
+    if isinstance(spec, dict):
+        known = {(p.topic, p.partition) for p in parts}
+        for topic, ps in spec.items():
+            for p in ps:
+                if (topic, p) not in known:
+                    raise ConfigError(f"{name} names {topic}-{p}, which is not among the input partitions")
+
+
+def _partition_splits(part: PartitionDir, first: int, end: int) -> list[Split]:
+    """Splits of one partition covering offsets ``[first, end)``; segments outside are never opened."""
+    out = []
+    segs = part.segments
+    for i, seg in enumerate(segs):
+        next_base = segs[i + 1].base_offset if i + 1 < len(segs) else None
+        if next_base is not None and next_base <= first:
+            continue
+        if seg.base_offset >= end:
+            break
+        lo = seg.start_position(first) if first > seg.base_offset else 0
+        hi = seg.end_position(end) if next_base is None or end < next_base else seg.size
+        if hi > lo:
+            out.append(Split(part.topic, part.partition, str(seg.log_path), lo, hi, first, end))
+    return out
+
+
+def _cut(split: Split, limit: int, boundaries: list[int]) -> list[Split]:
+    """``split`` cut at batch boundaries (sorted) into pieces of at most ``limit`` bytes where the index allows."""
+    pieces, lo = [], split.start
+    while split.end - lo > limit:
+        i = bisect.bisect_right(boundaries, lo + limit) - 1      # the last boundary <= lo + limit
+        if i >= 0 and boundaries[i] > lo:
+            cut = boundaries[i]
+        else:                                                     # one batch is bigger than the limit
+            j = bisect.bisect_right(boundaries, lo)
+            if j >= len(boundaries) or boundaries[j] >= split.end:
+                break
+            cut = boundaries[j]
+        pieces.append(replace(split, start=lo, end=cut))
+        lo = cut
+    pieces.append(replace(split, start=lo))
+    return pieces
+
+
+def _pack(splits: list[Split], limit: int) -> list[list[Split]]:
+    """Consecutive splits grouped into Spark partitions of at most ``limit`` bytes (one split may exceed it)."""
+    groups: list[list[Split]] = []
+    size = 0
+    for s in splits:
+        if groups and size + s.size <= limit:
+            groups[-1].append(s)
+            size += s.size
+        else:
+            groups.append([s])
+            size = s.size
+    return groups
+
+
+def plan(options: ReadOptions | Mapping[str, str]) -> Plan:
+    """The read plan for ``options`` (a :class:`ReadOptions` or Spark's option map).
+
+    Opens only index files and, for timestamp or ``latest`` lookups, the one segment per partition
+    that answers; every other ``.log`` is opened by the reader of its split alone.
+    """
+    opts = options if isinstance(options, ReadOptions) else ReadOptions.parse(options)
+    parts = discover(opts.paths)
+    _check_topics(opts.starting_offsets, parts, "startingOffsets")
+    _check_topics(opts.ending_offsets, parts, "endingOffsets")
+    splits: list[tuple[Split, object]] = []
+    ranges = {}
+    for part in parts:
+        first = _resolve(opts.starting_offsets, opts.starting_timestamp, part, start=True)
+        end = _resolve(opts.ending_offsets, opts.ending_timestamp, part, start=False)
+        ranges[(part.topic, part.partition)] = (first, max(first, end))
+        by_path = {str(s.log_path): s for s in part.segments}
+        for sp in _partition_splits(part, first, end):
+            splits.append((sp, by_path[sp.segment]))
+    total = sum(s.size for s, _ in splits)
+    limit = opts.max_bytes_per_partition
+    if opts.min_partitions and total:
+        limit = max(1, min(limit, math.ceil(total / opts.min_partitions)))
+    cut: list[Split] = []
+    for s, seg in splits:
+        cut.extend(_cut(s, limit, seg.batch_boundaries(s.start, s.end)) if s.size > limit else [s])
+    return Plan(opts, _pack(cut, limit), ranges)

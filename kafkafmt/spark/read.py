@@ -1,0 +1,130 @@
+"""Reading one split: a byte range of a segment, decoded by kafkafmt's columnar path into Arrow.
+
+The range is read with one ``pread`` from a read-only file descriptor.  Batch headers are walked
+once (:func:`~kafkafmt.records.columnar.batches_table`, which also checks each batch's CRC as a
+consumer with ``check.crcs=true`` does) and records are decoded by
+:func:`~kafkafmt.records.columnar.records_table` in chunks of whole batches, so memory stays
+bounded and no per-record Python row is ever built for Spark.
+
+A corrupt, truncated or CRC-failing batch raises :class:`~kafkafmt.errors.KafkaFmtError` naming
+the segment file and the batch's byte position (``FAILFAST``), or ends the split with one error row
+after the rows that precede it (``PERMISSIVE``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import CorruptRecordError, KafkaFmtError
+from ..records.columnar import batches_table, records_table
+from ..records.memory import MemoryRecords
+from . import columns
+from .logdir import OPENED
+from .plan import ReadOptions, Split
+
+#: records are decoded this many bytes of whole batches at a time
+CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def read_range(path: str, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of ``path``, read through a read-only descriptor."""
+    OPENED.note(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.pread(fd, end - start, start)
+    finally:
+        os.close(fd)
+    if len(data) != end - start:
+        raise CorruptRecordError(f"{path}: expected {end - start} bytes from byte position {start}, "
+                                 f"the file ends after {len(data)}", position=start + len(data))
+    return data
+
+
+def _fail(split: Split, position: int, reason: str) -> KafkaFmtError:
+    return CorruptRecordError(f"{split.segment}: corrupt batch at byte position {position}: {reason}",
+                              position=position)
+
+
+def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
+    """The batch headers of the whole whole-batch prefix of ``data``, and where/why it ends early."""
+    try:
+        table = batches_table(MemoryRecords(data, strict=True))
+        problem = None
+    except KafkaFmtError as e:  # walk again, one batch at a time, to keep what precedes the damage
+        good = 0
+        try:
+            for b in MemoryRecords(data).batches():
+                good = b.end
+        except KafkaFmtError:
+            pass
+        table = batches_table(MemoryRecords(data, end=good))
+        problem = (good, e.reason)
+    valid = table.column("is_valid").to_pylist()
+    if False in valid:
+        bad = valid.index(False)
+        pos = table.column("position")[bad].as_py()
+        table = table.slice(0, bad)
+        problem = (pos, "CRC mismatch (the stored CRC does not match the batch's bytes)")
+    if problem is not None:
+        problem = (split.start + problem[0], problem[1])
+    return table, problem
+
+
+def _in_range(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.RecordBatch:
+    keep = pc.and_(pc.greater_equal(rows.column(last_col), split.first_offset),
+                   pc.less(rows.column(first_col), split.end_offset))
+    return rows if pc.all(keep).as_py() else rows.filter(keep)
+
+
+def _chunks(positions: list[int], sizes: list[int]) -> Iterator[tuple[int, int, int]]:
+    """``(first batch index, start, end)`` groups of whole batches of about :data:`CHUNK_BYTES`."""
+    first = 0
+    for i in range(len(positions)):
+        end = positions[i] + sizes[i]
+        if end - positions[first] >= CHUNK_BYTES or i == len(positions) - 1:
+            yield first, positions[first], end
+            first = i + 1
+
+
+def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
+    """The rows of ``split`` (:data:`~kafkafmt.spark.columns.RECORD_SCHEMA` or ``BATCH_SCHEMA``)."""
+    data = read_range(split.segment, split.start, split.end)
+    batches, problem = _scan(data, split)
+    if problem is not None and options.mode == "FAILFAST":
+        raise _fail(split, *problem)
+    where = dict(topic=split.topic, partition=split.partition, segment=split.segment)
+    if options.level == "batch":
+        batches = batches.set_column(batches.schema.get_field_index("position"), "position",
+                                     pc.add(batches.column("position"), split.start))
+        if batches.num_rows:
+            yield _in_range(columns.batch_rows(batches, **where), "baseOffset", "lastOffset", split)
+    else:
+        positions = batches.column("position").to_pylist()
+        sizes = batches.column("size").to_pylist()
+        for first, lo, hi in _chunks(positions, sizes):
+            try:
+                recs = records_table(MemoryRecords(data, start=lo, end=hi),
+                                     include_data=options.include_data)
+            except KafkaFmtError as e:
+                at = split.start + (e.position if e.position is not None else lo)
+                if options.mode == "FAILFAST":
+                    raise _fail(split, at, e.reason) from e
+                problem = (at, e.reason)
+                break
+            recs = recs.set_column(recs.schema.get_field_index("batch_position"), "batch_position",
+                                   pc.add(recs.column("batch_position"), split.start))
+            rows = columns.record_rows(recs, batches, batch_index_base=first, **where)
+            rows = _in_range(rows, "offset", "offset", split)
+            if rows.num_rows:
+                yield rows
+    if problem is not None:
+        yield columns.error_row(columns.schema_for(options.level), position=problem[0], reason=problem[1], **where)
+
+
+def read_all(plan) -> pa.Table:
+    """Every row of a :class:`~kafkafmt.spark.plan.Plan`, read in this process (no Spark)."""
+    schema = columns.schema_for(plan.options.level)
+    return pa.Table.from_batches([b for s in plan.splits for b in read_split(s, plan.options)], schema=schema)
