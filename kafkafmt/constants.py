@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import enum
 
+from .layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
+
 # RecordBatch
 NO_TIMESTAMP = -1
 NO_PRODUCER_ID = -1
@@ -23,23 +25,29 @@ INT32_MIN = -(2**31)
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
-# Records: every entry starts offset:int64 size:int32
-OFFSET_OFFSET = 0
-SIZE_OFFSET = 8
-LOG_OVERHEAD = 12
-MAGIC_OFFSET = 16
-HEADER_SIZE_UP_TO_MAGIC = 17
+# Records: every entry starts offset:int64 size:int32 (layout.LOG_ENTRY); the magic byte sits at the
+# same place in every format.  Derived from the layouts as Kafka derives them from field lengths
+# (``Records.LOG_OVERHEAD = SIZE_OFFSET + SIZE_LENGTH``, ``HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET +
+# MAGIC_LENGTH``); tests/test_walker.py ties each one to the layout and to Kafka's value.
+OFFSET_OFFSET = LOG_ENTRY.offset_of("offset")  # 0
+SIZE_OFFSET = LOG_ENTRY.offset_of("size")  # 8
+LOG_OVERHEAD = SIZE_OFFSET + LOG_ENTRY.field("size").size  # 12
+MAGIC_OFFSET = DEFAULT_BATCH.offset_of("magic")  # 16 (= LEGACY_V0/V1 "magic")
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + DEFAULT_BATCH.field("magic").size  # 17
 
-# LegacyRecord
-LEGACY_HEADER_SIZE_V0 = 6  # crc(4) magic(1) attributes(1)
-LEGACY_HEADER_SIZE_V1 = 14  # + timestamp(8)
-LEGACY_RECORD_OVERHEAD_V0 = 14
-LEGACY_RECORD_OVERHEAD_V1 = 22
+# LegacyRecord: HEADER_SIZE_V0 = CRC_LENGTH + MAGIC_LENGTH + ATTRIBUTE_LENGTH, V1 adds TIMESTAMP_LENGTH;
+# RECORD_OVERHEAD = HEADER_SIZE + KEY_SIZE_LENGTH + VALUE_SIZE_LENGTH.
+LEGACY_HEADER_SIZE_V0 = LEGACY_V0.offset_of("keyLength") - LEGACY_V0.offset_of("crc")  # 6
+LEGACY_HEADER_SIZE_V1 = LEGACY_V1.offset_of("keyLength") - LEGACY_V1.offset_of("crc")  # 14
+LEGACY_RECORD_OVERHEAD_V0 = (LEGACY_HEADER_SIZE_V0 + LEGACY_V0.field("keyLength").size
+                             + LEGACY_VALUE_LENGTH.size)  # 14
+LEGACY_RECORD_OVERHEAD_V1 = (LEGACY_HEADER_SIZE_V1 + LEGACY_V1.field("keyLength").size
+                             + LEGACY_VALUE_LENGTH.size)  # 22
 LEGACY_COMPRESSION_CODEC_MASK = 0x07
 LEGACY_TIMESTAMP_TYPE_MASK = 0x08
 
-# DefaultRecordBatch (v2)
-RECORD_BATCH_OVERHEAD = 61
+# DefaultRecordBatch (v2): RECORD_BATCH_OVERHEAD = RECORDS_OFFSET = RECORDS_COUNT_OFFSET + RECORDS_COUNT_LENGTH
+RECORD_BATCH_OVERHEAD = DEFAULT_BATCH.offset_of("recordsCount") + DEFAULT_BATCH.field("recordsCount").size  # 61
 V2_COMPRESSION_CODEC_MASK = 0x07
 V2_TIMESTAMP_TYPE_MASK = 0x08
 V2_TRANSACTIONAL_FLAG_MASK = 0x10

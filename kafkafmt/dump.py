@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from .constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
-from .errors import CorruptRecordError, KafkaFmtError
-from .layout import LOG_ENTRY
-from .records import MemoryRecords, RecordBatch, read_batch
+from .constants import MAGIC_OFFSET
+from .errors import KafkaFmtError
+from .records import MemoryRecords, RecordBatch
+from .records.memory import span_batch
+from .records.walker import FILE, BatchWalker
 from .records.record import Record
 
 RECORD_INDENT = "|"
@@ -30,23 +31,13 @@ def string_decoder(data: bytes) -> str:
 
 
 def iter_file_batches(buf, *, end: int | None = None) -> Iterator[RecordBatch]:
-    """Batches of a ``.log`` file, by ``FileLogInputStream.nextBatch`` rules.
+    """Batches of a ``.log`` file, by ``FileLogInputStream.nextBatch`` rules (:data:`~kafkafmt.records.walker.FILE`).
 
     Stops when 17 or fewer bytes remain or at a partial batch; a size below 14 is corrupt.
     Unlike the in-memory reader there is no upper bound on the magic byte.
     """
-    end = len(buf) if end is None else end
-    pos = 0
-    while pos < end - HEADER_SIZE_UP_TO_MAGIC:
-        _, size = LOG_ENTRY.unpack_from(buf, pos)
-        if size < LEGACY_RECORD_OVERHEAD_V0:
-            raise CorruptRecordError(f"Found record size {size} smaller than minimum record overhead "
-                                     f"({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
-        if pos > end - LOG_OVERHEAD - size:
-            return
-        batch = read_batch(buf, pos, pos + LOG_OVERHEAD + size, file_rules=True)
-        yield batch
-        pos = batch.end
+    for span in BatchWalker(buf, 0, end, rules=FILE):
+        yield span_batch(buf, span)
 
 
 def batch_line(batch: RecordBatch, position: int) -> str:

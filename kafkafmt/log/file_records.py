@@ -4,7 +4,8 @@
 bytes long but ``size`` starts at 0 and grows with appends; ``trim()`` (roll, close) then cuts the
 file to ``size``.  Opening an EXISTING file takes its whole length as ``size``.
 
-Batch iteration follows ``FileLogInputStream.nextBatch`` (kafka-rules §0), not the in-memory rules:
+Batch iteration follows ``FileLogInputStream.nextBatch`` (kafka-rules §0), not the in-memory rules (the
+walker's :data:`~kafkafmt.records.walker.FILE` rules, applied to a 17-byte ``pread`` per batch):
 
 * stop when ``position >= end - 17`` (HEADER_SIZE_UP_TO_MAGIC);
 * a size field below 14 raises CorruptRecordError ("Found record size %d smaller than minimum
@@ -24,12 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ..constants import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET,
-                         MAGIC_VALUE_V0, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP)
+from ..constants import HEADER_SIZE_UP_TO_MAGIC, MAGIC_VALUE_V0, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..errors import CorruptRecordError, IllegalArgumentError
-from ..layout import LOG_ENTRY
-from ..records.default import DefaultRecordBatch
-from ..records.legacy import LegacyRecordBatch
+from ..records.memory import batch_view
+from ..records.walker import FILE, BatchSpan, next_span
 from .clock import Clock, mtime_ms, set_mtime_ms
 from .errors import KafkaStorageError
 from .files import create_file_atomically
@@ -68,12 +67,12 @@ class FileBatch:
 
     __slots__ = ("_file", "position", "size_in_bytes", "offset", "magic", "_batch")
 
-    def __init__(self, file: "FileRecords", position: int, offset: int, size: int, magic: int):
+    def __init__(self, file: "FileRecords", span: BatchSpan):
         self._file = file
-        self.position = position
-        self.size_in_bytes = LOG_OVERHEAD + size
-        self.offset = offset
-        self.magic = magic
+        self.position = span.position
+        self.size_in_bytes = span.size
+        self.offset = span.offset
+        self.magic = span.magic
         self._batch = None
 
     @property
@@ -88,10 +87,7 @@ class FileBatch:
     def batch(self):
         if self._batch is None:
             data = self.raw
-            if self.is_legacy:
-                self._batch = LegacyRecordBatch(data, 0, len(data))
-            else:
-                self._batch = DefaultRecordBatch(data, 0, len(data))
+            self._batch = batch_view(data, 0, len(data), self.magic)
         return self._batch
 
     @property
@@ -287,24 +283,17 @@ class FileRecords:
         """``FileLogInputStream``: whole batches from ``start`` (which must be a batch boundary)."""
         end = self._size if end is None else end
         pos = start
-        while pos < end - HEADER_SIZE_UP_TO_MAGIC:
+        while end - pos >= FILE.header:  # fewer: FileLogInputStream stops before reading
             header = os.pread(self._fd, HEADER_SIZE_UP_TO_MAGIC, pos)
             if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # readFullyOrFail
                 raise KafkaStorageError(f"Failed to read `log header` from file channel. Expected to read "
                                         f"{HEADER_SIZE_UP_TO_MAGIC} bytes, but reached end of file after reading "
                                         f"{len(header)} bytes. Started read from position {pos}.")
-            offset, size = LOG_ENTRY.unpack_from(header, 0)
-            if size < LEGACY_RECORD_OVERHEAD_V0:
-                raise CorruptRecordError(f"Found record size {size} smaller than minimum record overhead "
-                                         f"({LEGACY_RECORD_OVERHEAD_V0}) in file {self._path}.", position=pos)
-            if pos > end - LOG_OVERHEAD - size:
+            span = next_span(header, pos, end, FILE, base=pos, file=str(self._path))
+            if not isinstance(span, BatchSpan):
                 return
-            magic = header[MAGIC_OFFSET]
-            if magic > 127:
-                magic -= 256
-            batch = FileBatch(self, pos, offset, size, magic)
-            yield batch
-            pos += batch.size_in_bytes
+            yield FileBatch(self, span)
+            pos = span.end
 
     def batches(self) -> Iterator[FileBatch]:
         return self.batches_from(0)

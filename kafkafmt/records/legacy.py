@@ -25,6 +25,7 @@ from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordErr
 from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
 from .batch import RecordBatch
 from .record import Record
+from .walker import INNER, BatchWalker
 
 _LAYOUT = {0: LEGACY_V0, 1: LEGACY_V1}
 _CRC_FIELD = LEGACY_V0.offset_of("crc")  # 12: where the message (size-counted part) starts
@@ -101,17 +102,45 @@ def _s8(v: int) -> int:
 
 # ------------------------------------------------------------------------------------------------
 # decoding
+def _inner_spans(data, wrapper_position: int, lenient: bool):
+    """(position, span) of each whole inner entry (``DataLogInputStream``); errors point at the wrapper."""
+    walk = BatchWalker(data, rules=INNER)
+    spans = iter(walk)
+    while True:
+        pos = walk.position
+        try:
+            span = next(spans, None)
+        except CorruptRecordError as e:  # Kafka's own message; kafkafmt's view says which inner entry
+            raise CorruptRecordError(e.reason if lenient else
+                                     f"{e.reason} (inner message at decompressed byte {pos} of the wrapper)",
+                                     position=wrapper_position) from None
+        if span is None:
+            return
+        yield pos, span
+
+
 class LegacyMessage:
-    """A parsed v0/v1 log entry (shallow: key and value are views)."""
+    """A parsed v0/v1 log entry (shallow: key and value are views).
+
+    Strict (the default, ``LegacyRecordBatch``): the magic byte must be 0 or 1 and picks the layout;
+    every inconsistency raises CorruptRecordError saying where.  ``lenient=True`` reads as Kafka's
+    ``LegacyRecord`` does for an inner message of a wrapper: any magic byte is accepted (0 reads the
+    v0 layout, anything else the v1 layout), so that LogValidator's "magic does not match" record
+    error is reached as in Kafka; errors carry only a bare reason for the caller to place.
+    ``layout_magic`` (0 or 1) forces a layout whatever the magic byte says: an old client parsing a
+    newer entry with its own layout (KIP-31).
+    """
 
     __slots__ = ("buf", "position", "offset", "size", "crc", "magic", "attributes", "timestamp",
-                 "key", "value", "end")
+                 "key", "value", "end", "_lenient")
 
-    def __init__(self, buf, position: int, end: int | None = None):
+    def __init__(self, buf, position: int, end: int | None = None, *, lenient: bool = False,
+                 layout_magic: int | None = None):
         """Parse the entry at ``position``; ``end`` bounds the readable buffer."""
         end = len(buf) if end is None else end
         self.buf = buf
         self.position = position
+        self._lenient = lenient = lenient or layout_magic is not None
         if end - position < LOG_OVERHEAD:
             raise CorruptRecordError("message truncated inside its offset/size header", position=position)
         self.offset, self.size = LOG_ENTRY.unpack_from(buf, position)
@@ -123,23 +152,30 @@ class LegacyMessage:
         if self.end > end:
             raise CorruptRecordError(f"message of size {self.size} is truncated: only {end - position - LOG_OVERHEAD}"
                                      " bytes follow its header", position=position)
-        self.magic = buf[position + _MAGIC_FIELD]
-        if self.magic not in (0, 1):
-            raise CorruptRecordError(f"Invalid magic found in record: {_s8(self.magic)}", position=position + _MAGIC_FIELD)
-        layout = _LAYOUT[self.magic]
-        if layout.size + LEGACY_VALUE_LENGTH.size > LOG_OVERHEAD + self.size:
-            raise CorruptRecordError(f"Record is corrupt (message of size {self.size} is smaller than the "
-                                     f"v{self.magic} header)", position=position)
+        self.magic = magic = _s8(buf[position + _MAGIC_FIELD])
+        if layout_magic is not None:
+            layout = _LAYOUT[layout_magic]
+        elif lenient:
+            layout = LEGACY_V0 if magic == 0 else LEGACY_V1
+        else:
+            if magic not in (0, 1):
+                raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + _MAGIC_FIELD)
+            layout = _LAYOUT[magic]
+            if layout.size + LEGACY_VALUE_LENGTH.size > LOG_OVERHEAD + self.size:
+                raise CorruptRecordError(f"Record is corrupt (message of size {self.size} is smaller than the "
+                                         f"v{magic} header)", position=position)
+        if position + layout.size > self.end:
+            raise CorruptRecordError("the message is too short for its header", position=position)
         fields = layout.unpack_from(buf, position)
         self.crc = fields[2]
         self.attributes = fields[4] & 0xFF
-        self.timestamp = fields[5] if self.magic == 1 else NO_TIMESTAMP
-        klen = fields[-1]
+        self.timestamp = fields[5] if layout is LEGACY_V1 else NO_TIMESTAMP
         pos = position + layout.size
-        self.key, pos = self._slice(pos, klen, "key")
-        (vlen,) = LEGACY_VALUE_LENGTH.unpack_from(buf, pos) if pos + 4 <= self.end else (None,)
-        if vlen is None:
-            raise CorruptRecordError("Record is corrupt (value length runs past the message end)", position=pos)
+        self.key, pos = self._slice(pos, fields[-1], "key")
+        if pos + LEGACY_VALUE_LENGTH.size > self.end:
+            raise CorruptRecordError("the message is too short for its header" if lenient else
+                                     "Record is corrupt (value length runs past the message end)", position=pos)
+        (vlen,) = LEGACY_VALUE_LENGTH.unpack_from(buf, pos)
         pos += LEGACY_VALUE_LENGTH.size
         self.value, pos = self._slice(pos, vlen, "value")
 
@@ -147,7 +183,8 @@ class LegacyMessage:
         if length < 0:  # Utils.sizeDelimited: any negative length is null
             return None, pos
         if pos + length > self.end:
-            raise CorruptRecordError(f"Record is corrupt ({what} length {length} runs past the message end)",
+            raise CorruptRecordError(f"a length of {length} runs past the message end" if self._lenient else
+                                     f"Record is corrupt ({what} length {length} runs past the message end)",
                                      position=pos)
         return memoryview(self.buf)[pos:pos + length], pos + length
 
@@ -236,10 +273,17 @@ class LegacyRecordBatch(RecordBatch):
             return
         yield from self._deep_records(max_decompressed_bytes)
 
-    def inner_messages(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[LegacyMessage]:
-        """Decompress a wrapper and parse its inner entries as stored (``DataLogInputStream``)."""
+    def inner_messages(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                       lenient: bool = False) -> list[LegacyMessage]:
+        """Decompress a wrapper and parse its inner entries as stored (``DeepRecordsIterator``'s constructor).
+
+        The inner set is walked by ``DataLogInputStream`` rules (:data:`~kafkafmt.records.walker.INNER`):
+        a partial inner entry ends the set.  ``lenient`` reads each inner message as Kafka's
+        ``LegacyRecord`` does (any magic; see :class:`LegacyMessage`) and keeps Kafka's own messages,
+        as LogValidator needs; errors point at the wrapper and say which inner message failed.
+        """
         m = self.message
-        if m.magic not in (0, 1):
+        if m.magic not in (0, 1):  # pragma: no cover - only magic 0/1 entries become LegacyRecordBatch
             raise InvalidRecordError(f"Invalid wrapper magic found in legacy deep record iterator {m.magic}",
                                      position=self.position)
         codec = m.codec
@@ -256,53 +300,53 @@ class LegacyRecordBatch(RecordBatch):
         except KafkaFmtError as e:
             raise e.at(value_pos)
         inner: list[LegacyMessage] = []
-        pos = 0
-        n = len(data)
-        while n - pos >= LOG_OVERHEAD:
-            _, size = LOG_ENTRY.unpack_from(data, pos)
-            if size < LEGACY_RECORD_OVERHEAD_V0:
-                raise CorruptRecordError(
-                    f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0}) "
-                    f"(inner message at decompressed byte {pos} of the wrapper)", position=self.position)
-            if pos + LOG_OVERHEAD + size > n:
-                break  # DataLogInputStream: a partial inner entry ends the set
+        for pos, span in _inner_spans(data, self.position, lenient):
             try:
-                inner.append(LegacyMessage(data, pos, n))
+                inner.append(LegacyMessage(data, span.position, span.end, lenient=lenient))
             except CorruptRecordError as e:
-                raise CorruptRecordError(f"{e.reason} (inner message at decompressed byte {pos} of the wrapper)",
-                                         position=self.position) from None
-            pos += LOG_OVERHEAD + size
+                where = f"inner message at decompressed byte {pos} of the wrapper"
+                raise CorruptRecordError(f"Record is corrupt ({e.reason}; {where})" if lenient else
+                                         f"{e.reason} ({where})", position=self.position) from None
         if not inner:
             raise InvalidRecordError("Found invalid compressed record set with no inner records",
                                      position=self.position)
         return inner
 
-    def _deep_records(self, max_decompressed_bytes: int) -> Iterator[Record]:
+    def inner_offsets_base(self, inner: list[LegacyMessage]) -> int | None:
+        """What to add to each inner offset: None for v0 (absolute), else ``wrapper - lastInner`` (KIP-31).
+
+        A v1 wrapper offset of 0 means "take the inner offsets as they are" (KAFKA-5365).
+        """
         m = self.message
+        if m.magic != 1:
+            return None
+        if m.offset == 0:
+            return 0
+        last_inner = inner[-1].offset
+        if m.offset < last_inner:
+            raise InvalidRecordError(
+                "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                f"'{m.offset}' is less than the last inner message offset '{last_inner}' "
+                "and it is not zero.", position=self.position)
+        return m.offset - last_inner
+
+    def inner_timestamp(self, im: LegacyMessage) -> tuple[int, TimestampType]:
+        """An inner message's (timestamp, type): a v1 inner takes the wrapper's type, and its timestamp
+        when the wrapper is LogAppendTime; v0 has none; any other magic (lenient) keeps its own."""
+        m = self.message
+        if im.magic == 1:
+            wrapper_type = m.timestamp_type
+            return (m.timestamp if wrapper_type == TimestampType.LOG_APPEND_TIME else im.timestamp), wrapper_type
+        if im.magic == 0:
+            return NO_TIMESTAMP, TimestampType.NO_TIMESTAMP_TYPE
+        return im.timestamp, im.timestamp_type
+
+    def _deep_records(self, max_decompressed_bytes: int) -> Iterator[Record]:
         inner = self.inner_messages(max_decompressed_bytes=max_decompressed_bytes)
-        wrapper_offset = m.offset
-        if m.magic == 1:
-            if wrapper_offset == 0:
-                abs_base = 0
-            else:
-                last_inner = inner[-1].offset
-                if wrapper_offset < last_inner:
-                    raise InvalidRecordError(
-                        "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                        f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
-                        "and it is not zero.", position=self.position)
-                abs_base = wrapper_offset - last_inner
-        else:
-            abs_base = None
-        wrapper_type = m.timestamp_type
+        base = self.inner_offsets_base(inner)
         for im in inner:
-            offset = im.offset if abs_base is None else abs_base + im.offset
-            if im.magic == 1:
-                ts_type = wrapper_type
-                ts = m.timestamp if wrapper_type == TimestampType.LOG_APPEND_TIME else im.timestamp
-            else:
-                ts_type = TimestampType.NO_TIMESTAMP_TYPE
-                ts = NO_TIMESTAMP
+            offset = im.offset if base is None else base + im.offset
+            ts, ts_type = self.inner_timestamp(im)
             if im.attributes & LEGACY_COMPRESSION_CODEC_MASK:
                 raise InvalidRecordError("Inner messages must not be compressed", position=self.position,
                                          offset=offset)

@@ -12,26 +12,15 @@ until records are decoded.  Mixed magics in one buffer are allowed, as on a real
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0,
-                         LOG_OVERHEAD, MAGIC_OFFSET)
-from ..errors import CorruptRecordError, TruncatedRecordError
-from ..layout import LOG_ENTRY
+from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_OFFSET
+from ..errors import CorruptRecordError
 from .batch import RecordBatch
 from .default import DefaultRecordBatch
 from .legacy import LegacyRecordBatch
 from .record import Record
-
-
-@dataclass(frozen=True)
-class Trailing:
-    """Bytes after the last whole batch: where they start, how many, and why they are not a batch."""
-
-    position: int
-    length: int
-    reason: str
+from .walker import MEMORY, BatchSpan, BatchWalker, Trailing, magic_at  # noqa: F401 (Trailing re-exported)
 
 
 def read_batch(buf, position: int, end: int | None = None, *, file_rules: bool = False) -> RecordBatch:
@@ -41,17 +30,22 @@ def read_batch(buf, position: int, end: int | None = None, *, file_rules: bool =
     Kafka's file reader does; otherwise it is corrupt (``ByteBufferLogInputStream``).
     """
     end = len(buf) if end is None else end
-    if end - position < HEADER_SIZE_UP_TO_MAGIC:
-        raise TruncatedRecordError(f"only {end - position} bytes remain, a batch needs at least "
-                                   f"{HEADER_SIZE_UP_TO_MAGIC} to reach its magic byte", position=position)
-    magic = buf[position + MAGIC_OFFSET]
-    if magic > 127:
-        magic -= 256
-    if magic in (0, 1):
+    magic = magic_at(buf, position, end)
+    if not file_rules and not 0 <= magic <= 2:
+        raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
+    return batch_view(buf, position, end, magic)
+
+
+def batch_view(buf, position: int, end: int, magic: int) -> RecordBatch:
+    """The batch view for an entry whose magic is known (below 2: legacy; else v2)."""
+    if magic < 2:
         return LegacyRecordBatch(buf, position, end)
-    if magic == 2 or (file_rules and magic > 2):
-        return DefaultRecordBatch(buf, position, end)
-    raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
+    return DefaultRecordBatch(buf, position, end)
+
+
+def span_batch(buf, span: BatchSpan, base: int = 0) -> RecordBatch:
+    """The batch view of a :class:`~kafkafmt.records.walker.BatchSpan` found in ``buf``."""
+    return batch_view(buf, span.position - base, span.end - base, span.magic)
 
 
 class MemoryRecords:
@@ -102,43 +96,16 @@ class MemoryRecords:
 
     def batches(self) -> Iterator[RecordBatch]:
         """Yield each whole batch (``ByteBufferLogInputStream`` rules)."""
-        buf, pos, end = self.buf, self.start, self.end
+        walk = BatchWalker(self.buf, self.start, self.end, rules=MEMORY, strict=self.strict,
+                           max_message_size=self.max_message_size)
         self._trailing = None
-        while True:
-            remaining = end - pos
-            if remaining == 0:
-                break
-            if remaining < LOG_OVERHEAD:
-                self._trail(pos, remaining, f"{remaining} bytes, fewer than the {LOG_OVERHEAD}-byte offset/size header")
-                break
-            _, size = LOG_ENTRY.unpack_from(buf, pos)
-            if size < LEGACY_RECORD_OVERHEAD_V0:
-                raise CorruptRecordError(
-                    f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})",
-                    position=pos)
-            if self.max_message_size is not None and size > self.max_message_size:
-                raise CorruptRecordError(f"Record size {size} exceeds the largest allowable message size "
-                                         f"({self.max_message_size}).", position=pos)
-            if remaining < HEADER_SIZE_UP_TO_MAGIC:
-                self._trail(pos, remaining, "the batch is cut before its magic byte")
-                break
-            magic = buf[pos + MAGIC_OFFSET]
-            if magic > 2:
-                raise CorruptRecordError(f"Invalid magic found in record: {magic - 256 if magic > 127 else magic}",
-                                         position=pos + MAGIC_OFFSET)
-            if remaining < size + LOG_OVERHEAD:
-                self._trail(pos, remaining, f"a batch declares {size + LOG_OVERHEAD} bytes but only {remaining} remain")
-                break
-            batch = read_batch(buf, pos, pos + size + LOG_OVERHEAD)
-            yield batch
-            pos = batch.end
-        self._scanned = True
-
-    def _trail(self, pos: int, length: int, reason: str) -> None:
-        self._trailing = Trailing(pos, length, reason)
-        self._scanned = True
-        if self.strict:
-            raise TruncatedRecordError(f"truncated input: {reason}", position=pos)
+        try:
+            for span in walk:
+                yield span_batch(self.buf, span)
+        finally:
+            if walk.stop is not None or walk.position >= self.end:  # the walk ran to its end
+                self._trailing = walk.stop
+                self._scanned = True
 
     def records(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
         """Yield every record of every batch (deep iteration)."""

@@ -1,0 +1,246 @@
+"""The one batch walker: where each batch of a record set starts and ends, without decoding it.
+
+Every reader of record sets in kafkafmt finds its batches here: :class:`~kafkafmt.records.MemoryRecords`,
+``log.FileRecords``, ``kafkafmt dump``, the broker's record and consumer views, the conformance
+explainer and the inner message set of a legacy wrapper.  No other module reads the log-entry
+framing (``offset:int64 size:int32``, magic at byte 16; :data:`~kafkafmt.layout.LOG_ENTRY`).
+
+API (stable; the columnar decoder and the Spark byte-range reader build on it)::
+
+    walk = BatchWalker(buf, start=0, end=None, rules=MEMORY, strict=False, need_more=False,
+                       max_message_size=None)
+    for span in walk:          # BatchSpan(position, size, magic, offset): nothing decoded, nothing copied
+        span.header(buf)       # the header fields, read through layout.DEFAULT_BATCH / LEGACY_V0 / LEGACY_V1
+        span.end               # position + size
+    walk.stop                  # why the walk ended: None (``end`` reached exactly on a batch boundary),
+                               # Trailing(position, length, reason) or NeedMore(position, needed)
+    walk.valid_bytes           # bytes of whole batches walked so far
+
+    next_span(buf, position, end, rules, ...) -> BatchSpan | Trailing | NeedMore
+                               # one step, for readers that fetch bytes themselves (pread):
+                               # ``buf`` need only hold the first 17 bytes at ``position`` (``base`` says
+                               # which stream position ``buf[0]`` is)
+
+``buf`` is anything ``struct.unpack_from`` and indexing accept: ``bytes``, ``bytearray``,
+``memoryview`` or an ``mmap`` (read-only is fine; the walker takes no memoryview of it, so it
+never pins an mmap).  Positions are always positions in the caller's stream.
+
+Rules: which checks apply, as a data table (h11-style), each from one Kafka class
+(kafka-rules §0):
+
+=========  =====================================  ==============  ====================================  =========
+rules      Kafka class                            header needed   size below 14 (``RECORD_OVERHEAD_V0``)  magic
+=========  =====================================  ==============  ====================================  =========
+MEMORY     ``ByteBufferLogInputStream.nextBatch``  12, then 17     "Record size %d is less than ..."      0..2, else corrupt
+FILE       ``FileLogInputStream.nextBatch``        more than 17    "Found record size %d smaller than"   below 2 legacy, else v2
+INNER      ``DataLogInputStream.nextBatch``        12              "Record size is less than ..."        not read here
+=========  =====================================  ==============  ====================================  =========
+
+MEMORY also checks ``max_message_size`` ("Record size %d exceeds the largest allowable message
+size (%d).").  FILE reads any magic of 2 or more as v2, as ``kafka-dump-log`` and the broker's file
+reader do (the v2 CRC does not cover the magic byte).
+
+What happens when the input ends inside a batch (or inside the 12/17 header bytes):
+
+* default (lenient): the walk stops and :attr:`BatchWalker.stop` is a :class:`Trailing` (Kafka
+  ignores a partial trailing batch silently; kafkafmt reports it);
+* ``strict=True``: :class:`~kafkafmt.errors.TruncatedRecordError` ("truncated input: <reason>");
+* ``need_more=True`` (streaming and byte-range readers): the walk stops with :class:`NeedMore`,
+  the least number of further bytes after which the walk can go on (the whole batch once its
+  size is known).  Feed more bytes and walk again from ``NeedMore.position``.
+
+The validator's other view of the same batches, ``skipKeyValueIterator``, is not a second walker:
+it is :func:`kafkafmt.broker.recordview.iter_batch_records` (``skip_key_value=True``) over the
+batches this walker finds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
+from ..errors import CorruptRecordError, TruncatedRecordError
+from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, Layout
+
+__all__ = ["BatchSpan", "Trailing", "NeedMore", "Rules", "MEMORY", "FILE", "INNER", "RULES", "BatchWalker",
+           "next_span", "header_layout", "magic_at"]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One row of the walker's rule table (see the module docstring)."""
+
+    name: str
+    source: str  #: the Kafka class whose ``nextBatch`` these rules follow
+    header: int  #: bytes that must remain to read an entry header (fewer: the walk stops)
+    size_error: str  #: message for a size field below ``RECORD_OVERHEAD_V0`` ({size}, {minimum}, {file})
+    check_magic: bool  #: magic outside 0..2 is corrupt (else it is not checked)
+    check_max_size: bool  #: ``max_message_size`` applies
+
+
+MEMORY = Rules("memory", "ByteBufferLogInputStream.nextBatch", LOG_OVERHEAD,
+               "Record size {size} is less than the minimum record overhead ({minimum})", True, True)
+FILE = Rules("file", "FileLogInputStream.nextBatch", HEADER_SIZE_UP_TO_MAGIC + 1,
+             "Found record size {size} smaller than minimum record overhead ({minimum}){file}", False, False)
+INNER = Rules("inner", "DataLogInputStream.nextBatch", LOG_OVERHEAD,
+              "Record size is less than the minimum record overhead ({minimum})", False, False)
+#: The rule table by name.
+RULES = {r.name: r for r in (MEMORY, FILE, INNER)}
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSpan:
+    """Where one batch (v2) or log entry (v0/v1) lies: ``position`` and ``size`` (LOG_OVERHEAD + size field).
+
+    ``offset`` is the entry's offset field (a v2 batch's baseOffset, a legacy entry's offset, which
+    for a compressed wrapper is its last inner offset); ``magic`` is the signed magic byte (-1 if
+    the rules did not need it and it was not available).
+    """
+
+    position: int
+    size: int
+    magic: int
+    offset: int
+
+    @property
+    def end(self) -> int:
+        return self.position + self.size
+
+    @property
+    def is_legacy(self) -> bool:
+        return self.magic < 2
+
+    def header(self, buf, base: int = 0) -> dict:
+        """The header fields (names as Kafka spells them), read through :func:`header_layout`."""
+        return header_layout(self.magic).read(buf, self.position - base)
+
+
+@dataclass(frozen=True, slots=True)
+class Trailing:
+    """Bytes after the last whole batch: where they start, how many, and why they are not a batch."""
+
+    position: int
+    length: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NeedMore:
+    """The input ends inside the entry at ``position``: at least ``needed`` more bytes are required."""
+
+    position: int
+    needed: int
+
+
+def header_layout(magic: int) -> Layout:
+    """The fixed header of an entry with this magic: v0, v1, else the v2 batch header."""
+    if magic == 0:
+        return LEGACY_V0
+    if magic == 1:
+        return LEGACY_V1
+    return DEFAULT_BATCH
+
+
+def _s8(v: int) -> int:
+    return v - 256 if v > 127 else v
+
+
+def magic_at(buf, position: int, end: int | None = None, *, base: int = 0) -> int:
+    """The signed magic byte of the entry at ``position``; TruncatedRecordError if it is not there."""
+    end = len(buf) + base if end is None else end
+    if end - position < HEADER_SIZE_UP_TO_MAGIC:
+        raise TruncatedRecordError(f"only {end - position} bytes remain, a batch needs at least "
+                                   f"{HEADER_SIZE_UP_TO_MAGIC} to reach its magic byte", position=position)
+    return _s8(buf[position - base + MAGIC_OFFSET])
+
+
+def next_span(buf, position: int, end: int, rules: Rules = MEMORY, *, base: int = 0, strict: bool = False,
+              need_more: bool = False, max_message_size: int | None = None,
+              file: str | None = None) -> BatchSpan | Trailing | NeedMore | None:
+    """One step of the walk: the batch at ``position``, or why there is none (None: ``end`` reached).
+
+    ``buf[i]`` is stream position ``base + i``; ``end`` is the stream position where the input ends.
+    Raises :class:`~kafkafmt.errors.CorruptRecordError` with Kafka's messages (``file`` names the
+    file in FILE's size message).
+    """
+    remaining = end - position
+    if remaining <= 0:
+        return None
+    at = position - base
+    if remaining < rules.header:
+        if rules is FILE:
+            return _short(position, remaining, f"{remaining} bytes, too few for a batch header (a file is read "
+                          f"while more than {HEADER_SIZE_UP_TO_MAGIC} bytes remain)", rules.header - remaining,
+                          strict, need_more)
+        return _short(position, remaining, f"{remaining} bytes, fewer than the {LOG_OVERHEAD}-byte offset/size header",
+                      rules.header - remaining, strict, need_more)
+    offset, size = LOG_ENTRY.unpack_from(buf, at)
+    if size < LEGACY_RECORD_OVERHEAD_V0:
+        where = "" if file is None else f" in file {file}."
+        raise CorruptRecordError(rules.size_error.format(size=size, minimum=LEGACY_RECORD_OVERHEAD_V0, file=where),
+                                 position=position)
+    if rules.check_max_size and max_message_size is not None and size > max_message_size:
+        raise CorruptRecordError(f"Record size {size} exceeds the largest allowable message size "
+                                 f"({max_message_size}).", position=position)
+    whole = size + LOG_OVERHEAD
+    if rules.check_magic:
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            return _short(position, remaining, "the batch is cut before its magic byte", whole - remaining,
+                          strict, need_more)
+        magic = _s8(buf[at + MAGIC_OFFSET])
+        if not 0 <= magic <= 2:
+            raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
+    else:
+        magic = _s8(buf[at + MAGIC_OFFSET]) if remaining >= HEADER_SIZE_UP_TO_MAGIC else -1
+    if remaining < whole:
+        return _short(position, remaining, f"a batch declares {whole} bytes but only {remaining} remain",
+                      whole - remaining, strict, need_more)
+    return BatchSpan(position, whole, magic, offset)
+
+
+def _short(position: int, length: int, reason: str, needed: int, strict: bool, need_more: bool):
+    if need_more:
+        return NeedMore(position, needed)
+    if strict:
+        raise TruncatedRecordError(f"truncated input: {reason}", position=position)
+    return Trailing(position, length, reason)
+
+
+class BatchWalker:
+    """Walk the batches of ``buf[start:end]`` under ``rules`` (see the module docstring).
+
+    Iterating yields :class:`BatchSpan` objects; afterwards :attr:`stop` says why the walk ended.
+    Iterating again walks again from ``start``.
+    """
+
+    def __init__(self, buf, start: int = 0, end: int | None = None, *, rules: Rules = MEMORY, strict: bool = False,
+                 need_more: bool = False, max_message_size: int | None = None, file: str | None = None):
+        self.buf = buf
+        self.start = start
+        self.end = len(buf) if end is None else end
+        self.rules = rules
+        self.strict = strict
+        self.need_more = need_more
+        self.max_message_size = max_message_size
+        self.file = file
+        self.stop: Trailing | NeedMore | None = None
+        self.position = start  #: where the walk is (the end of the last whole batch)
+
+    @property
+    def valid_bytes(self) -> int:
+        """Bytes of whole batches walked so far."""
+        return self.position - self.start
+
+    def __iter__(self) -> Iterator[BatchSpan]:
+        self.stop = None
+        self.position = self.start
+        while True:
+            step = next_span(self.buf, self.position, self.end, self.rules, need_more=self.need_more,
+                             max_message_size=self.max_message_size, file=self.file)
+            if not isinstance(step, BatchSpan):
+                self.stop = step
+                if self.strict and isinstance(step, Trailing):
+                    raise TruncatedRecordError(f"truncated input: {step.reason}", position=step.position)
+                return
+            self.position = step.end
+            yield step
