@@ -25,14 +25,15 @@ explains, record by record, where each offset and timestamp came from:
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
-from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
+from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD, MAGIC_OFFSET, NO_TIMESTAMP, CompressionType,
+                         TimestampType)
 from ..crc import crc32
-from ..errors import KafkaFmtError
-from ..layout import LOG_ENTRY
+from ..errors import CorruptRecordError, KafkaFmtError
+from ..layout import LEGACY_V0
 from ..records import MemoryRecords
+from ..records.legacy import LegacyMessage
 from ..records.record import Header
 from .explain import Trace
 
@@ -93,8 +94,9 @@ def consumer_view(records_bytes, *, client_magic: int = 2, fetch_offset: int | N
     tr = Trace(f"consumer view: a client reading up to v{client_magic}" +
                (" (KIP-32 seed rules)" if variant == "seed" else ""))
     view = ConsumerView([], client_magic, tr, variant=variant)
+    records = MemoryRecords(data)
     try:
-        batches = list(MemoryRecords(data).batches())
+        batches = list(records.batches())
     except KafkaFmtError as e:
         view.error, view.error_message = e.kafka_exception, e.reason
         tr.add("parse", f"{e.kafka_exception}: {e.reason}", "ByteBufferLogInputStream.nextBatch")
@@ -120,7 +122,7 @@ def consumer_view(records_bytes, *, client_magic: int = 2, fetch_offset: int | N
                    "CompletedFetch.nextFetchedRecord")
             continue
         _read_batch(b, view, fetch_offset, variant, tr)
-    trailing = MemoryRecords(data).trailing
+    trailing = records.trailing
     if trailing is not None:
         tr.add("trailing bytes", f"{trailing.length} byte(s) ignored: {trailing.reason}",
                "ByteBufferLogInputStream.nextBatch", note="a fetch response may end inside a batch")
@@ -181,17 +183,17 @@ def old_client_read(data: bytes, pos: int, client_magic: int, tp: str = "topic-0
 
     Returns ``(records, error)``; ``error`` is ``(exception, message, offset)`` or None.
     """
-    offset, size = LOG_ENTRY.unpack_from(data, pos)
-    rec = data[pos + LOG_OVERHEAD:pos + LOG_OVERHEAD + size]  # the old Record's buffer (crc first)
-    codec_id = rec[5] & 0x07
+    head = LEGACY_V0.read(data, pos)  # offset, size, crc, magic, attributes: where every old client looks
+    offset, size = head["offset"], head["size"]
+    codec_id = head["attributes"] & LEGACY_COMPRESSION_CODEC_MASK
     if codec_id >= _OLD_CODECS[client_magic]:
         return [], ("IllegalArgumentException", f"Unknown compression type id: {codec_id}", offset)
-    stored = struct.unpack_from(">I", rec, 0)[0]
-    computed = crc32(rec[4:])
-    magic = rec[4]
+    stored = head["crc"]
+    computed = crc32(data[pos + MAGIC_OFFSET:pos + LOG_OVERHEAD + size])
+    magic = head["magic"] & 0xFF
     old_layout_magic = 0 if client_magic == 0 or magic not in (0, 1) else magic  # a 0.10 client switches on 0/1
     if codec_id != 0:
-        key, value, err = _slice_kv(rec, old_layout_magic)
+        key, value, err = _old_key_value(data, pos, old_layout_magic)
         return [], ("KafkaException", f"the {CompressionType(codec_id).kafka_name} 'message set' read from a "
                     f"v{magic} entry is not one: {err or 'decompression of misplaced bytes fails'}", offset)
     if stored != computed:
@@ -200,7 +202,7 @@ def old_client_read(data: bytes, pos: int, client_magic: int, tp: str = "topic-0
                         f"Record is corrupt (stored crc = {stored}, computed crc = {computed})", offset)
         return [], ("KafkaException", f"Record for partition {tp} at offset {offset} is corrupt (stored crc = "
                     f"{stored}, computed crc = {computed})", offset)
-    key, value, err = _slice_kv(rec, old_layout_magic)
+    key, value, err = _old_key_value(data, pos, old_layout_magic)
     if err:
         exc = "KafkaException" if client_magic == 0 else "SerializationException"
         return [], (exc, f"Error deserializing key/value for partition {tp} at offset {offset}", offset)
@@ -210,21 +212,10 @@ def old_client_read(data: bytes, pos: int, client_magic: int, tp: str = "topic-0
                            "(key length taken from the timestamp field)", garbled=True)], None
 
 
-def _slice_kv(rec: bytes, layout_magic: int):
-    """``Record.key()/value()`` of the old client: size-delimited slices at the layout's offsets."""
-    key_size_at = 6 if layout_magic == 0 else 14
+def _old_key_value(data: bytes, pos: int, layout_magic: int):
+    """``Record.key()/value()`` of the old client: the entry read with the v``layout_magic`` layout."""
     try:
-        key, nxt = _sized(rec, key_size_at)
-        value, _ = _sized(rec, nxt)
-        return key, value, None
-    except (struct.error, ValueError) as e:
-        return None, None, str(e)
-
-
-def _sized(rec: bytes, at: int):
-    (n,) = struct.unpack_from(">i", rec, at)
-    if n < 0:
-        return None, at + 4
-    if at + 4 + n > len(rec):
-        raise ValueError(f"IllegalArgumentException: limit {n} exceeds the {len(rec) - at - 4} bytes left")
-    return rec[at + 4:at + 4 + n], at + 4 + n
+        m = LegacyMessage(data, pos, layout_magic=layout_magic)
+    except CorruptRecordError as e:
+        return None, None, e.reason
+    return (None if m.key is None else bytes(m.key)), (None if m.value is None else bytes(m.value)), None

@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..config import LogConfig
-from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
+from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..errors import UnsupportedCompressionError
 from ..layout import LOG_ENTRY
 from ..records import MemoryRecords, MemoryRecordsBuilder
@@ -57,7 +57,6 @@ LATEST_FETCH_VERSION = 17
 #: LazyDownConversionRecordsSend.MAX_READ_SIZE
 MAX_READ_SIZE = 128 * 1024
 _MIN_OVERFLOW_MESSAGE_LENGTH = LOG_OVERHEAD
-_RECORD_BATCH_OVERHEAD = 61
 
 
 def max_magic_for_fetch_version(version: int) -> int:
@@ -267,7 +266,7 @@ def overflow_batch(remaining: int) -> bytes:
     """
     size = max(_MIN_OVERFLOW_MESSAGE_LENGTH, min(remaining + 1, MAX_READ_SIZE))
     buf = bytearray(size)
-    LOG_ENTRY.pack_into(buf, 0, -1, max(remaining + 1, _RECORD_BATCH_OVERHEAD))
+    LOG_ENTRY.pack_into(buf, 0, -1, max(remaining + 1, RECORD_BATCH_OVERHEAD))
     return bytes(buf[:min(size, remaining)])
 
 

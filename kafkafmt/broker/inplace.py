@@ -20,9 +20,9 @@ Each function returns a small dict describing what changed (for traces).
 """
 from __future__ import annotations
 
-from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, V2_COMPRESSION_CODEC_MASK,
-                         V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
-                         V2_TRANSACTIONAL_FLAG_MASK, TimestampType)
+from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
+                         V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK,
+                         V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK, TimestampType)
 from ..crc import crc32, crc32c
 from ..errors import KafkaFmtError, UnsupportedOperationError  # noqa: F401 (re-exported)
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V1, LOG_ENTRY
@@ -33,7 +33,7 @@ _LEGACY_CRC_START = LEGACY_V1.offset_of("magic")  # CRC32 covers magic..end
 
 
 def _batch_end(buf, pos: int) -> int:
-    return pos + 12 + LOG_ENTRY.get(buf, pos, "size")
+    return pos + LOG_OVERHEAD + LOG_ENTRY.get(buf, pos, "size")
 
 
 def set_last_offset(buf: bytearray, pos: int, magic: int, last_offset: int) -> dict:

@@ -1,9 +1,10 @@
 """Say where two record sets first differ: byte position, batch, field (via :mod:`kafkafmt.layout`)."""
 from __future__ import annotations
 
-from ..constants import RECORD_BATCH_OVERHEAD
+from ..constants import LEGACY_COMPRESSION_CODEC_MASK, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK
 from ..errors import KafkaFmtError
-from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, Layout
+from ..layout import DEFAULT_BATCH, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, Layout
+from ..records.walker import FILE, BatchWalker, header_layout
 
 
 def first_difference(a: bytes, b: bytes) -> int | None:
@@ -25,16 +26,15 @@ def _field_at(layout: Layout, rel: int):
 
 
 def _batches(buf: bytes):
-    """(position, size, magic) of every whole entry, by log framing only (never raises)."""
+    """(position, size, magic) of every whole entry, by log framing only (``FileLogInputStream`` rules,
+    which read any magic), and where they end; never raises: an impossible size ends the walk."""
+    walk = BatchWalker(buf, rules=FILE)
     out = []
-    pos = 0
-    while pos + 17 <= len(buf):
-        _, size = LOG_ENTRY.unpack_from(buf, pos)
-        if size < 14:
-            break
-        out.append((pos, 12 + size, buf[pos + 16]))
-        pos += 12 + size
-    return out, pos
+    try:
+        out.extend((span.position, span.size, span.magic) for span in walk)
+    except KafkaFmtError:
+        pass
+    return out, walk.position
 
 
 def describe_position(buf: bytes, pos: int) -> str:
@@ -49,15 +49,15 @@ def describe_position(buf: bytes, pos: int) -> str:
             if rel < RECORD_BATCH_OVERHEAD:
                 f = _field_at(DEFAULT_BATCH, rel)
                 return f"{head}, header field {f.name} (batch byte {rel})"
-            codec = DEFAULT_BATCH.get(buf, start, "attributes") & 0x07
+            codec = DEFAULT_BATCH.get(buf, start, "attributes") & V2_COMPRESSION_CODEC_MASK
             if codec:
                 return f"{head}, compressed records area (byte {rel - RECORD_BATCH_OVERHEAD} of the payload)"
             return f"{head}, records area (byte {rel - RECORD_BATCH_OVERHEAD}){_v2_record_at(buf, start, size, pos)}"
-        layout = LEGACY_V1 if magic == 1 else LEGACY_V0
+        layout = header_layout(magic)
         if rel < layout.size:
             f = _field_at(layout, rel)
             return f"{head}, field {f.name} (entry byte {rel})"
-        codec = buf[start + 17] & 0x07
+        codec = layout.get(buf, start, "attributes") & LEGACY_COMPRESSION_CODEC_MASK
         what = "compressed wrapper value" if codec else "key/value bytes"
         return f"{head}, {what} (entry byte {rel})"
     if pos >= end:
@@ -88,7 +88,7 @@ def _field_values(a: bytes, b: bytes, pos: int) -> str:
     for start, size, magic in batches:
         if start <= pos < start + size:
             rel = pos - start
-            layout = DEFAULT_BATCH if magic >= 2 else (LEGACY_V1 if magic == 1 else LEGACY_V0)
+            layout = header_layout(magic)
             if rel < layout.size:
                 f = _field_at(layout, rel)
                 try:
@@ -173,7 +173,7 @@ def codec_normalized_diff(a: bytes, b: bytes) -> str | None:
             continue
         if x.magic != y.magic or x.compression != y.compression or not x.is_compressed:
             return f"batch #{i}: {explain_records_diff(rx, ry)}"
-        layout = DEFAULT_BATCH if x.magic >= 2 else (LEGACY_V1 if x.magic == 1 else LEGACY_V0)
+        layout = header_layout(x.magic)
         skip = {"length", "size", "crc"}
         for f in layout.fields:
             if f.name in skip:

@@ -29,7 +29,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..constants import NO_TIMESTAMP
+from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
@@ -435,8 +435,8 @@ class LogSegment:
         self._max_ts_and_offset = None
         try:
             for batch in self.log.batches():
-                if max_message_size is not None and batch.size_in_bytes - 12 > max_message_size:
-                    raise CorruptRecordError(f"Record size {batch.size_in_bytes - 12} exceeds the largest allowable "
+                if max_message_size is not None and batch.size_in_bytes - LOG_OVERHEAD > max_message_size:
+                    raise CorruptRecordError(f"Record size {batch.size_in_bytes - LOG_OVERHEAD} exceeds the largest allowable "
                                              f"message size ({max_message_size}).", position=batch.position)
                 batch.ensure_valid()
                 last_offset = batch.last_offset

@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 
 from .. import compression as _compression
 from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-                         NO_SEQUENCE, NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, CompressionType, ControlRecordType,
-                         TimestampType)
+                         NO_SEQUENCE, NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, RECORD_BATCH_OVERHEAD, CompressionType,
+                         ControlRecordType, TimestampType)
 from ..errors import IllegalArgumentError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
 from ..varint import wrap64
@@ -241,7 +241,7 @@ class MemoryRecordsBuilder:
 
     @property
     def estimated_size(self) -> int:
-        overhead = 61 if self.magic >= 2 else (LOG_OVERHEAD + record_overhead(self.magic)
+        overhead = RECORD_BATCH_OVERHEAD if self.magic >= 2 else (LOG_OVERHEAD + record_overhead(self.magic)
                                                if self.compression != CompressionType.NONE else 0)
         return overhead + self.uncompressed_bytes
 

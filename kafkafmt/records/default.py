@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from .. import compression as _compression
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD,
-                         V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK,
-                         V2_TIMESTAMP_EXTENDED_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
-                         CompressionType, TimestampType)
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, LOG_OVERHEAD, NO_SEQUENCE,
+                         RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
+                         V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_EXTENDED_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
+                         V2_TRANSACTIONAL_FLAG_MASK, CompressionType, TimestampType)
 from ..crc import crc32c
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
     UnsupportedCompressionError
@@ -198,7 +198,7 @@ def encode_default_batch(*, base_offset: int, partition_leader_epoch: int, attri
         _compression.compress(codec, records, magic=2, level=level)
     size = RECORD_BATCH_OVERHEAD + len(payload)
     buf = bytearray(size)
-    DEFAULT_BATCH.pack_into(buf, 0, base_offset, size - 12, partition_leader_epoch, magic, 0,
+    DEFAULT_BATCH.pack_into(buf, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, magic, 0,
                             _s16(attributes), last_offset_delta, base_timestamp, max_timestamp, producer_id,
                             producer_epoch, base_sequence, records_count)
     buf[RECORD_BATCH_OVERHEAD:] = payload
@@ -222,12 +222,12 @@ class DefaultRecordBatch(RecordBatch):
         end = len(buf) if end is None else end
         if end - position < RECORD_BATCH_OVERHEAD:
             # a batch this short still has a valid length field; it simply cannot hold a header
-            _, length = LOG_ENTRY.unpack_from(buf, position) if end - position >= 12 else (0, 0)
-            raise CorruptRecordError(f"Record batch is corrupt (the size {length + 12} is smaller than the minimum "
-                                     f"allowed overhead {RECORD_BATCH_OVERHEAD})", position=position)
+            _, length = LOG_ENTRY.unpack_from(buf, position) if end - position >= LOG_OVERHEAD else (0, 0)
+            raise CorruptRecordError(f"Record batch is corrupt (the size {length + LOG_OVERHEAD} is smaller than the "
+                                     f"minimum allowed overhead {RECORD_BATCH_OVERHEAD})", position=position)
         h = DEFAULT_BATCH.unpack_from(buf, position)
         length = h[_F["length"]]
-        super().__init__(buf, position, length + 12)
+        super().__init__(buf, position, length + LOG_OVERHEAD)
         if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
             raise CorruptRecordError(f"Record batch is corrupt (the size {self.size_in_bytes} is smaller than the "
                                      f"minimum allowed overhead {RECORD_BATCH_OVERHEAD})", position=position)

@@ -28,16 +28,17 @@ never pins an mmap).  Positions are always positions in the caller's stream.
 Rules: which checks apply, as a data table (h11-style), each from one Kafka class
 (kafka-rules §0):
 
-=========  =====================================  ==============  ====================================  =========
-rules      Kafka class                            header needed   size below 14 (``RECORD_OVERHEAD_V0``)  magic
-=========  =====================================  ==============  ====================================  =========
-MEMORY     ``ByteBufferLogInputStream.nextBatch``  12, then 17     "Record size %d is less than ..."      0..2, else corrupt
-FILE       ``FileLogInputStream.nextBatch``        more than 17    "Found record size %d smaller than"   below 2 legacy, else v2
-INNER      ``DataLogInputStream.nextBatch``        12              "Record size is less than ..."        not read here
-=========  =====================================  ==============  ====================================  =========
+======  ======================================  ======================  ===================================
+rules   Kafka class                             stops when fewer than   magic byte
+======  ======================================  ======================  ===================================
+MEMORY  ``ByteBufferLogInputStream.nextBatch``  12 bytes (then 17)      0..2, else "Invalid magic found"
+FILE    ``FileLogInputStream.nextBatch``        18 bytes remain         below 2 legacy, 2 and above v2
+INNER   ``DataLogInputStream.nextBatch``        12 bytes remain         not checked (``LegacyRecord``)
+======  ======================================  ======================  ===================================
 
-MEMORY also checks ``max_message_size`` ("Record size %d exceeds the largest allowable message
-size (%d).").  FILE reads any magic of 2 or more as v2, as ``kafka-dump-log`` and the broker's file
+A size field below ``RECORD_OVERHEAD_V0`` (14) is corrupt under every rule, each with its class's
+own message (:attr:`Rules.size_error`).  MEMORY also checks ``max_message_size`` ("Record size %d
+exceeds the largest allowable message size (%d).").  FILE reads any magic of 2 or more as v2, as ``kafka-dump-log`` and the broker's file
 reader do (the v2 CRC does not cover the magic byte).
 
 What happens when the input ends inside a batch (or inside the 12/17 header bytes):
@@ -133,12 +134,10 @@ class NeedMore:
 
 
 def header_layout(magic: int) -> Layout:
-    """The fixed header of an entry with this magic: v0, v1, else the v2 batch header."""
-    if magic == 0:
-        return LEGACY_V0
-    if magic == 1:
-        return LEGACY_V1
-    return DEFAULT_BATCH
+    """The fixed header of an entry with this (signed) magic: 2 and above v2, 1 v1, below that v0."""
+    if magic >= 2:
+        return DEFAULT_BATCH
+    return LEGACY_V1 if magic == 1 else LEGACY_V0
 
 
 def _s8(v: int) -> int:
