@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from .constants import MAGIC_OFFSET
 from .errors import KafkaFmtError
 from .records import MemoryRecords, RecordBatch
 from .records.memory import span_batch
@@ -143,4 +142,4 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
 
 
 __all__ = ["batch_line", "record_line", "dump_log", "iter_file_batches", "LogDump", "string_decoder",
-           "MemoryRecords", "MAGIC_OFFSET"]
+           "MemoryRecords"]

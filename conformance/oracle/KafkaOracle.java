@@ -117,6 +117,7 @@ public final class KafkaOracle {
                 case "decompress": decompress(req, out); break;
                 case "validate": validate(req, out); break;
                 case "downConvert": downConvert(req, out); break;
+                case "constants": constants(req, out); break;
                 default: throw new BadRequest("unknown op '" + op + "'");
             }
         } catch (Reported r) {
@@ -160,6 +161,29 @@ public final class KafkaOracle {
         out.put("kafkaVersion", AppInfoParser.getVersion());
         out.put("kafkaCommitId", AppInfoParser.getCommitId());
         out.put("javaVersion", System.getProperty("java.version"));
+    }
+
+    /**
+     * The static int/short/byte fields of the named classes (public or not, read by reflection), e.g.
+     * {"classes": ["org.apache.kafka.common.record.DefaultRecordBatch"]} ->
+     * {"constants": {"DefaultRecordBatch.RECORD_BATCH_OVERHEAD": 61, ...}}: the header offsets kafkafmt
+     * derives from its layouts, as Kafka defines them.
+     */
+    static void constants(JsonNode req, ObjectNode out) throws Exception {
+        JsonNode classes = req.get("classes");
+        if (classes == null || !classes.isArray()) throw new BadRequest("missing array field 'classes'");
+        ObjectNode values = out.putObject("constants");
+        for (JsonNode name : classes) {
+            Class<?> cls = Class.forName(name.asText());
+            for (java.lang.reflect.Field f : cls.getDeclaredFields()) {
+                int mod = f.getModifiers();
+                Class<?> t = f.getType();
+                if (!java.lang.reflect.Modifier.isStatic(mod) || !(t == int.class || t == short.class || t == byte.class))
+                    continue;
+                f.setAccessible(true);
+                values.put(cls.getSimpleName() + "." + f.getName(), f.getInt(null));
+            }
+        }
     }
 
     static void build(JsonNode req, ObjectNode out) {

@@ -27,13 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD, MAGIC_OFFSET, NO_TIMESTAMP, CompressionType,
-                         TimestampType)
-from ..crc import crc32
+from ..constants import LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import CorruptRecordError, KafkaFmtError
 from ..layout import LEGACY_V0
 from ..records import MemoryRecords
-from ..records.legacy import LegacyMessage
+from ..records.legacy import LegacyMessage, message_checksum
 from ..records.record import Header
 from .explain import Trace
 
@@ -189,7 +187,7 @@ def old_client_read(data: bytes, pos: int, client_magic: int, tp: str = "topic-0
     if codec_id >= _OLD_CODECS[client_magic]:
         return [], ("IllegalArgumentException", f"Unknown compression type id: {codec_id}", offset)
     stored = head["crc"]
-    computed = crc32(data[pos + MAGIC_OFFSET:pos + LOG_OVERHEAD + size])
+    computed = message_checksum(data, pos, pos + LOG_OVERHEAD + size)
     magic = head["magic"] & 0xFF
     old_layout_magic = 0 if client_magic == 0 or magic not in (0, 1) else magic  # a 0.10 client switches on 0/1
     if codec_id != 0:

@@ -20,20 +20,18 @@ Each function returns a small dict describing what changed (for traces).
 """
 from __future__ import annotations
 
-from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
+from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK,
                          V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK,
                          V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK, TimestampType)
-from ..crc import crc32, crc32c
+from ..crc import crc32c
 from ..errors import KafkaFmtError, UnsupportedOperationError  # noqa: F401 (re-exported)
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V1, LOG_ENTRY
-
-_LEGACY_CRC_START = LEGACY_V1.offset_of("magic")  # CRC32 covers magic..end
-
-
+from ..records.legacy import message_checksum
+from ..records.walker import span_at
 
 
 def _batch_end(buf, pos: int) -> int:
-    return pos + LOG_OVERHEAD + LOG_ENTRY.get(buf, pos, "size")
+    return span_at(buf, pos).end
 
 
 def set_last_offset(buf: bytearray, pos: int, magic: int, last_offset: int) -> dict:
@@ -96,7 +94,7 @@ def set_max_timestamp(buf: bytearray, pos: int, magic: int, timestamp_type: Time
     old_crc = LEGACY_V1.get(buf, pos, "crc")
     LEGACY_V1.put(buf, pos, "attributes", new_attrs)
     LEGACY_V1.put(buf, pos, "timestamp", timestamp)
-    crc = crc32(memoryview(buf)[pos + _LEGACY_CRC_START:end])
+    crc = message_checksum(buf, pos, end)
     LEGACY_V1.put(buf, pos, "crc", crc)
     return {"changed": True, "old_type": cur_type, "new_type": timestamp_type, "old_ts": cur_ts, "new_ts": timestamp,
             "old_attributes": attrs, "new_attributes": new_attrs, "old_crc": old_crc, "new_crc": crc,

@@ -18,7 +18,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, LOG_OVERHEAD
 from ..crc import crc32c
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
     UnsupportedCompressionError
-from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LOG_ENTRY
+from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, wrap64
 from .batch import RecordBatch
 from .record import Header, Record, parse_control_record
@@ -222,7 +222,7 @@ class DefaultRecordBatch(RecordBatch):
         end = len(buf) if end is None else end
         if end - position < RECORD_BATCH_OVERHEAD:
             # a batch this short still has a valid length field; it simply cannot hold a header
-            _, length = LOG_ENTRY.unpack_from(buf, position) if end - position >= LOG_OVERHEAD else (0, 0)
+            length = DEFAULT_BATCH.get(buf, position, "length") if end - position >= LOG_OVERHEAD else 0
             raise CorruptRecordError(f"Record batch is corrupt (the size {length + LOG_OVERHEAD} is smaller than the "
                                      f"minimum allowed overhead {RECORD_BATCH_OVERHEAD})", position=position)
         h = DEFAULT_BATCH.unpack_from(buf, position)

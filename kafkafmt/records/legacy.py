@@ -28,8 +28,12 @@ from .record import Record
 from .walker import INNER, BatchWalker
 
 _LAYOUT = {0: LEGACY_V0, 1: LEGACY_V1}
-_CRC_FIELD = LEGACY_V0.offset_of("crc")  # 12: where the message (size-counted part) starts
 _MAGIC_FIELD = LEGACY_V0.offset_of("magic")  # 16: CRC coverage starts here
+
+
+def message_checksum(buf, position: int, end: int) -> int:
+    """``LegacyRecord.computeChecksum``: CRC32 (IEEE) of the entry at ``position`` from its magic byte to ``end``."""
+    return crc32(memoryview(buf)[position + _MAGIC_FIELD:end])
 
 
 def record_overhead(magic: int) -> int:
@@ -90,7 +94,7 @@ def encode_legacy_entry(offset: int, magic: int, attributes: int, timestamp: int
     if value is not None:
         buf[pos:pos + vlen] = value
     if crc is None:
-        crc = crc32(memoryview(buf)[_MAGIC_FIELD:])
+        crc = message_checksum(buf, 0, len(buf))
     layout.put(buf, 0, "crc", crc)
     return bytes(buf)
 
@@ -197,7 +201,7 @@ class LegacyMessage:
         return timestamp_type_of(self.magic, self.attributes)
 
     def compute_checksum(self) -> int:
-        return crc32(memoryview(self.buf)[self.position + _MAGIC_FIELD:self.end])
+        return message_checksum(self.buf, self.position, self.end)
 
     def is_valid(self) -> bool:
         return self.size >= LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_checksum()

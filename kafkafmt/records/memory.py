@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_OFFSET
-from ..errors import CorruptRecordError
+from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES
 from .batch import RecordBatch
 from .default import DefaultRecordBatch
 from .legacy import LegacyRecordBatch
 from .record import Record
-from .walker import MEMORY, BatchSpan, BatchWalker, Trailing, magic_at  # noqa: F401 (Trailing re-exported)
+from .walker import FILE, MEMORY, BatchSpan, BatchWalker, Trailing, magic_at  # noqa: F401 (Trailing re-exported)
 
 
 def read_batch(buf, position: int, end: int | None = None, *, file_rules: bool = False) -> RecordBatch:
@@ -30,10 +29,7 @@ def read_batch(buf, position: int, end: int | None = None, *, file_rules: bool =
     Kafka's file reader does; otherwise it is corrupt (``ByteBufferLogInputStream``).
     """
     end = len(buf) if end is None else end
-    magic = magic_at(buf, position, end)
-    if not file_rules and not 0 <= magic <= 2:
-        raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
-    return batch_view(buf, position, end, magic)
+    return batch_view(buf, position, end, magic_at(buf, position, end, rules=FILE if file_rules else MEMORY))
 
 
 def batch_view(buf, position: int, end: int, magic: int) -> RecordBatch:

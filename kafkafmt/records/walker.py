@@ -64,7 +64,7 @@ from ..errors import CorruptRecordError, TruncatedRecordError
 from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, Layout
 
 __all__ = ["BatchSpan", "Trailing", "NeedMore", "Rules", "MEMORY", "FILE", "INNER", "RULES", "BatchWalker",
-           "next_span", "header_layout", "magic_at"]
+           "next_span", "span_at", "header_layout", "magic_at"]
 
 
 @dataclass(frozen=True)
@@ -144,13 +144,29 @@ def _s8(v: int) -> int:
     return v - 256 if v > 127 else v
 
 
-def magic_at(buf, position: int, end: int | None = None, *, base: int = 0) -> int:
-    """The signed magic byte of the entry at ``position``; TruncatedRecordError if it is not there."""
+def magic_at(buf, position: int, end: int | None = None, *, rules: Rules | None = None, base: int = 0) -> int:
+    """The signed magic byte of the entry at ``position``; TruncatedRecordError if it is not there.
+
+    Under ``rules`` that check the magic (MEMORY), one outside 0..2 is corrupt, with Kafka's message.
+    """
     end = len(buf) + base if end is None else end
     if end - position < HEADER_SIZE_UP_TO_MAGIC:
         raise TruncatedRecordError(f"only {end - position} bytes remain, a batch needs at least "
                                    f"{HEADER_SIZE_UP_TO_MAGIC} to reach its magic byte", position=position)
-    return _s8(buf[position - base + MAGIC_OFFSET])
+    magic = _s8(buf[position - base + MAGIC_OFFSET])
+    if rules is not None and rules.check_magic and not 0 <= magic <= 2:
+        raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
+    return magic
+
+
+def span_at(buf, position: int, end: int | None = None, rules: Rules = FILE, *, base: int = 0) -> BatchSpan:
+    """The whole entry at ``position`` (a caller that already knows a batch starts there);
+    TruncatedRecordError if the input ends inside it."""
+    end = len(buf) + base if end is None else end
+    step = next_span(buf, position, end, rules, base=base, strict=True)
+    if step is None:
+        raise TruncatedRecordError("no batch: the input ends here", position=position)
+    return step
 
 
 def next_span(buf, position: int, end: int, rules: Rules = MEMORY, *, base: int = 0, strict: bool = False,
@@ -186,9 +202,7 @@ def next_span(buf, position: int, end: int, rules: Rules = MEMORY, *, base: int 
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
             return _short(position, remaining, "the batch is cut before its magic byte", whole - remaining,
                           strict, need_more)
-        magic = _s8(buf[at + MAGIC_OFFSET])
-        if not 0 <= magic <= 2:
-            raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
+        magic = magic_at(buf, position, end, rules=rules, base=base)
     else:
         magic = _s8(buf[at + MAGIC_OFFSET]) if remaining >= HEADER_SIZE_UP_TO_MAGIC else -1
     if remaining < whole:
