@@ -21,6 +21,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
                          TimestampType)
 from ..errors import CorruptRecordError, InvalidRecordError
 from ..records.batch import RecordBatch
+from ..records.default import PartialRecord
 from ..records.legacy import _s8
 from .inplace import UnsupportedOperationError
 
@@ -29,11 +30,12 @@ class BrokerRecord:
     """One record as the broker's validator sees it."""
 
     __slots__ = ("kind", "offset", "timestamp", "key", "value", "headers", "magic", "attributes",
-                 "size_in_bytes", "message", "timestamp_type", "compressed")
+                 "size_in_bytes", "message", "timestamp_type", "compressed", "key_size", "value_size")
 
     def __init__(self, kind: str, offset: int, timestamp: int, key, value, headers=(), *, magic: int = 2,
                  attributes: int = 0, size_in_bytes: int = 0, message=None,
-                 timestamp_type: TimestampType = TimestampType.CREATE_TIME, compressed: bool = False):
+                 timestamp_type: TimestampType = TimestampType.CREATE_TIME, compressed: bool = False,
+                 key_size: int | None = None, value_size: int | None = None):
         self.kind = kind  # "default" | "partial" | "legacy"
         self.offset = offset
         self.timestamp = timestamp
@@ -46,6 +48,9 @@ class BrokerRecord:
         self.message = message  # the LegacyMessage of a legacy record (an inner one read leniently)
         self.timestamp_type = timestamp_type
         self.compressed = compressed
+        #: lengths as stored (-1 = null); a partial record knows only these
+        self.key_size = (-1 if key is None else len(key)) if key_size is None else key_size
+        self.value_size = (-1 if value is None else len(value)) if value_size is None else value_size
 
     # --- Record interface ----------------------------------------------------------------------
     def has_magic(self, magic: int) -> bool:
@@ -56,7 +61,7 @@ class BrokerRecord:
 
     @property
     def has_key(self) -> bool:
-        return self.key is not None
+        return self.key_size >= 0
 
     @property
     def is_compressed(self) -> bool:
@@ -96,8 +101,7 @@ class BrokerRecord:
                     f"value={0 if self.value is None else len(self.value)} bytes)")
         if self.kind == "partial":
             return (f"PartialDefaultRecord(offset={self.offset}, timestamp={self.timestamp}, "
-                    f"key={-1 if self.key is None else len(self.key)} bytes, "
-                    f"value={-1 if self.value is None else len(self.value)} bytes)")
+                    f"key={self.key_size} bytes, value={self.value_size} bytes)")
         m = self.message
         cid = self.attributes & LEGACY_COMPRESSION_CODEC_MASK
         codec = CompressionType(cid).kafka_name if cid <= CompressionType.ZSTD else "?"
@@ -115,6 +119,11 @@ class BrokerRecord:
     __repr__ = __str__
 
 
+def _default(r) -> BrokerRecord:
+    return BrokerRecord("default", r.offset, r.timestamp, r.key, r.value, r.headers, magic=2, attributes=r.attributes,
+                        size_in_bytes=r.size, timestamp_type=r.timestamp_type)
+
+
 def _legacy(m, offset: int, timestamp: int, ts_type: TimestampType) -> BrokerRecord:
     return BrokerRecord("legacy", offset, timestamp, None if m.key is None else bytes(m.key),
                         None if m.value is None else bytes(m.value), (), magic=m.magic, attributes=m.attributes,
@@ -126,10 +135,17 @@ def iter_batch_records(batch: RecordBatch, *, skip_key_value: bool = False,
                        max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[BrokerRecord]:
     """Iterate ``batch`` as Kafka's batch iterators do (``streamingIterator`` / ``skipKeyValueIterator``)."""
     if batch.magic >= 2:
-        kind = "partial" if skip_key_value else "default"
+        if skip_key_value:  # compressed: PartialDefaultRecords; uncompressed: full records, as in Kafka
+            for r in batch.skip_key_value_records(max_decompressed_bytes=max_decompressed_bytes):
+                if isinstance(r, PartialRecord):
+                    yield BrokerRecord("partial", r.offset, r.timestamp, None, None, magic=2, attributes=r.attributes,
+                                       size_in_bytes=r.size, timestamp_type=r.timestamp_type,
+                                       key_size=r.key_size, value_size=r.value_size)
+                else:
+                    yield _default(r)
+            return
         for r in batch.records(max_decompressed_bytes=max_decompressed_bytes):
-            yield BrokerRecord(kind, r.offset, r.timestamp, r.key, r.value, r.headers, magic=2,
-                               attributes=r.attributes, size_in_bytes=r.size, timestamp_type=r.timestamp_type)
+            yield _default(r)
         return
     m = batch.message
     if not batch.is_compressed:

@@ -19,7 +19,7 @@ from ..crc import crc32c
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
     UnsupportedCompressionError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
-from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, wrap64
+from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, size_of_varint, wrap64
 from .batch import RecordBatch
 from .record import Header, Record, parse_control_record
 
@@ -342,3 +342,93 @@ class DefaultRecordBatch(RecordBatch):
                 raise InvalidRecordError("Incorrect declared batch size, records still remaining in file",
                                          position=self.position)
             yield rec
+
+    def skip_key_value_records(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                               ) -> Iterator[Record | PartialRecord]:
+        """``DefaultRecordBatch.skipKeyValueIterator``: the validator's view when it assigns offsets in place.
+
+        An uncompressed batch yields its full records (Kafka's ``uncompressedIterator``).  A compressed
+        one is read as a stream of :class:`PartialRecord` (``DefaultRecord.readPartiallyFrom``): keys,
+        values and headers are skipped by their lengths, the record's own length is read but never
+        checked, so a record whose length field disagrees with its fields is accepted, as in Kafka.
+        """
+        if self.count == 0:
+            return
+        if not self.is_compressed:
+            yield from self.records(max_decompressed_bytes=max_decompressed_bytes)
+            return
+        count = self.count
+        if count < 0:
+            raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", position=self.position)
+        data, _ = self.payload(max_decompressed_bytes=max_decompressed_bytes)
+        lat = self.max_timestamp if self.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+        pos, end = 0, len(data)
+        for i in range(count):
+            try:  # StreamRecordIterator.readNext: a bad length varint (EOF included) is a premature EOF
+                body_len, pos = decode_varint(data, pos, end)
+            except InvalidRecordError:
+                raise InvalidRecordError("Incorrect declared batch size, premature EOF reached",
+                                         position=self.position) from None
+            rec, pos = _read_partially(data, pos, end, body_len, self, lat)
+            if i == count - 1 and pos < end:
+                raise InvalidRecordError("Incorrect declared batch size, records still remaining in file",
+                                         position=self.position)
+            yield rec
+
+
+class PartialRecord:
+    """``PartialDefaultRecord``: a v2 record read with its key, value and headers skipped (sizes kept)."""
+
+    __slots__ = ("offset", "timestamp", "timestamp_type", "sequence", "attributes", "size", "key_size",
+                 "value_size", "offset_delta", "timestamp_delta")
+    magic = 2
+    headers = ()
+
+    def __init__(self, offset, timestamp, timestamp_type, sequence, attributes, size, key_size, value_size,
+                 offset_delta, timestamp_delta):
+        self.offset, self.timestamp, self.timestamp_type, self.sequence = offset, timestamp, timestamp_type, sequence
+        self.attributes, self.size, self.key_size, self.value_size = attributes, size, key_size, value_size
+        self.offset_delta, self.timestamp_delta = offset_delta, timestamp_delta
+
+
+def _read_partially(data, pos: int, end: int, body_len: int, batch: DefaultRecordBatch, lat: int | None):
+    """``DefaultRecord.readPartiallyFrom`` after the length varint: Kafka's messages, stream semantics
+    (a missing attributes byte reads as -1; a varint cut by the end of the stream is malformed)."""
+    size = size_of_varint(body_len) + body_len
+    try:
+        attributes = data[pos] if pos < end else 0xFF
+        ts_delta, pos = decode_varlong(data, pos + 1, end)
+        offset_delta, pos = decode_varint(data, pos, end)
+        key_size, pos = decode_varint(data, pos, end)
+        pos = _skip(pos, key_size, end)
+        value_size, pos = decode_varint(data, pos, end)
+        pos = _skip(pos, value_size, end)
+        n_headers, pos = decode_varint(data, pos, end)
+        if n_headers < 0:
+            raise _Direct(f"Found invalid number of record headers {n_headers}")
+        for _ in range(n_headers):
+            key_len, pos = decode_varint(data, pos, end)
+            if key_len < 0:
+                raise _Direct(f"Invalid negative header key size {key_len}")
+            pos = _skip(pos, key_len, end)
+            value_len, pos = decode_varint(data, pos, end)
+            pos = _skip(pos, value_len, end)
+    except _Direct as e:
+        raise InvalidRecordError(str(e)) from None
+    except InvalidRecordError:  # IllegalArgumentException from a varint
+        raise InvalidRecordError("Found invalid record structure") from None
+    base_seq = batch.base_sequence
+    rec = PartialRecord(wrap64(batch.base_offset + offset_delta),
+                        lat if lat is not None else wrap64(batch.base_timestamp + ts_delta), batch.timestamp_type,
+                        increment_sequence(base_seq, offset_delta) if base_seq >= 0 else NO_SEQUENCE,
+                        attributes, size, key_size, value_size, offset_delta, ts_delta)
+    return rec, pos
+
+
+def _skip(pos: int, length: int, end: int) -> int:
+    """``DefaultRecord.skipBytes``: nothing for a length <= 0; an error if the stream ends first."""
+    if length <= 0:
+        return pos
+    if pos + length > end:
+        raise _Direct(f"Reached end of input stream before skipping all bytes. Remaining bytes:{pos + length - end}")
+    return pos + length

@@ -51,8 +51,9 @@ What happens when the input ends inside a batch (or inside the 12/17 header byte
   size is known).  Feed more bytes and walk again from ``NeedMore.position``.
 
 The validator's other view of the same batches, ``skipKeyValueIterator``, is not a second walker:
-it is :func:`kafkafmt.broker.recordview.iter_batch_records` (``skip_key_value=True``) over the
-batches this walker finds.
+it reads the records of a batch this walker found, with keys, values and headers skipped
+(:meth:`kafkafmt.records.default.DefaultRecordBatch.skip_key_value_records`, used by
+:func:`kafkafmt.broker.recordview.iter_batch_records` with ``skip_key_value=True``).
 """
 from __future__ import annotations
 

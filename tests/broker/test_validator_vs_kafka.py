@@ -26,7 +26,9 @@ from kafkafmt.constants import CompressionType, ControlRecordType  # noqa: E402
 from kafkafmt.crc import crc32  # noqa: E402
 from kafkafmt.errors import KafkaFmtError  # noqa: E402
 from kafkafmt.records import MemoryRecords, end_txn_marker  # noqa: E402
+from kafkafmt.records.default import batch_attributes, encode_default_batch, encode_default_record  # noqa: E402
 from kafkafmt.records.record import Header  # noqa: E402
+from kafkafmt.varint import encode_varint, encode_varlong  # noqa: E402
 
 pytestmark = pytest.mark.java
 
@@ -145,6 +147,42 @@ def _cases():
                  build([R(NOW, None), R(NOW - 2_000_000, None)], magic=magic, compression_=codec),
                  cfg.replace(cleanup_policy="compact", timestamp_difference_max_ms=1000), {}),
             ]
+    return cases + _skip_key_value_cases()
+
+
+def _skip_key_value_cases():
+    """In-place compressed v2 (LogValidator reads it with ``skipKeyValueIterator``): records whose fields
+    disagree with their length, or run past the stream, as ``DefaultRecord.readPartiallyFrom`` sees them."""
+    head = b"\x00" + encode_varlong(0) + encode_varint(0)  # attributes, timestampDelta, offsetDelta
+
+    def sized(body: bytes, length: int | None = None) -> bytes:
+        return encode_varint(len(body) if length is None else length) + body
+
+    def kv(key=b"k", value=b"v") -> bytes:
+        return encode_varint(len(key)) + key + encode_varint(len(value)) + value
+
+    second = encode_default_record(1, 0, b"k2", b"v2")
+    bodies = {
+        "length larger than the fields": (sized(head + kv() + encode_varint(0), 20) + second, 2),
+        "length smaller than the fields": (sized(head + kv() + encode_varint(0), 3) + second, 2),
+        "key runs past the stream": (sized(head + encode_varint(50) + b"k"), 1),
+        "value runs past the stream": (sized(head + encode_varint(1) + b"k" + encode_varint(60) + b"v"), 1),
+        "header count past the stream": (sized(head + kv() + encode_varint(40)), 1),
+        "header key runs past the stream": (sized(head + kv() + encode_varint(1) + encode_varint(9) + b"h"), 1),
+        "negative header count": (sized(head + kv() + encode_varint(-3)), 1),
+        "negative header key size": (sized(head + kv() + encode_varint(1) + encode_varint(-2)), 1),
+        "length varint cut": (second + b"\x80", 2),
+        "attributes missing": (second + encode_varint(4), 2),
+        "negative key length -5": (sized(head + encode_varint(-5) + kv(b"", b"v")[1:] + encode_varint(0)), 1),
+    }
+    cases = []
+    for name, (body, count) in bodies.items():
+        for c in ("gzip", "lz4"):
+            data = encode_default_batch(
+                base_offset=0, partition_leader_epoch=-1, attributes=batch_attributes(CompressionType.from_name(c), CT),
+                last_offset_delta=count - 1, base_timestamp=NOW, max_timestamp=NOW, producer_id=-1, producer_epoch=-1,
+                base_sequence=-1, records_count=count, records=body)
+            cases.append((f"skipKeyValueIterator {name} {c}", data, V2, {}))
     return cases
 
 
