@@ -129,7 +129,8 @@ def test_every_header_constant_and_layout_offset_is_kafkas(kafka_oracle):
     assert DEFAULT_BATCH_CRC_START == kafka["DefaultRecordBatch.ATTRIBUTES_OFFSET"]
     # log entry framing (Records) and the legacy message (LegacyRecord offsets count from the crc)
     for f in LOG_ENTRY.fields:
-        assert (f.offset, f.size) == (kafka[f"Records.{f.name.upper()}_OFFSET"], kafka[f"Records.{f.name.upper()}_LENGTH"])
+        key = f"Records.{f.name.upper()}"
+        assert (f.offset, f.size) == (kafka[f"{key}_OFFSET"], kafka[f"{key}_LENGTH"])
     overhead = kafka["Records.LOG_OVERHEAD"]
     for magic, layout in ((0, LEGACY_V0), (1, LEGACY_V1)):
         assert _framing(layout) == _framing(LOG_ENTRY)
@@ -338,8 +339,8 @@ def test_no_other_module_walks_batches_or_parses_legacy_messages():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     isinstance(node.func.value, ast.Name) and node.func.value.id == "LOG_ENTRY":
-                reads_size = node.func.attr in ("unpack_from", "read") or (
-                    node.func.attr == "get" and any(isinstance(a, ast.Constant) and a.value == "size" for a in node.args))
+                size_arg = any(isinstance(a, ast.Constant) and a.value == "size" for a in node.args)
+                reads_size = node.func.attr in ("unpack_from", "read") or (node.func.attr == "get" and size_arg)
                 if reads_size and rel not in _FRAMING_READERS:
                     problems.append(f"{rel}:{node.lineno} reads the entry size (LOG_ENTRY.{node.func.attr})")
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None

@@ -191,9 +191,10 @@ def encode_default_batch(*, base_offset: int, partition_leader_epoch: int, attri
     ``records`` is the uncompressed concatenation of encoded records unless
     ``already_compressed``.  ``crc`` overrides the computed checksum (to rebuild corrupt input).
     """
-    codec = CompressionType(attributes & V2_COMPRESSION_CODEC_MASK) if (attributes & 7) <= 4 else None
-    if codec is None:
-        raise UnsupportedCompressionError(f"Unknown compression type id: {attributes & 7}")
+    cid = attributes & V2_COMPRESSION_CODEC_MASK
+    if cid > CompressionType.ZSTD:
+        raise UnsupportedCompressionError(f"Unknown compression type id: {cid}")
+    codec = CompressionType(cid)
     payload = records if already_compressed or codec == CompressionType.NONE else \
         _compression.compress(codec, records, magic=2, level=level)
     size = RECORD_BATCH_OVERHEAD + len(payload)

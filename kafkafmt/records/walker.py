@@ -38,8 +38,8 @@ INNER   ``DataLogInputStream.nextBatch``        12 bytes remain         not chec
 
 A size field below ``RECORD_OVERHEAD_V0`` (14) is corrupt under every rule, each with its class's
 own message (:attr:`Rules.size_error`).  MEMORY also checks ``max_message_size`` ("Record size %d
-exceeds the largest allowable message size (%d).").  FILE reads any magic of 2 or more as v2, as ``kafka-dump-log`` and the broker's file
-reader do (the v2 CRC does not cover the magic byte).
+exceeds the largest allowable message size (%d).").  FILE reads any magic of 2 or more as v2,
+as ``kafka-dump-log`` and the broker's file reader do (the v2 CRC does not cover the magic byte).
 
 What happens when the input ends inside a batch (or inside the 12/17 header bytes):
 
