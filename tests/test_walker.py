@@ -218,8 +218,12 @@ def test_every_split_point(k):
     with pytest.raises(TruncatedRecordError) as e:
         list(BatchWalker(cut, strict=True))
     assert (e.value.position, e.value.reason) == (nxt, f"truncated input: {reason}")
-    # FileLogInputStream: the same whole batches (dump and FileRecords read through these rules)
+    # FileLogInputStream: the same whole batches (dump and FileRecords read through these rules); it
+    # reads on only while more than 17 bytes remain
     assert _spans(BatchWalker(cut, rules=FILE)) == whole
+    file_need = BatchWalker(cut, rules=FILE, need_more=True)
+    assert _spans(file_need) == whole
+    assert file_need.stop == NeedMore(nxt, FILE.header - have if have < FILE.header else size - have)
     assert [b.position for b in iter_file_batches(cut)] == [w[0] for w in whole]
 
 
