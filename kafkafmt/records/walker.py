@@ -82,7 +82,7 @@ class Rules:
 
 MEMORY = Rules("memory", "ByteBufferLogInputStream.nextBatch", LOG_OVERHEAD,
                "Record size {size} is less than the minimum record overhead ({minimum})", True, True)
-FILE = Rules("file", "FileLogInputStream.nextBatch", HEADER_SIZE_UP_TO_MAGIC + 1,
+FILE = Rules("file", "FileLogInputStream.nextBatch", HEADER_SIZE_UP_TO_MAGIC + 1,  # stops at end - 17
              "Found record size {size} smaller than minimum record overhead ({minimum}){file}", False, False)
 INNER = Rules("inner", "DataLogInputStream.nextBatch", LOG_OVERHEAD,
               "Record size is less than the minimum record overhead ({minimum})", False, False)
@@ -95,8 +95,7 @@ class BatchSpan:
     """Where one batch (v2) or log entry (v0/v1) lies: ``position`` and ``size`` (LOG_OVERHEAD + size field).
 
     ``offset`` is the entry's offset field (a v2 batch's baseOffset, a legacy entry's offset, which
-    for a compressed wrapper is its last inner offset); ``magic`` is the signed magic byte (-1 if
-    the rules did not need it and it was not available).
+    for a compressed wrapper is its last inner offset); ``magic`` is the signed magic byte.
     """
 
     position: int
@@ -204,11 +203,11 @@ def next_span(buf, position: int, end: int, rules: Rules = MEMORY, *, base: int 
             return _short(position, remaining, "the batch is cut before its magic byte", whole - remaining,
                           strict, need_more)
         magic = magic_at(buf, position, end, rules=rules, base=base)
-    else:
-        magic = _s8(buf[at + MAGIC_OFFSET]) if remaining >= HEADER_SIZE_UP_TO_MAGIC else -1
     if remaining < whole:
         return _short(position, remaining, f"a batch declares {whole} bytes but only {remaining} remain",
                       whole - remaining, strict, need_more)
+    if not rules.check_magic:  # a whole entry (26 bytes at least) always holds its magic byte
+        magic = _s8(buf[at + MAGIC_OFFSET])
     return BatchSpan(position, whole, magic, offset)
 
 
