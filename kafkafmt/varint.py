@@ -23,6 +23,11 @@ def wrap64(n: int) -> int:
     return ((n + 2**63) & _M64) - 2**63
 
 
+def wrap8(n: int) -> int:
+    """``n`` as a Java byte (the ``(byte)`` cast): the low 8 bits, two's complement."""
+    return _signed(n & 0xFF, 8)
+
+
 def zigzag32(n: int) -> int:
     return ((n << 1) ^ (n >> 31)) & _M32
 

@@ -22,7 +22,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
 from ..errors import CorruptRecordError, InvalidRecordError
 from ..records.batch import RecordBatch
 from ..records.default import PartialRecord
-from ..records.legacy import _s8
+from ..varint import wrap8
 from .inplace import UnsupportedOperationError
 
 
@@ -109,10 +109,10 @@ class BrokerRecord:
         v = 0 if self.value is None else len(self.value)
         crc = m.crc if m is not None else 0
         if self.magic > 0:
-            inner = (f"Record(magic={self.magic}, attributes={_s8(self.attributes)}, compression={codec}, crc={crc}, "
+            inner = (f"Record(magic={self.magic}, attributes={wrap8(self.attributes)}, compression={codec}, crc={crc}, "
                      f"{self.timestamp_type.kafka_name}={self.timestamp}, key={k} bytes, value={v} bytes)")
         else:
-            inner = (f"Record(magic={self.magic}, attributes={_s8(self.attributes)}, compression={codec}, crc={crc}, "
+            inner = (f"Record(magic={self.magic}, attributes={wrap8(self.attributes)}, compression={codec}, crc={crc}, "
                      f"key={k} bytes, value={v} bytes)")
         return f"LegacyRecordBatch(offset={self.offset}, {inner})"
 

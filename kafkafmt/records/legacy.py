@@ -23,6 +23,7 @@ from ..crc import crc32
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
                       UnsupportedCompressionError)
 from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
+from ..varint import wrap8
 from .batch import RecordBatch
 from .record import Record
 from .walker import INNER, BatchWalker
@@ -80,7 +81,7 @@ def encode_legacy_entry(offset: int, magic: int, attributes: int, timestamp: int
     vlen = -1 if value is None else len(value)
     size = record_overhead(magic) + max(klen, 0) + max(vlen, 0)
     buf = bytearray(LOG_OVERHEAD + size)
-    vals = {"offset": offset, "size": size, "crc": 0, "magic": magic, "attributes": _s8(attributes),
+    vals = {"offset": offset, "size": size, "crc": 0, "magic": magic, "attributes": wrap8(attributes),
             "keyLength": klen}
     if magic == 1:
         vals["timestamp"] = timestamp
@@ -97,11 +98,6 @@ def encode_legacy_entry(offset: int, magic: int, attributes: int, timestamp: int
         crc = message_checksum(buf, 0, len(buf))
     layout.put(buf, 0, "crc", crc)
     return bytes(buf)
-
-
-def _s8(v: int) -> int:
-    v &= 0xFF
-    return v - 256 if v > 127 else v
 
 
 # ------------------------------------------------------------------------------------------------
@@ -156,7 +152,7 @@ class LegacyMessage:
         if self.end > end:
             raise CorruptRecordError(f"message of size {self.size} is truncated: only {end - position - LOG_OVERHEAD}"
                                      " bytes follow its header", position=position)
-        self.magic = magic = _s8(buf[position + _MAGIC_FIELD])
+        self.magic = magic = wrap8(buf[position + _MAGIC_FIELD])
         if layout_magic is not None:
             layout = _LAYOUT[layout_magic]
         elif lenient:

@@ -63,6 +63,7 @@ from typing import Iterator
 from ..constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
 from ..errors import CorruptRecordError, TruncatedRecordError
 from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, Layout
+from ..varint import wrap8
 
 __all__ = ["BatchSpan", "Trailing", "NeedMore", "Rules", "MEMORY", "FILE", "INNER", "RULES", "BatchWalker",
            "next_span", "span_at", "header_layout", "magic_at"]
@@ -140,10 +141,6 @@ def header_layout(magic: int) -> Layout:
     return LEGACY_V1 if magic == 1 else LEGACY_V0
 
 
-def _s8(v: int) -> int:
-    return v - 256 if v > 127 else v
-
-
 def magic_at(buf, position: int, end: int | None = None, *, rules: Rules | None = None, base: int = 0) -> int:
     """The signed magic byte of the entry at ``position``; TruncatedRecordError if it is not there.
 
@@ -153,7 +150,7 @@ def magic_at(buf, position: int, end: int | None = None, *, rules: Rules | None 
     if end - position < HEADER_SIZE_UP_TO_MAGIC:
         raise TruncatedRecordError(f"only {end - position} bytes remain, a batch needs at least "
                                    f"{HEADER_SIZE_UP_TO_MAGIC} to reach its magic byte", position=position)
-    magic = _s8(buf[position - base + MAGIC_OFFSET])
+    magic = wrap8(buf[position - base + MAGIC_OFFSET])
     if rules is not None and rules.check_magic and not 0 <= magic <= 2:
         raise CorruptRecordError(f"Invalid magic found in record: {magic}", position=position + MAGIC_OFFSET)
     return magic
@@ -207,7 +204,7 @@ def next_span(buf, position: int, end: int, rules: Rules = MEMORY, *, base: int 
         return _short(position, remaining, f"a batch declares {whole} bytes but only {remaining} remain",
                       whole - remaining, strict, need_more)
     if not rules.check_magic:  # a whole entry (26 bytes at least) always holds its magic byte
-        magic = _s8(buf[at + MAGIC_OFFSET])
+        magic = wrap8(buf[at + MAGIC_OFFSET])
     return BatchSpan(position, whole, magic, offset)
 
 
