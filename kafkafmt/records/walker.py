@@ -16,10 +16,14 @@ API (stable; the columnar decoder and the Spark byte-range reader build on it)::
                                # Trailing(position, length, reason) or NeedMore(position, needed)
     walk.valid_bytes           # bytes of whole batches walked so far
 
-    next_span(buf, position, end, rules, ...) -> BatchSpan | Trailing | NeedMore
+    next_span(buf, position, end, rules, ...) -> BatchSpan | Trailing | NeedMore | None
                                # one step, for readers that fetch bytes themselves (pread):
                                # ``buf`` need only hold the first 17 bytes at ``position`` (``base`` says
-                               # which stream position ``buf[0]`` is)
+                               # which stream position ``buf[0]`` is); None: ``end`` reached
+    span_at(buf, position)     # the whole entry known to start at ``position`` (TruncatedRecordError if cut)
+    magic_at(buf, position, end, rules=MEMORY)   # the signed magic byte, checked as ``rules`` say
+
+    kafkafmt.records.memory.span_batch(buf, span)  # the RecordBatch view of a span (Legacy/DefaultRecordBatch)
 
 ``buf`` is anything ``struct.unpack_from`` and indexing accept: ``bytes``, ``bytearray``,
 ``memoryview`` or an ``mmap`` (read-only is fine; the walker takes no memoryview of it, so it
