@@ -368,3 +368,16 @@ def test_no_other_module_walks_batches_or_parses_legacy_messages():
                     rel not in ("records/legacy.py", "records/walker.py"):
                 problems.append(f"{rel}:{node.lineno} defines {node.name}")
     assert problems == []
+
+
+@pytest.mark.java
+def test_inner_offsets_are_java_longs_as_kafka_reads_them(kafka_oracle):
+    """A v1 wrapper's ``wrapper - lastInner + inner`` wraps around as Kafka's long arithmetic does."""
+    from kafkafmt.records.legacy import encode_legacy_entry, legacy_attributes
+    from kafkafmt import compression
+    inner = b"".join(encode_legacy_entry(o, 1, 0, 5, b"k", b"v") for o in (5, 0))  # lastInner 0: base = wrapper
+    value = compression.compress(CompressionType.GZIP, inner, magic=1)
+    attrs = legacy_attributes(1, CompressionType.GZIP, TimestampType.CREATE_TIME)
+    data = encode_legacy_entry(C.INT64_MAX, 1, attrs, 5, None, value)
+    theirs = [r["offset"] for b in kafka_oracle.call("read", bytes=data)["batches"] for r in b["records"]]
+    assert [r.offset for r in MemoryRecords(data).records()] == theirs == [C.INT64_MIN + 4, C.INT64_MAX]

@@ -155,7 +155,7 @@ def iter_batch_records(batch: RecordBatch, *, skip_key_value: bool = False,
     inner = batch.inner_messages(max_decompressed_bytes=max_decompressed_bytes, lenient=True)
     base = batch.inner_offsets_base(inner)
     for im in inner:
-        offset = im.offset if base is None else base + im.offset
+        offset = batch.inner_offset(base, im)
         ts, ts_type = batch.inner_timestamp(im)
         if im.attributes & LEGACY_COMPRESSION_CODEC_MASK:
             raise InvalidRecordError("Inner messages must not be compressed", position=batch.position, offset=offset)

@@ -23,7 +23,7 @@ from ..crc import crc32
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
                       UnsupportedCompressionError)
 from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
-from ..varint import wrap8
+from ..varint import wrap8, wrap64
 from .batch import RecordBatch
 from .record import Record
 from .walker import INNER, BatchWalker
@@ -315,7 +315,8 @@ class LegacyRecordBatch(RecordBatch):
     def inner_offsets_base(self, inner: list[LegacyMessage]) -> int | None:
         """What to add to each inner offset: None for v0 (absolute), else ``wrapper - lastInner`` (KIP-31).
 
-        A v1 wrapper offset of 0 means "take the inner offsets as they are" (KAFKA-5365).
+        A v1 wrapper offset of 0 means "take the inner offsets as they are" (KAFKA-5365).  Add it
+        with :meth:`inner_offset` (Java long arithmetic).
         """
         m = self.message
         if m.magic != 1:
@@ -328,7 +329,12 @@ class LegacyRecordBatch(RecordBatch):
                 "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
                 f"'{m.offset}' is less than the last inner message offset '{last_inner}' "
                 "and it is not zero.", position=self.position)
-        return m.offset - last_inner
+        return wrap64(m.offset - last_inner)
+
+    @staticmethod
+    def inner_offset(base: int | None, im: LegacyMessage) -> int:
+        """An inner message's absolute offset: ``base + inner`` as a Java long (v0: the inner offset)."""
+        return im.offset if base is None else wrap64(base + im.offset)
 
     def inner_timestamp(self, im: LegacyMessage) -> tuple[int, TimestampType]:
         """An inner message's (timestamp, type): a v1 inner takes the wrapper's type, and its timestamp
@@ -345,7 +351,7 @@ class LegacyRecordBatch(RecordBatch):
         inner = self.inner_messages(max_decompressed_bytes=max_decompressed_bytes)
         base = self.inner_offsets_base(inner)
         for im in inner:
-            offset = im.offset if base is None else base + im.offset
+            offset = self.inner_offset(base, im)
             ts, ts_type = self.inner_timestamp(im)
             if im.attributes & LEGACY_COMPRESSION_CODEC_MASK:
                 raise InvalidRecordError("Inner messages must not be compressed", position=self.position,
