@@ -321,7 +321,7 @@ def _modules():
 
 
 #: who may touch the log-entry framing, and why
-_FRAMING_READERS = {"records/walker.py": "the walker", "records/legacy.py": "a legacy message reads its own entry"}
+_FRAMING_READERS = {"records/walker.py"}  # a legacy message reads its own offset and size through LEGACY_V0
 #: the compiled columnar decoder (issue 8 part 2) decodes legacy messages in its kernels, from the same
 #: layouts, and is tested field by field against the reference decoder, which handles every anomaly
 _COMPILED = "records/fast/"

@@ -22,7 +22,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
 from ..crc import crc32
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
                       UnsupportedCompressionError)
-from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
+from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from ..varint import wrap8, wrap64
 from .batch import RecordBatch
 from .record import Record
@@ -143,7 +143,7 @@ class LegacyMessage:
         self._lenient = lenient = lenient or layout_magic is not None
         if end - position < LOG_OVERHEAD:
             raise CorruptRecordError("message truncated inside its offset/size header", position=position)
-        self.offset, self.size = LOG_ENTRY.unpack_from(buf, position)
+        self.offset, self.size = LEGACY_V0.get(buf, position, "offset"), LEGACY_V0.get(buf, position, "size")
         self.end = position + LOG_OVERHEAD + self.size
         if self.size < LEGACY_RECORD_OVERHEAD_V0:
             raise CorruptRecordError(
