@@ -40,24 +40,17 @@ def test_extended_batch_layout():
     assert batch.max_timestamp == -1  # -1 is a real time here, the largest of the three
 
 
-@pytest.mark.parametrize("producer,sends,broker,ok,stored", [
-    ("old", -1, "old", True, -1), ("old", -1, "new", True, MIN),
-    ("new", MIN, "old", False, -1), ("new", MIN, "new", True, MIN),
-    ("new", -1, "old", False, -1), ("new", -1, "new", True, -1),
+@pytest.mark.parametrize("ts,ext,aware,value,meaning", [
+    (-1, False, False, -1, "NO_TIMESTAMP"), (-1, False, True, MIN, "NO_TIMESTAMP"),
+    (-1, True, False, -1, "NO_TIMESTAMP"), (-1, True, True, -1, "time"),
+    (MIN, True, False, MIN, "time"), (MIN, True, True, MIN, "NO_TIMESTAMP"),
+    (-86_400_000, True, True, -86_400_000, "time"), (5, False, False, 5, "time"),
 ])
-def test_seed002_producer_matrix(producer, sends, broker, ok, stored):
-    cell = kip228.producer_outcome(producer, sends, broker)
-    assert (cell.ok, cell.stored) == (ok, stored)
-
-
-@pytest.mark.parametrize("ts,ext,consumer,ok,value,none", [
-    (-1, False, "old", True, -1, True), (-1, False, "new", True, MIN, True),
-    (-1, True, "old", False, None, True), (-1, True, "new", True, -1, False),
-    (MIN, True, "old", False, None, True), (MIN, True, "new", True, MIN, True),
-])
-def test_seed002_consumer_matrix(ts, ext, consumer, ok, value, none):
-    cell = kip228.consumer_interpretation(consumer, ts, ext)
-    assert (cell.ok, cell.stored, cell.means_no_timestamp) == (ok, value, none)
+def test_reading_rule_of_old_and_new_consumers(ts, ext, aware, value, meaning):
+    """Seed 002's new consumer ("Interpret as NO_TIMESTAMP (Long.MIN_VALUE)", "Interpret as -1L ms") and
+    Kafka's consumer (ConsumerRecord.NO_TIMESTAMP = -1, no bit).  The matrices built from this rule on real
+    bytes are tested in tests/scenarios/test_matrices.py."""
+    assert kip228.interpret_timestamp(ts, ext, aware=aware) == (value, meaning)
 
 
 def test_new_broker_converts_old_no_timestamp_to_long_min():
@@ -67,10 +60,6 @@ def test_new_broker_converts_old_no_timestamp_to_long_min():
     assert batch.is_timestamp_extended
     assert [r.timestamp for r in batch.records()] == [MIN, 42]
     assert kip228.convert_to_extended(new) == new  # already extended: kept
-
-
-def test_matrix_rows_cover_every_cell():
-    assert len(kip228.producer_matrix_rows()) == 6 and len(kip228.consumer_matrix_rows()) == 6
 
 
 @pytest.mark.java

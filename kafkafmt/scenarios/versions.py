@@ -1,0 +1,79 @@
+"""Which request versions and message formats a Kafka generation speaks (the cluster model's table).
+
+* :func:`client_api_versions`: the newest ProduceRequest / FetchRequest a client or broker of a
+  release knows (``ApiKeys`` / the Produce and Fetch JSON schemas of each release): 0.9 → Produce v1 /
+  Fetch v1, 0.10.0 → v2 / v2 (KIP-32: "ProducerRequest V2 and FetchRequest V2"), 0.10.1 → v2 / v3,
+  0.11 → v3 / v5 (KIP-98, format v2), 1.0 → v5 / v6, 2.1 → v7 / v10 (zstd, KIP-110), 3.9 → v11 / v17.
+* :func:`replica_fetch_version`: the FetchRequest version a broker sends its leaders for replication,
+  decided by ``inter.broker.protocol.version`` (``MetadataVersion.fetchRequestVersion``).
+* :func:`magic_for_produce_version`: the message format a ProduceRequest carries (v0-1 → magic 0,
+  v2 → magic 1 (KIP-32), v3+ → magic 2 (KIP-98)).
+* :func:`normalize_api_version`: the seeds' version names → Kafka's ``MetadataVersion`` names.  Seed
+  000 calls the internal version "0.9.0-1"; Kafka released it as ``0.10.0-IV0`` (the first
+  ``MetadataVersion`` with record version v1 and FetchRequest v2).
+"""
+from __future__ import annotations
+
+from ..broker.config import metadata_version_index, record_version
+
+__all__ = ["client_api_versions", "replica_fetch_version", "magic_for_produce_version", "normalize_api_version",
+           "SEED_API_VERSION_ALIASES", "code_record_version"]
+
+#: seed 000's internal ApiVersion names → Kafka's MetadataVersion strings
+SEED_API_VERSION_ALIASES = {"0.9.0-1": "0.10.0-IV0"}
+
+# (first release, newest ProduceRequest, newest FetchRequest), oldest first
+_API_BY_RELEASE = (
+    ("0.8.2", 0, 0), ("0.9.0", 1, 1), ("0.10.0", 2, 2), ("0.10.1", 2, 3), ("0.11.0", 3, 5), ("1.0", 5, 6),
+    ("1.1", 5, 7), ("2.0", 6, 8), ("2.1", 7, 10), ("2.3", 7, 11), ("2.7", 8, 12), ("2.8", 9, 12),
+    ("3.1", 9, 13), ("3.5", 9, 15), ("3.7", 10, 16), ("3.9", 11, 17),
+)
+
+# MetadataVersion.fetchRequestVersion (Kafka 3.9): first IBP → replica FetchRequest version
+_REPLICA_FETCH = (
+    ("0.9.0", 1), ("0.10.0-IV0", 2), ("0.10.1-IV1", 3), ("0.11.0-IV0", 4), ("0.11.0-IV1", 5), ("1.1-IV0", 7),
+    ("2.0-IV1", 8), ("2.1-IV2", 10), ("2.3-IV1", 11), ("2.7-IV1", 12), ("3.1-IV0", 13), ("3.5-IV1", 15),
+    ("3.7-IV4", 16), ("3.9-IV0", 17),
+)
+
+
+def normalize_api_version(version) -> str:
+    """A version string as Kafka's ``MetadataVersion.fromVersionString`` takes it (seed aliases mapped)."""
+    s = str(version).strip()
+    s = SEED_API_VERSION_ALIASES.get(s, s)
+    metadata_version_index(s)  # raises ConfigError for an unknown version
+    return s
+
+
+def _at_least(version: str, floor: str) -> bool:
+    return metadata_version_index(version) >= metadata_version_index(floor)
+
+
+def client_api_versions(release) -> tuple[int, int]:
+    """``(newest ProduceRequest, newest FetchRequest)`` a client or broker of ``release`` speaks."""
+    rel = normalize_api_version(release)
+    best = (0, 0)
+    for first, produce, fetch in _API_BY_RELEASE:
+        if _at_least(rel, first):
+            best = (produce, fetch)
+    return best
+
+
+def replica_fetch_version(inter_broker_protocol_version) -> int:
+    """``MetadataVersion.fetchRequestVersion``: the FetchRequest a follower sends under this IBP."""
+    ibp = normalize_api_version(inter_broker_protocol_version)
+    best = 0
+    for first, version in _REPLICA_FETCH:
+        if _at_least(ibp, first):
+            best = version
+    return best
+
+
+def magic_for_produce_version(version: int) -> int:
+    """The message format a ProduceRequest of ``version`` carries (``ProduceRequest`` schema history)."""
+    return 0 if version <= 1 else (1 if version == 2 else 2)
+
+
+def code_record_version(release) -> int:
+    """The newest message format a broker of ``release`` can write (its code's ``RecordVersion``)."""
+    return record_version(normalize_api_version(release))
