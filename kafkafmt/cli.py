@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
     "kafkafmt.broker.cli",
+    "kafkafmt.tools.scenario",
 ]
 
 

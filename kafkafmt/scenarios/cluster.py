@@ -325,7 +325,13 @@ class Cluster:
                                                            now=self.clock.now(), produce_version=version,
                                                            topic=self.topic, partition=partition)
             before = log.log_end_offset
-            log.append_as_leader(data)
+            if broker.kip228:
+                # the seed's new broker keeps the bit where Kafka's setMaxTimestamp drops it; its append
+                # is Kafka's append of the validated (then re-marked) batches
+                res.records = kip228.mark_extended(res.records)
+                log.append_as_follower(res.records)
+            else:
+                log.append_as_leader(data)
         except KafkaFmtError as e:
             row.error = f"{e.kafka_exception or type(e).__name__}: {e.reason}"
             row.measured["validate_ns"] = time.perf_counter_ns() - t0

@@ -119,9 +119,12 @@ _SEED002_CONSUMER = [
 ]
 
 
-def _consume_cell(ts: int, bit: int, consumer_new: bool) -> dict:
-    """A producer writes ``ts`` (with the bit iff ``bit``) to Kafka 3.9's broker; the consumer reads it."""
-    with _one_broker(False) as c:
+def _consume_cell(ts: int, bit: int, consumer_new: bool, *, kafka_broker: bool = False) -> dict:
+    """A producer writes ``ts`` (with the bit iff ``bit``); the consumer reads it.  The record reaches the
+    disk as the row states it through the seed's new broker for bit 1 (Kafka's broker may drop the bit:
+    see :func:`kafkafmt.kip228.mark_extended`) and through an old one for bit 0 (a new broker would turn
+    -1 into Long.MIN_VALUE); ``kafka_broker`` forces Kafka 3.9's rules."""
+    with _one_broker(bool(bit) and not kafka_broker) as c:
         prod = c.produce(ProducerSpec("producer", kip228=bool(bit)), 0, [ts])
         if prod[-1].error:
             return {"outcome": "error", "error": prod[-1].error, "timestamp": None, "meaning": None}
@@ -157,9 +160,10 @@ def seed002_consumer_matrix() -> list[dict]:
                 "seed": None if seed is None else seed[0], "readings": [r[0] for r in readings],
                 "ambiguous": len(readings) > 1, "computed": computed,
                 "agrees_with": _agrees_read(readings, computed) if readings else None,
-                "kafka": computed if consumer == "old" else "n/a (no Kafka consumer knows isTimestampExtended)",
-                "kafka_source": "Kafka's consumer: ConsumerRecord.NO_TIMESTAMP = -1, the attribute bit unknown"
-                if consumer == "old" else None})
+                "kafka": _consume_cell(ts, bit, False, kafka_broker=True) if consumer == "old"
+                else "n/a (no Kafka consumer knows isTimestampExtended)",
+                "kafka_source": "Kafka 3.9's broker stores it, Kafka's consumer reads it (ConsumerRecord.NO_TIMESTAMP "
+                                "= -1, the attribute bit unknown)" if consumer == "old" else None})
     return out
 
 
@@ -185,7 +189,7 @@ def _idem_cell(mode: str, broker_version: str, fmt: int, *, kafka: bool) -> dict
                     "idempotent_on_disk": None}
         return {"outcome": "stored", "side": "leader", "error": None, "stored_magic": last.magic_out,
                 "idempotent_on_disk": last.detail["idempotent_on_disk"],
-                "downgraded": "downgraded" in last.detail or "idempotence_disabled" in rows[0].detail}
+                "downgraded": "downgraded" in last.detail, "disabled_by_client": "idempotence_disabled" in rows[0].detail}
 
 
 def seed003_matrix() -> list[dict]:
@@ -215,3 +219,48 @@ MATRICES = {"seed002-producer": seed002_producer_matrix, "seed002-consumer": see
 def ambiguous_cells(rows: list[dict]) -> list[dict]:
     """The cells where the seed says "Error or …", with what each reading gives."""
     return [r for r in rows if r["ambiguous"]]
+
+
+def _outcome_text(cell) -> str:
+    if not isinstance(cell, dict):
+        return str(cell)
+    if cell.get("error"):
+        return f"error ({cell.get('side', '')}): {cell['error']}"
+    if "text" in cell:
+        return cell["text"]
+    return (f"stored v{cell['stored_magic']}" + (", idempotent" if cell.get("idempotent_on_disk") else "")
+            + (", downgraded by the broker" if cell.get("downgraded") else "")
+            + (", idempotence disabled by the client" if cell.get("disabled_by_client") else ""))
+
+
+def _seed_text(row) -> str:
+    seed = row["seed"]
+    if isinstance(seed, dict):
+        if seed["error"]:
+            return f"error: {seed['error']}"
+        return (f"stored v{seed['stored_magic']}" + (", idempotent" if seed["idempotent"] else "")
+                + (", downgraded by the broker" if seed["downgraded"] else ""))
+    if seed is None:
+        return "(not in the seed)"
+    return seed + (f"  [ambiguous: {' | '.join(row['readings'])}]" if row["ambiguous"] else "")
+
+
+def matrix_table(name: str) -> tuple[list[str], list[list[str]]]:
+    """``(columns, rows)`` of a matrix as text cells: the key columns, seed, computed, agrees, Kafka 3.9."""
+    rows = MATRICES[name]()
+    keys = [k for k in rows[0] if k not in ("seed", "readings", "ambiguous", "computed", "agrees_with", "kafka",
+                                            "kafka_source")]
+    cols = keys + ["seed", "computed", "agrees with", "Kafka 3.9.2"]
+    out = []
+    for r in rows:
+        if isinstance(r["seed"], dict):
+            s = r["seed"]
+            c = r["computed"]
+            agree = "yes" if (c["outcome"] == "stored") == s["succeeded"] and (
+                c["outcome"] != "stored" or (c["stored_magic"], c["idempotent_on_disk"]) ==
+                (s["stored_magic"], s["idempotent"])) else "NO"
+        else:
+            agree = r["agrees_with"] or ("-" if r["seed"] is None else "none of the readings")
+        out.append([str(r[k]) for k in keys] + [_seed_text(r), _outcome_text(r["computed"]), agree,
+                                                 _outcome_text(r["kafka"])])
+    return cols, out
