@@ -14,8 +14,6 @@ by running producers, brokers and consumers on real bytes, beside the seed's cel
 from __future__ import annotations
 
 from .constants import (NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK, TimestampType)
-from .crc import crc32c
-from .layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from .records import MemoryRecords, MemoryRecordsBuilder
 
 EXTENDED_BIT = V2_TIMESTAMP_EXTENDED_FLAG_MASK
@@ -65,32 +63,4 @@ def convert_to_extended(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def mark_extended(data: bytes) -> bytes:
-    """The seed's new broker after validation: every non-control v2 batch carries the bit, with its
-    CreateTime ``maxTimestamp`` the max of its records (Long.MIN_VALUE when none) and a new CRC.
-
-    Kafka's ``DefaultRecordBatch.setMaxTimestamp`` recomputes the attributes from the bits it knows, so
-    Kafka 3.9 drops the bit whenever the batch's maxTimestamp differs from LogValidator's (which starts
-    at -1): a batch of timestamps all below -1.  A KIP-228 broker would not; this restores it.
-    """
-    buf = bytearray(data)
-    for batch in MemoryRecords(bytes(data)).batches():
-        if batch.magic < 2 or batch.is_control:
-            continue
-        pos = batch.position
-        attrs = DEFAULT_BATCH.get(buf, pos, "attributes")
-        new_attrs = attrs | EXTENDED_BIT
-        max_ts = batch.max_timestamp
-        if batch.timestamp_type != TimestampType.LOG_APPEND_TIME:
-            max_ts = max((r.timestamp for r in batch.records()), default=NO_TIMESTAMP_EXTENDED)
-        if new_attrs == attrs and max_ts == batch.max_timestamp:
-            continue
-        DEFAULT_BATCH.put(buf, pos, "attributes", new_attrs)
-        DEFAULT_BATCH.put(buf, pos, "maxTimestamp", max_ts)
-        end = pos + batch.size_in_bytes
-        DEFAULT_BATCH.put(buf, pos, "crc", crc32c(memoryview(buf)[pos + DEFAULT_BATCH_CRC_START:end]))
-    return bytes(buf)
-
-
-__all__ = ["EXTENDED_BIT", "interpret_timestamp", "is_extended", "convert_to_extended", "mark_extended",
-           "TimestampType"]
+__all__ = ["EXTENDED_BIT", "interpret_timestamp", "is_extended", "convert_to_extended", "TimestampType"]

@@ -23,7 +23,7 @@ against the jars); a broker's ``version`` (its code generation) only limits the 
 answers (:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can
 write (a 0.9 broker writes v0 whatever it is told).  Leader epochs are not modelled (all 0) and
 leader elections are clean (the first live replica).  Seed 002's "new broker" (``kip228: true``)
-converts an old batch with :func:`kafkafmt.kip228.convert_to_extended` before validation; seed 003's
+(``kafkafmt.kip228.enable``) stores every v2 batch extended, an old -1 as Long.MIN_VALUE; seed 003's
 1.0.0 broker (``idempotence_modes: true``) downgrades a ``safe`` idempotent batch by dropping its
 producer state and re-validating it into the topic's format, and fails a ``required`` one.
 """
@@ -36,11 +36,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import kip228
-from ..broker import TopicConfig, consumer_view, fetch, validate_messages_and_assign_offsets
+from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
 from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
-from ..log import Log, LogConfig, SimulatedClock
+from ..config import BrokerConfig, LogConfig
+from ..log import Log, SimulatedClock
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from .versions import (client_api_versions, code_record_version, magic_for_produce_version, normalize_api_version,
                        replica_fetch_version)
@@ -127,20 +128,27 @@ class PathRow:
         return d
 
 
-def topic_config_for(broker: BrokerSpec) -> TopicConfig:
-    """THE place where a broker's Kafka properties become the topic configuration the code reads.
+def topic_config_for(broker: BrokerSpec) -> LogConfig:
+    """THE place where a broker's Kafka properties become the configuration its logs run with.
 
-    ``message.format.version`` is capped at what the broker's code can write (a 0.9 broker writes
-    v0); ``inter.broker.protocol.version`` defaults to the code version.
+    Broker keys (``inter.broker.protocol.version``, default: the code version) and the two switches
+    for proposals Kafka never shipped (``kip228`` → ``kafkafmt.kip228.enable``, ``idempotence_modes``
+    → ``kafkafmt.idempotence.variant=seed``) go to :class:`~kafkafmt.config.BrokerConfig`; every other
+    property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
+    (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
+    writes v0) and defaults to the code version.
     """
-    props = {k: v for k, v in broker.properties.items() if k not in ("inter.broker.protocol.version",)}
-    props["inter.broker.protocol.version"] = broker.inter_broker_protocol_version
+    props = dict(broker.properties)
+    props.pop("inter.broker.protocol.version", None)
     fmt = props.pop("message.format.version", props.pop("log.message.format.version", broker.version))
     fmt = normalize_api_version(fmt)
     if code_record_version(fmt) > code_record_version(broker.version):
         fmt = normalize_api_version(broker.version)
     props["message.format.version"] = fmt
-    return TopicConfig.from_properties(props)
+    broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version,
+                              kip228_enabled=broker.kip228,
+                              idempotence_variant="seed" if broker.idempotence_modes else "kafka")
+    return LogConfig.from_properties(props, broker=broker_cfg)
 
 
 class Cluster:
@@ -174,7 +182,7 @@ class Cluster:
         return self.root / broker / f"{self.topic}-{partition}"
 
     def _open_log(self, broker: str, partition: int) -> Log:
-        log = Log(self.log_dir(broker, partition), LogConfig(), self.clock, topic_config_for(self.brokers[broker]))
+        log = Log(self.log_dir(broker, partition), topic_config_for(self.brokers[broker]), self.clock)
         self.logs[(broker, partition)] = log
         return log
 
@@ -219,7 +227,7 @@ class Cluster:
         cfg = topic_config_for(b)
         for (name, _p), log in self.logs.items():
             if name == broker:
-                log.topic_config = cfg
+                log.update_config(cfg)
         produce_max, fetch_max = client_api_versions(b.version)
         return PathRow("broker", broker, request=f"answers Produce ≤ v{produce_max}, Fetch ≤ v{fetch_max}",
                        magic_out=cfg.to_magic, conversion="bounced",
@@ -304,12 +312,9 @@ class Cluster:
     def _leader_append(self, broker: BrokerSpec, partition: int, data: bytes, version: int, mode: str,
                        magic: int) -> PathRow:
         log = self.logs[(broker.name, partition)]
-        cfg = log.topic_config
+        cfg = log.config
         row = PathRow("leader", broker.name, partition, f"ProduceRequest v{version}", magic_in=magic,
                       bytes_in=len(data), records=len(list(MemoryRecords(data).records())))
-        if broker.kip228:
-            data = kip228.convert_to_extended(data)
-            row.detail["kip228"] = "old NO_TIMESTAMP -1 converted to Long.MIN_VALUE (seed 002 new broker)"
         t0 = time.perf_counter_ns()
         try:
             try:
@@ -325,13 +330,7 @@ class Cluster:
                                                            now=self.clock.now(), produce_version=version,
                                                            topic=self.topic, partition=partition)
             before = log.log_end_offset
-            if broker.kip228:
-                # the seed's new broker keeps the bit where Kafka's setMaxTimestamp drops it; its append
-                # is Kafka's append of the validated (then re-marked) batches
-                res.records = kip228.mark_extended(res.records)
-                log.append_as_follower(res.records)
-            else:
-                log.append_as_leader(data)
+            log.append_as_leader(data)
         except KafkaFmtError as e:
             row.error = f"{e.kafka_exception or type(e).__name__}: {e.reason}"
             row.measured["validate_ns"] = time.perf_counter_ns() - t0
@@ -399,7 +398,7 @@ class Cluster:
         log = self.logs[(leader.name, partition)]
         data = _read_from(log, offset)
         t0 = time.perf_counter_ns()
-        res = fetch(data, topic_config=log.topic_config, fetch_version=version, fetch_offset=offset,
+        res = fetch(data, topic_config=log.config, fetch_version=version, fetch_offset=offset,
                     is_follower=is_follower)
         elapsed = time.perf_counter_ns() - t0
         on_disk = sorted({b.magic for b in MemoryRecords(data).batches()})

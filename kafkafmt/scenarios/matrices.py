@@ -122,7 +122,7 @@ _SEED002_CONSUMER = [
 def _consume_cell(ts: int, bit: int, consumer_new: bool, *, kafka_broker: bool = False) -> dict:
     """A producer writes ``ts`` (with the bit iff ``bit``); the consumer reads it.  The record reaches the
     disk as the row states it through the seed's new broker for bit 1 (Kafka's broker may drop the bit:
-    see :func:`kafkafmt.kip228.mark_extended`) and through an old one for bit 0 (a new broker would turn
+    Kafka's setMaxTimestamp rewrites the attributes) and through an old one for bit 0 (a new broker would turn
     -1 into Long.MIN_VALUE); ``kafka_broker`` forces Kafka 3.9's rules."""
     with _one_broker(bool(bit) and not kafka_broker) as c:
         prod = c.produce(ProducerSpec("producer", kip228=bool(bit)), 0, [ts])

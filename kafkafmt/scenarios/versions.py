@@ -14,7 +14,7 @@
 """
 from __future__ import annotations
 
-from ..broker.config import metadata_version_index, record_version
+from ..config import metadata_version_index, record_version
 
 __all__ = ["client_api_versions", "replica_fetch_version", "magic_for_produce_version", "normalize_api_version",
            "SEED_API_VERSION_ALIASES", "code_record_version"]
