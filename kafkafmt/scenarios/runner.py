@@ -284,6 +284,6 @@ def _table(rows, cols, md: bool) -> list[str]:
         out += ["| " + " | ".join(x.replace("|", "\\|") for x in r) + " |" for r in rows]
         return out + [""]
     w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    out = ["   " + "  ".join(c.ljust(w[i]) for i, c in enumerate(cols))]
-    out += ["   " + "  ".join(x.ljust(w[i]) for i, x in enumerate(r)) for r in rows]
+    out = ["   " + "  ".join(c.ljust(w[i]) for i, c in enumerate(cols)).rstrip()]
+    out += ["   " + "  ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip() for r in rows]
     return out

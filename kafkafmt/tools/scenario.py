@@ -61,7 +61,7 @@ def _matrix(args) -> int:
             print("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         return 0
     w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
+    print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)).rstrip())
     for r in rows:
-        print("  ".join(x.ljust(w[i]) for i, x in enumerate(r)))
+        print("  ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip())
     return 0
