@@ -12,8 +12,10 @@ from pathlib import Path
 
 import yaml
 
+from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME
 from ..errors import KafkaFmtError
-from .cluster import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec
+from .cluster import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, topic_config_for
+from .versions import normalize_api_version
 from .quotes import QUOTES
 
 __all__ = ["Scenario", "Step", "ScenarioError", "load_scenario", "parse_scenario", "shipped_scenarios",
@@ -179,12 +181,38 @@ def _check_keys(doc: _Doc, d, path: str, allowed: set, what: str):
             raise doc.error(f"{path}.{k}", f"unknown field (a {what} has: {_names(sorted(allowed))})")
 
 
+def _version(doc: _Doc, d: dict, path: str) -> str:
+    if "version" not in d:
+        return "3.9"
+    v = d["version"]
+    if isinstance(v, float):
+        raise doc.error(f"{path}.version", f"write the version as a string (\"{v}\" reads as the number {v})")
+    try:
+        normalize_api_version(str(v))
+    except KafkaFmtError as e:
+        raise doc.error(f"{path}.version", e.reason) from None
+    return str(v)
+
+
+def _properties(doc: _Doc, d: dict, path: str) -> dict:
+    props = _get(doc, d, "properties", path, dict, required=False, default={})
+    for k, v in props.items():
+        if k not in KEYS_BY_NAME and k not in KEYS_BY_SERVER_NAME and k != "inter.broker.protocol.version":
+            raise doc.error(f"{path}.properties.{k}", "not a Kafka topic property or inter.broker.protocol.version")
+        if isinstance(v, float):
+            raise doc.error(f"{path}.properties.{k}", f"write the value as a string (\"{v}\" reads as a number)")
+    return {str(k): v for k, v in props.items()}
+
+
 def _broker(doc: _Doc, d, path: str) -> BrokerSpec:
     _check_keys(doc, d, path, {"name", "version", "properties", "kip228", "idempotence_modes"}, "broker")
-    props = _get(doc, d, "properties", path, dict, required=False, default={})
-    return BrokerSpec(str(_get(doc, d, "name", path, (str,))), str(d.get("version", "3.9")),
-                      {str(k): v for k, v in props.items()}, bool(d.get("kip228", False)),
-                      bool(d.get("idempotence_modes", False)))
+    spec = BrokerSpec(str(_get(doc, d, "name", path, (str,))), _version(doc, d, path), _properties(doc, d, path),
+                      bool(d.get("kip228", False)), bool(d.get("idempotence_modes", False)))
+    try:
+        topic_config_for(spec)
+    except KafkaFmtError as e:
+        raise doc.error(f"{path}.properties", e.reason) from None
+    return spec
 
 
 def _producer(doc: _Doc, d, path: str) -> ProducerSpec:
@@ -192,7 +220,7 @@ def _producer(doc: _Doc, d, path: str) -> ProducerSpec:
                 "producer")
     _mode(doc, d, path)
     _codec(doc, d, path)
-    return ProducerSpec(str(_get(doc, d, "name", path, (str,))), str(d.get("version", "3.9")),
+    return ProducerSpec(str(_get(doc, d, "name", path, (str,))), _version(doc, d, path),
                         _get(doc, d, "produce_version", path, int, required=False),
                         str(d.get("compression", "none")), str(d.get("idempotence", "off")).lower(),
                         bool(d.get("kip228", False)))
@@ -210,7 +238,7 @@ def _codec(doc: _Doc, d, path: str):
 
 def _consumer(doc: _Doc, d, path: str) -> ConsumerSpec:
     _check_keys(doc, d, path, {"name", "version", "fetch_version", "kip228"}, "consumer")
-    return ConsumerSpec(str(_get(doc, d, "name", path, (str,))), str(d.get("version", "3.9")),
+    return ConsumerSpec(str(_get(doc, d, "name", path, (str,))), _version(doc, d, path),
                         _get(doc, d, "fetch_version", path, int, required=False), bool(d.get("kip228", False)))
 
 
@@ -241,7 +269,7 @@ def _step(doc: _Doc, d, path: str, ctx: dict) -> Step:
             if k not in args:
                 raise doc.error(f"{apath}.{act}", f"missing field '{k}'")
         _check_refs(doc, act, args, f"{apath}.{act}", ctx)
-        actions.append((act, args, f"{apath}.{act}"))
+        actions.append((act, args, f"{doc.source}:{doc.lines.get(apath, 1)}: {apath}.{act}"))
     expect = []
     for i, e in enumerate(_get(doc, d, "expect", path, list, required=False, default=[])):
         epath = f"{path}.expect[{i}]"
@@ -274,8 +302,9 @@ def _check_refs(doc: _Doc, act: str, args: dict, path: str, ctx: dict):
     if "timestamps" in args and (not isinstance(args["timestamps"], list) or not all(
             isinstance(t, int) and not isinstance(t, bool) or t is None for t in args["timestamps"])):
         raise doc.error(f"{path}.timestamps", "expected a list of integers (ms) or nulls (now)")
-    if "properties" in args and not isinstance(args["properties"], dict):
-        raise doc.error(f"{path}.properties", "expected a mapping of Kafka property names")
+    if "properties" in args:
+        _properties(doc, args, path)
+    _version(doc, args, path)
     _mode(doc, args, path)
     _codec(doc, args, path)
 

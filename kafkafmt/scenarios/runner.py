@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from ..records import MemoryRecords
 from .cluster import Cluster, PathRow
-from .loader import SELECTORS, Scenario, load_scenario
+from ..errors import KafkaFmtError
+from .loader import SELECTORS, Scenario, ScenarioError, load_scenario
 from .quotes import quote
 from .versions import magic_for_produce_version
 
@@ -77,8 +78,11 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
     try:
         for step in steps:
             rows: list[PathRow] = []
-            for act, args, _place in step.actions:
-                rows.extend(_do(cluster, sc, act, args))
+            for act, args, place in step.actions:
+                try:
+                    rows.extend(_do(cluster, sc, act, args))
+                except KafkaFmtError as e:  # a scenario that asks the impossible of the cluster itself
+                    raise ScenarioError(f"{place}: {e.reason}") from None
             sr = StepResult(step.name, rows, step.cite, seed_vs_kafka=step.seed_vs_kafka)
             for exp, place in step.expect:
                 sr.checks.append(_check(exp, rows, place))

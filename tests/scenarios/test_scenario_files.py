@@ -87,6 +87,35 @@ def test_malformed_file_gives_a_one_line_error_naming_file_line_and_field(tmp_pa
     assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("kafkafmt: error: ScenarioError: ")
 
 
+MALFORMED_VALUES = [
+    ("name: t\nbrokers: [{name: A, version: 0.10}]\nsteps: []\n",
+     r"bad\.yaml:2: brokers\[0\]\.version: write the version as a string"),
+    ("name: t\nbrokers: [{name: A, version: \"0.7\"}]\nsteps: []\n",
+     r"bad\.yaml:2: brokers\[0\]\.version: Version 0\.7 is not a valid version"),
+    ("name: t\nbrokers: [{name: A, properties: {message.colour: red}}]\nsteps: []\n",
+     r"bad\.yaml:2: brokers\[0\]\.properties\.message\.colour: not a Kafka topic property"),
+    ("name: t\nbrokers: [{name: A, properties: {message.timestamp.type: Never}}]\nsteps: []\n",
+     r"bad\.yaml:2: brokers\[0\]\.properties: Invalid value Never for configuration message\.timestamp\.type"),
+]
+
+
+@pytest.mark.parametrize("text,message", MALFORMED_VALUES)
+def test_malformed_values_are_named_too(tmp_path, text, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(f)
+
+
+def test_an_impossible_cluster_action_names_the_place(tmp_path):
+    f = tmp_path / "elect.yaml"
+    f.write_text("name: t\nbrokers: [{name: A}, {name: B}]\npartitions: [{leader: A, replicas: [A]}]\nsteps:\n"
+                 "  - do:\n      - elect: {broker: B, partition: 0}\n")
+    with pytest.raises(ScenarioError, match=r"elect\.yaml:6: steps\[0\]\.do\[0\]\.elect: broker 'B' is not a live "
+                                            r"replica of partition 0"):
+        run_scenario(load_scenario(f))
+
+
 def test_unknown_scenario_name():
     with pytest.raises(ScenarioError, match="no shipped scenario of that name"):
         load_scenario("no-such-scenario")
