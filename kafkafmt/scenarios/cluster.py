@@ -345,6 +345,7 @@ class Cluster:
         row.records_touched = res.stats.num_converted_records or (res.record_count if res.converted else 0)
         row.bytes_out = len(res.records)
         row.detail.update({"path": res.path, "offsets": [res.first_offset, res.last_offset],
+                           "log_append_time": res.response_log_append_time,
                            "source_compression": res.source_compression.kafka_name,
                            "target_compression": res.target_compression.kafka_name,
                            "timestamps": [r.timestamp for r in MemoryRecords(res.records).records()],

@@ -22,7 +22,7 @@ def rows(result, step, path, **sel):
 
 def test_every_expectation_of_the_scenario_file_holds(result):
     assert result.ok, result.failed_checks
-    assert len(result.steps) == 15
+    assert len(result.steps) == 17
 
 
 def test_p1_1_format_0_9_0_writes_v0(result):
@@ -137,3 +137,13 @@ def test_table_cites_every_step_and_keeps_timings_apart(result):
 def test_computed_results_are_reproducible(result):
     again = run_file("seed000-rolling-upgrade")
     assert again.to_dict(with_measured=False) == result.to_dict(with_measured=False)
+
+
+@pytest.mark.parametrize("step", [15, 16])
+def test_p2_2_log_append_time_fills_the_time_field_with_the_server_time(result, step):
+    """000.p2.2.1: "... current server time if message.timestamp.type=LogAppendTime and re-compress"; 000.p2.2.2:
+    "... check and maybe overwrite the time field, and NOT do re-compression" (readers see the server time)."""
+    (leader,) = rows(result, step, "leader")
+    lat = leader.detail["log_append_time"]
+    assert lat > 1_700_000_000_000 and leader.detail["timestamps"] == [lat, lat]
+    assert leader.recompressed is (step == 15)
