@@ -43,6 +43,8 @@ ACTIONS = {
     "show_disk": ({"broker"}, {"partition"}),
     "advance_clock": ({"ms"}, set()),
 }
+#: records one produce action may write (scenarios explain; they are not load tests)
+MAX_RECORDS = 10_000
 #: fields an expectation may test (PathRow fields, plus detail.<key>)
 EXPECT_FIELDS = {"magic_in", "magic_out", "conversion", "recompressed", "records", "error", "request", "ok",
                  "records_touched"}
@@ -299,6 +301,11 @@ def _check_refs(doc: _Doc, act: str, args: dict, path: str, ctx: dict):
     for key in ("records", "offset", "ms", "produce_version", "fetch_version"):
         if key in args and (not isinstance(args[key], int) or isinstance(args[key], bool) or args[key] < 0):
             raise doc.error(f"{path}.{key}", f"expected a non-negative integer, got {args[key]!r}")
+    for key in ("records", "timestamps"):
+        n = args.get(key)
+        n = len(n) if isinstance(n, list) else n
+        if isinstance(n, int) and n > MAX_RECORDS:
+            raise doc.error(f"{path}.{key}", f"at most {MAX_RECORDS} records per produce step, got {n}")
     if "timestamps" in args and (not isinstance(args["timestamps"], list) or not all(
             isinstance(t, int) and not isinstance(t, bool) or t is None for t in args["timestamps"])):
         raise doc.error(f"{path}.timestamps", "expected a list of integers (ms) or nulls (now)")

@@ -249,23 +249,23 @@ def render(result: ScenarioResult, fmt: str = "table", *, with_measured: bool = 
             lines.append(f"> {quote(c)}" if md else f"   cites {quote(c)}")
         lines.append("")
         lines.extend(_table([[_cell(r, c) for c in _COLS] for r in s.rows], _COLS, md))
+        ind = "- " if md else "   "
         for r in s.rows:
             if r.path == "disk":
-                lines.append(f"   {r.actor} partition {r.partition} .log ({r.bytes_out} bytes, magics "
+                lines.append(f"{ind}{r.actor} partition {r.partition} .log ({r.bytes_out} bytes, magics "
                              f"{r.detail['magics']}):")
                 h = r.detail["hex"]
                 lines.extend(f"     {h[i:i + 64]}" for i in range(0, len(h), 64))
             if r.path == "consumer" and r.detail.get("read"):
                 reads = ", ".join(f"{x['offset']}:{x['timestamp']}({x['meaning']})" for x in r.detail["read"][:6])
-                lines.append(f"   {r.actor} read offset:timestamp {reads}")
+                lines.append(f"{ind}{r.actor} read offset:timestamp {reads}")
         for c in s.checks:
             mark = "PASS" if c["ok"] else "FAIL"
-            want = {k: v for k, v in c["expect"].items()}
-            lines.append(f"   expect {mark}: {want}" + ("" if c["ok"] else f" got {c['got']}"))
+            lines.append(f"{ind}expect {mark}: {c['expect']}" + ("" if c["ok"] else f" got {c['got']}"))
         if s.seed_vs_kafka:
-            lines.append(f"   seed vs Kafka 3.9: {s.seed_vs_kafka}")
+            lines.append(f"{ind}seed vs Kafka 3.9: {s.seed_vs_kafka}")
         for w in s.warnings:
-            lines.append(f"   WARNING: {w}")
+            lines.append(f"{ind}WARNING: {w}")
         lines.append("")
     lines.append(f"{len(result.steps)} steps, {len(result.failed_checks)} failed expectation(s)")
     return "\n".join(lines)

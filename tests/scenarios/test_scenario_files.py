@@ -69,6 +69,8 @@ MALFORMED = [
     ("name: t\nbrokers: [{name: A}]\nproducers: [{name: p, idempotence: maybe}]\nsteps: []\n",
      r"bad\.yaml:3: producers\[0\]\.idempotence: unknown mode 'maybe'"),
     ("name: t\nbrokers: [{name: A}]\n", r"bad\.yaml:1: \(top\): missing field 'steps'"),
+    (BASE + "steps:\n  - do: [{produce: {producer: p, records: 1000000000}}]\n",
+     r"bad\.yaml:6: steps\[0\]\.do\[0\]\.produce\.records: at most 10000 records per produce step"),
     (BASE + "steps:\n  - do: [{consume: {consumer: c, partition: 4}}]\n",
      r"bad\.yaml:6: steps\[0\]\.do\[0\]\.consume\.partition: expected a partition number 0\.\.0, got 4"),
 ]
