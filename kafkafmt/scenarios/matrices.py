@@ -116,6 +116,10 @@ _SEED002_CONSUMER = [
         "new": ("(tick) Interpret as NO_TIMESTAMP (Long.MIN_VALUE)", [("NO_TIMESTAMP Long.MIN_VALUE",
                                                                        (MIN, "NO_TIMESTAMP"))])}),
     (OTHER_NEGATIVE, 1, None),
+    # not in the seed: records below -1 without the bit, as Kafka 3.9 stores a KIP-228 batch whose every
+    # timestamp is below -1 (setMaxTimestamp drops the bit)
+    (MIN, 0, None),
+    (OTHER_NEGATIVE, 0, None),
 ]
 
 
@@ -125,7 +129,9 @@ def _consume_cell(ts: int, bit: int, consumer_new: bool, *, kafka_broker: bool =
     Kafka's setMaxTimestamp rewrites the attributes) and through an old one for bit 0 (a new broker would turn
     -1 into Long.MIN_VALUE); ``kafka_broker`` forces Kafka 3.9's rules."""
     with _one_broker(bool(bit) and not kafka_broker) as c:
-        prod = c.produce(ProducerSpec("producer", kip228=bool(bit)), 0, [ts])
+        # below -1 only a KIP-228 producer can write; without the bit such a record exists only because
+        # Kafka's broker dropped it
+        prod = c.produce(ProducerSpec("producer", kip228=bool(bit) or ts < NO_TIMESTAMP), 0, [ts])
         if prod[-1].error:
             return {"outcome": "error", "error": prod[-1].error, "timestamp": None, "meaning": None}
         (row,) = c.consume(ConsumerSpec("consumer", kip228=consumer_new), 0)
@@ -133,6 +139,7 @@ def _consume_cell(ts: int, bit: int, consumer_new: bool, *, kafka_broker: bool =
             return {"outcome": "error", "error": row.error, "timestamp": None, "meaning": None}
         (rec,) = row.detail["read"]
         return {"outcome": "read", "error": None, "timestamp": rec["timestamp"], "meaning": rec["meaning"],
+                "stored_bit": int(rec["extended"]),
                 "text": f"{rec['meaning']} ({_ts_name(rec['timestamp'])})"}
 
 

@@ -74,6 +74,10 @@ CONSUMER_CELLS = {
     ("Long.MIN_VALUE", 1, "new"): ("NO_TIMESTAMP", MIN, "NO_TIMESTAMP Long.MIN_VALUE"),
     (N, 1, "old"): ("time", -86_400_000, None),
     (N, 1, "new"): ("time", -86_400_000, None),
+    ("Long.MIN_VALUE", 0, "old"): ("time", MIN, None),
+    ("Long.MIN_VALUE", 0, "new"): ("time", MIN, None),  # the bit Kafka dropped is what the new consumer needed
+    (N, 0, "old"): ("time", -86_400_000, None),
+    (N, 0, "new"): ("time", -86_400_000, None),
 }
 
 
@@ -82,6 +86,7 @@ def test_seed002_consumer_matrix_cell(consumer, key):
     meaning, value, agrees = CONSUMER_CELLS[key]
     cell = consumer[key]
     assert (cell["computed"]["meaning"], cell["computed"]["timestamp"]) == (meaning, value)
+    assert cell["computed"]["stored_bit"] == key[1]  # the record on disk is the row's
     assert cell["agrees_with"] == agrees
     if key[2] == "old":
         assert (cell["kafka"]["meaning"], cell["kafka"]["timestamp"]) == (meaning, value)
