@@ -37,11 +37,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ..constants import NO_TIMESTAMP
-from ..records import MemoryRecords
+from ..records import MemoryRecords, MemoryRecordsBuilder
 from .explain import Trace
 from .fetch import down_convert
 
 __all__ = ["produce_outcome", "ProduceOutcome", "downgrade_batch", "Downgrade", "matrix", "normalize_mode",
+           "drop_producer_state",
            "CLIENT_VERSIONS", "BROKER_VERSIONS", "TOPIC_FORMATS", "MODES", "VARIANTS"]
 
 CLIENT_VERSIONS = ("0.11.0", "1.0.0")
@@ -256,7 +257,10 @@ def _published(out: ProduceOutcome, tr: Trace) -> ProduceOutcome:
 
 
 def matrix(variants=VARIANTS, modes=MODES) -> list[dict]:
-    """Every (variant, client, broker, topic format, mode) combination as a dict row."""
+    """Every (variant, client, broker, topic format, mode) combination as a dict row, from the rules above.
+
+    The same table computed on real bytes (a producer, the validator and a log per cell) is
+    :func:`kafkafmt.scenarios.matrices.seed003_matrix`, which the test-suite checks against this one."""
     rows = []
     for v in variants:
         for c in CLIENT_VERSIONS:
@@ -313,3 +317,20 @@ def downgrade_batch(v2_bytes, to_magic: int) -> Downgrade:
            producer_ids=lost["producer_id"], sequences=lost["sequences"][:10])
     dc = down_convert(batches, to_magic, 0, trace=tr)
     return Downgrade(dc.records, to_magic, lost, tr)
+
+
+def drop_producer_state(data: bytes) -> bytes:
+    """Seed 003's safe-mode broker, first half of the downgrade: the same v2 batches without producer id,
+    epoch and sequence (the broker then converts them to the topic's format as for any plain batch).
+
+    "the 1.0.0 broker will automatically downgrade messages sent in safe mode from the 0.11.0 message
+    format if the topic being written to is configured to use an older message format version" (seed 003,
+    Design).  Kafka has no such path: it rejects the batch (``LogValidator.validateBatch``)."""
+    out = []
+    for batch in MemoryRecords(bytes(data)).batches():
+        b = MemoryRecordsBuilder(batch.magic, batch.compression, batch.timestamp_type, batch.base_offset,
+                                 timestamp_extended=batch.magic >= 2 and batch.is_timestamp_extended)
+        for r in batch.records():
+            b.append_with_offset(r.offset, r.timestamp, r.key, r.value, r.headers)
+        out.append(b.build())
+    return b"".join(out)

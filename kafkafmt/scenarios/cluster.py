@@ -38,6 +38,7 @@ from pathlib import Path
 from .. import kip228
 from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
+from ..broker.idempotence import drop_producer_state
 from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
 from ..config import BrokerConfig, LogConfig
@@ -322,9 +323,9 @@ class Cluster:
                                                            now=self.clock.now(), produce_version=version,
                                                            topic=self.topic, partition=partition)
             except UnsupportedForMessageFormatError:
-                if not (broker.idempotence_modes and mode == "safe"):
+                if not (cfg.broker.idempotence_variant == "seed" and mode == "safe"):
                     raise
-                data = _drop_producer_state(data)
+                data = drop_producer_state(data)
                 row.detail["downgraded"] = "safe mode: producer id, epoch and sequences dropped (seed 003)"
                 res = validate_messages_and_assign_offsets(data, cfg, offset=log.log_end_offset,
                                                            now=self.clock.now(), produce_version=version,
@@ -474,18 +475,6 @@ def _build(producer: ProducerSpec, magic: int, timestamps: list[int], idempotent
     for i, ts in enumerate(timestamps):
         b.append(NO_TIMESTAMP if magic == 0 else ts, f"k{i}".encode(), f"{producer.name} value {i}".encode())
     return b.build()
-
-
-def _drop_producer_state(data: bytes) -> bytes:
-    """Seed 003's safe-mode downgrade, first half: the same v2 batches without producer id/epoch/sequence."""
-    out = []
-    for batch in MemoryRecords(data).batches():
-        b = MemoryRecordsBuilder(batch.magic, batch.compression, batch.timestamp_type, batch.base_offset,
-                                 timestamp_extended=kip228.is_extended(batch))
-        for r in batch.records():
-            b.append_with_offset(r.offset, r.timestamp, r.key, r.value, r.headers)
-        out.append(b.build())
-    return b"".join(out)
 
 
 def _produce_conversion(magic_in: int, res) -> str:
