@@ -285,6 +285,9 @@ class Cluster:
         prow = PathRow("producer", producer.name, partition, f"ProduceRequest v{version}", magic_in=magic,
                        magic_out=magic, detail={"compression": producer.compression, "idempotence": mode,
                                                 "kip228": producer.kip228})
+        if not broker.up:
+            prow.error = f"NOT_LEADER_OR_FOLLOWER: partition {partition} has no live leader ({leader_name} is down)"
+            return [prow]
         if mode == "safe" and not broker.idempotence_modes:
             # seed 003: "if a 1.0.0 client with enable.idempotence=safe is writing to an 0.11.0 broker,
             # idempotence will be disabled" (the broker cannot receive the mode)
@@ -424,6 +427,10 @@ class Cluster:
     # --- consume --------------------------------------------------------------------------------
     def consume(self, consumer: ConsumerSpec, partition: int, offset: int = 0) -> list[PathRow]:
         leader = self.brokers[self.leader_of(partition)]
+        if not leader.up:
+            return [PathRow("consumer", consumer.name, partition, error=f"NOT_LEADER_OR_FOLLOWER: partition "
+                                                                         f"{partition} has no live leader "
+                                                                         f"({leader.name} is down)")]
         c_fetch = client_api_versions(consumer.version)[1]
         version = min(c_fetch, client_api_versions(leader.version)[1]) if consumer.fetch_version is None \
             else int(consumer.fetch_version)

@@ -157,3 +157,16 @@ def test_quoted_seed_sentences_are_verbatim():
     texts = {p.name[:3]: " ".join(p.read_text(encoding="utf-8").split()) for p in base.glob("0*.txt")}
     for key, (seed, sentence) in QUOTES.items():
         assert " ".join(sentence.split()) in texts[seed], key
+
+
+def test_producing_to_a_partition_without_a_live_leader_is_an_outcome():
+    sc = parse_scenario("""name: t
+brokers: [{name: A}]
+producers: [{name: p}]
+consumers: [{name: c}]
+steps:
+  - do: [{shutdown: {broker: A}}, {produce: {producer: p}}, {consume: {consumer: c}}]
+""", "down.yaml")
+    (step,) = run_scenario(sc).steps
+    errors = [r.error for r in step.rows if r.path in ("producer", "consumer")]
+    assert len(errors) == 2 and all(e.startswith("NOT_LEADER_OR_FOLLOWER") for e in errors)
