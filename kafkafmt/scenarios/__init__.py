@@ -1,5 +1,6 @@
 """Executable scenarios (issue 10): the seeds' rolling upgrades and compatibility matrices, on real bytes.
 
+* :mod:`.model` — broker, producer and consumer specs, :class:`PathRow`, :func:`topic_config_for`.
 * :mod:`.cluster` — :class:`Cluster` of brokers, producers and consumers over ``kafkafmt.log.Log``
   replicas (produce → leader → follower → consumer, each hop on real bytes).
 * :mod:`.loader` — scenario files (YAML/JSON, ``docs/scenarios.md``), :class:`ScenarioError`.
@@ -8,7 +9,8 @@
   each cell computed by running a scenario, beside the seed's cell and Kafka 3.9.2's behaviour.
 * :mod:`.quotes` — the seed sentences cited.  :mod:`.versions` — request versions per generation.
 """
-from .cluster import BrokerSpec, Cluster, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
+from .cluster import Cluster
+from .model import BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
 from .loader import Scenario, ScenarioError, Step, load_scenario, parse_scenario, shipped_scenarios
 from .runner import ScenarioResult, StepResult, render, run_file, run_scenario
 

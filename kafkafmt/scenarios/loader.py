@@ -14,7 +14,7 @@ import yaml
 
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME
 from ..errors import KafkaFmtError
-from .cluster import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, topic_config_for
+from .model import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, topic_config_for
 from .versions import normalize_api_version
 from .quotes import QUOTES
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..broker.idempotence import produce_outcome
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED
 from ..records import MemoryRecords
-from .cluster import BrokerSpec, Cluster, ConsumerSpec, ProducerSpec
+from .cluster import Cluster
+from .model import BrokerSpec, ConsumerSpec, ProducerSpec
 
 __all__ = ["seed002_producer_matrix", "seed002_consumer_matrix", "seed003_matrix", "ambiguous_cells", "MATRICES",
            "OTHER_NEGATIVE"]

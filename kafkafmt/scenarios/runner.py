@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass, field
 
 from ..records import MemoryRecords
-from .cluster import Cluster, PathRow
+from .cluster import Cluster
+from .model import PathRow
 from ..errors import KafkaFmtError
 from .loader import SELECTORS, Scenario, ScenarioError, load_scenario
 from .quotes import quote
-from .versions import magic_for_produce_version
 
 __all__ = ["run_scenario", "run_file", "ScenarioResult", "StepResult", "automatic_warnings", "render"]
 

@@ -1,0 +1,112 @@
+"""The cluster model's parts: brokers, producers, consumers, the row each hop returns, and the one place
+where a broker's Kafka properties become its configuration (:func:`topic_config_for`)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ..config import BrokerConfig, LogConfig
+from ..errors import ConfigError
+from .versions import code_record_version, normalize_api_version
+
+__all__ = ["BrokerSpec", "ProducerSpec", "ConsumerSpec", "PathRow", "topic_config_for", "IDEMPOTENCE_MODES",
+           "START_MS"]
+
+#: the simulated clock's start (2023-11-14T22:13:20Z), so CreateTime checks see realistic times
+START_MS = 1_700_000_000_000
+#: seed 003's modes, plus Kafka's booleans and the producer's "none"
+IDEMPOTENCE_MODES = ("off", "safe", "required", "true", "false")
+
+
+@dataclass
+class BrokerSpec:
+    """A broker: its code generation and its Kafka properties (``inter.broker.protocol.version`` …)."""
+
+    name: str
+    version: str = "3.9"  #: the code generation (limits request versions and the writable format)
+    properties: dict = field(default_factory=dict)  #: Kafka property names → values
+    kip228: bool = False  #: seed 002's "new broker"
+    idempotence_modes: bool = False  #: seed 003's 1.0.0 broker (safe → downgrade, required → error)
+    up: bool = True
+
+    @property
+    def inter_broker_protocol_version(self) -> str:
+        return normalize_api_version(self.properties.get("inter.broker.protocol.version", self.version))
+
+
+@dataclass
+class ProducerSpec:
+    """A producer: client generation, optional forced request version, codec, idempotence, KIP-228."""
+
+    name: str
+    version: str = "3.9"
+    produce_version: int | None = None  #: default: the newest both sides speak
+    compression: str = "none"
+    idempotence: str = "off"  #: off | safe | required | true | false (seed 003)
+    kip228: bool = False  #: seed 002's "new producer": sets isTimestampExtended
+
+    def mode(self) -> str:
+        """The effective mode: a 1.0.0-or-later client reads true as required, false as off (seed 003)."""
+        m = str(self.idempotence).lower()
+        if m not in IDEMPOTENCE_MODES:
+            raise ConfigError(f"Invalid value {self.idempotence} for configuration enable.idempotence")
+        return {"true": "required", "false": "off"}.get(m, m)
+
+
+@dataclass
+class ConsumerSpec:
+    """A consumer: client generation, optional forced fetch version, KIP-228 awareness."""
+
+    name: str
+    version: str = "3.9"
+    fetch_version: int | None = None
+    kip228: bool = False  #: seed 002's "new consumer"
+
+
+@dataclass
+class PathRow:
+    """What one hop did: computed fields (deterministic) and ``measured`` timings (not)."""
+
+    path: str  #: producer | leader | follower | consumer | broker | disk | client
+    actor: str
+    partition: int | None = None
+    request: str = ""  #: e.g. "ProduceRequest v2"
+    magic_in: int | None = None
+    magic_out: int | None = None  #: on disk (leader/follower) or delivered (consumer)
+    conversion: str = ""  #: zero-copy | in place | converted up v0→v1 | converted down v1→v0 | …
+    recompressed: bool | None = None
+    records: int = 0
+    records_touched: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    error: str | None = None
+    detail: dict = field(default_factory=dict)
+    measured: dict = field(default_factory=dict)
+
+    def to_dict(self, *, with_measured: bool = True) -> dict:
+        d = asdict(self)
+        if not with_measured:
+            d.pop("measured")
+        return d
+
+
+def topic_config_for(broker: BrokerSpec) -> LogConfig:
+    """THE place where a broker's Kafka properties become the configuration its logs run with.
+
+    Broker keys (``inter.broker.protocol.version``, default: the code version) and the two switches
+    for proposals Kafka never shipped (``kip228`` → ``kafkafmt.kip228.enable``, ``idempotence_modes``
+    → ``kafkafmt.idempotence.variant=seed``) go to :class:`~kafkafmt.config.BrokerConfig`; every other
+    property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
+    (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
+    writes v0) and defaults to the code version.
+    """
+    props = dict(broker.properties)
+    props.pop("inter.broker.protocol.version", None)
+    fmt = props.pop("message.format.version", props.pop("log.message.format.version", broker.version))
+    fmt = normalize_api_version(fmt)
+    if code_record_version(fmt) > code_record_version(broker.version):
+        fmt = normalize_api_version(broker.version)
+    props["message.format.version"] = fmt
+    broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version,
+                              kip228_enabled=broker.kip228,
+                              idempotence_variant="seed" if broker.idempotence_modes else "kafka")
+    return LogConfig.from_properties(props, broker=broker_cfg)
