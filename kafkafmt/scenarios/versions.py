@@ -32,7 +32,7 @@ _API_BY_RELEASE = (
 # MetadataVersion.fetchRequestVersion (Kafka 3.9): first IBP → replica FetchRequest version
 _REPLICA_FETCH = (
     ("0.9.0", 1), ("0.10.0-IV0", 2), ("0.10.1-IV1", 3), ("0.11.0-IV0", 4), ("0.11.0-IV1", 5), ("1.1-IV0", 7),
-    ("2.0-IV1", 8), ("2.1-IV2", 10), ("2.3-IV1", 11), ("2.7-IV1", 12), ("3.1-IV0", 13), ("3.5-IV1", 15),
+    ("2.0-IV1", 8), ("2.1-IV2", 10), ("2.3-IV1", 11), ("2.7-IV1", 12), ("3.1-IV0", 13), ("3.5-IV0", 14), ("3.5-IV1", 15),
     ("3.7-IV4", 16), ("3.9-IV0", 17),
 )
 
