@@ -248,6 +248,7 @@ class Cluster:
         row.bytes_out = len(res.records)
         row.detail.update({"path": res.path, "offsets": [res.first_offset, res.last_offset],
                            "log_append_time": res.response_log_append_time,
+                           "decompressed": res.source_compression != CompressionType.NONE,
                            "source_compression": res.source_compression.kafka_name,
                            "target_compression": res.target_compression.kafka_name,
                            "timestamps": [r.timestamp for r in MemoryRecords(res.records).records()],
