@@ -56,6 +56,17 @@ class ScenarioResult:
     def step(self, name: str) -> StepResult:
         return next(s for s in self.steps if s.name == name)
 
+    def to_rows(self, *, with_measured: bool = False) -> list[dict]:
+        """One flat dict per hop, with its step's number and name (for a DataFrame or a notebook table)."""
+        out = []
+        for i, s in enumerate(self.steps, 1):
+            for r in s.rows:
+                d = r.to_dict(with_measured=with_measured)
+                detail = d.pop("detail")
+                out.append({"step": i, "step_name": s.name, **d,
+                            **{f"detail.{k}": v for k, v in detail.items() if k not in ("hex", "read")}})
+        return out
+
     def to_dict(self, *, with_measured: bool = True) -> dict:
         return {"name": self.scenario.name, "title": self.scenario.title, "source": self.scenario.source,
                 "ok": self.ok, "steps": [s.to_dict(with_measured=with_measured) for s in self.steps]}

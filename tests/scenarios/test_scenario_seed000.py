@@ -147,3 +147,11 @@ def test_p2_2_log_append_time_fills_the_time_field_with_the_server_time(result, 
     lat = leader.detail["log_append_time"]
     assert lat > 1_700_000_000_000 and leader.detail["timestamps"] == [lat, lat]
     assert leader.recompressed is (step == 15)
+
+
+def test_flat_rows_for_tables(result):
+    rows = result.to_rows()
+    assert {r["step"] for r in rows} == set(range(1, 18))
+    assert all("measured" not in r for r in rows)
+    (lead,) = [r for r in rows if r["step"] == 13 and r["path"] == "leader"]
+    assert (lead["conversion"], lead["recompressed"], lead["detail.decompressed"]) == ("in place", False, True)
