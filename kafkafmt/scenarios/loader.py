@@ -147,6 +147,13 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     brokers = [_broker(doc, b, f"brokers[{i}]") for i, b in enumerate(_get(doc, top, "brokers", "", list))]
     if not brokers:
         raise doc.error("brokers", "at least one broker is needed")
+    for kind in ("brokers", "producers", "consumers"):
+        seen = set()
+        for i, item in enumerate(top.get(kind) or []):
+            n = item.get("name") if isinstance(item, dict) else None
+            if n in seen:
+                raise doc.error(f"{kind}[{i}].name", f"duplicate name {n!r}")
+            seen.add(n)
     producers = {}
     for i, p in enumerate(_get(doc, top, "producers", "", list, required=False, default=[])):
         spec = _producer(doc, p, f"producers[{i}]")
