@@ -84,6 +84,7 @@ class _Doc:
     def __init__(self, source: str, text: str):
         self.source = source
         self.lines: dict[str, int] = {}
+        self._seen: set[int] = set()
         try:
             node = yaml.compose(text)
         except yaml.YAMLError as e:
@@ -97,6 +98,10 @@ class _Doc:
 
     def _py(self, node, path: str):
         self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            if id(node) in self._seen:  # an alias: refused, so that no file can expand without bound
+                raise self.error(path, "YAML anchors and aliases are not supported in scenario files")
+            self._seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             out = {}
             for k, v in node.value:

@@ -69,6 +69,7 @@ MALFORMED = [
     ("name: t\nbrokers: [{name: A}]\nproducers: [{name: p, idempotence: maybe}]\nsteps: []\n",
      r"bad\.yaml:3: producers\[0\]\.idempotence: unknown mode 'maybe'"),
     ("name: t\nbrokers: [{name: A}]\n", r"bad\.yaml:1: \(top\): missing field 'steps'"),
+    ("a: &x [1, 2]\nb: [*x, *x, *x]\n", r"bad\.yaml:1: b\[0\]: YAML anchors and aliases are not supported"),
     ("name: t\nbrokers:\n  - {name: A}\n  - {name: A}\nsteps: []\n", r"bad\.yaml:4: brokers\[1\]\.name: duplicate name 'A'"),
     (BASE + "steps:\n  - do: [{produce: {producer: p, records: 1000000000}}]\n",
      r"bad\.yaml:6: steps\[0\]\.do\[0\]\.produce\.records: at most 10000 records per produce step"),
