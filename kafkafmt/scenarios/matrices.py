@@ -72,7 +72,8 @@ def _produce_cell(producer_new: bool, ts: int, broker_new: bool) -> dict:
         stored = [r.timestamp for r in batch.records()][0]
         ext = bool(batch.attributes & 0x80)
         return {"outcome": "stored", "side": "leader", "error": None, "stored": stored, "extended": ext,
-                "text": f"stored {_ts_name(stored)}" + (", isTimestampExtended=1" if ext else ", bit 0")}
+                "text": f"stored {_ts_name(stored)}" + (", isTimestampExtended=1" if ext else
+                                                        ", isTimestampExtended dropped" if producer_new else ", bit 0")}
 
 
 def _agrees(readings, computed) -> str | None:
