@@ -72,6 +72,8 @@ class Cluster:
         self.root = Path(tempfile.mkdtemp(prefix="kafkafmt-scenario-")) if root is None else Path(root)
         self.clock = clock or SimulatedClock(START_MS)
         self.logs: dict[tuple[str, int], Log] = {}
+        #: broker → the partitions it led when it was last shut down (seed 000's rollback nukes those)
+        self.led_before_shutdown: dict[str, list[int]] = {}
         for p, info in self.partitions.items():
             for name in info["replicas"]:
                 self._open_log(name, p)
@@ -139,6 +141,7 @@ class Cluster:
         """Stop a broker; each partition it led gets the first live replica as leader (clean election)."""
         self.brokers[broker].up = False
         rows = [PathRow("broker", broker, conversion="shut down")]
+        self.led_before_shutdown[broker] = [p for p, info in self.partitions.items() if info["leader"] == broker]
         for p, info in self.partitions.items():
             if info["leader"] == broker:
                 live = [r for r in info["replicas"] if self.brokers[r].up]
@@ -148,8 +151,11 @@ class Cluster:
         return rows
 
     def nuke(self, broker: str, partitions=None) -> PathRow:
-        """Delete a (stopped) broker's data for ``partitions`` (default: every partition it holds)."""
+        """Delete a broker's data for ``partitions`` (default: every partition it holds; ``"led"``: those it
+        led when it was shut down, seed 000's "nuke the data of the topics it was serving as leader")."""
         held = [p for (name, p) in self.logs if name == broker]
+        if partitions == "led":
+            partitions = self.led_before_shutdown.get(broker, [])
         targets = held if partitions is None else [p for p in partitions if p in held]
         for p in targets:
             log = self.logs.pop((broker, p))

@@ -321,6 +321,9 @@ def _check_refs(doc: _Doc, act: str, args: dict, path: str, ctx: dict):
     if "timestamps" in args and (not isinstance(args["timestamps"], list) or not all(
             isinstance(t, int) and not isinstance(t, bool) or t is None for t in args["timestamps"])):
         raise doc.error(f"{path}.timestamps", "expected a list of integers (ms) or nulls (now)")
+    if "partitions" in args and args["partitions"] != "led" and not (
+            isinstance(args["partitions"], list) and all(isinstance(p, int) for p in args["partitions"])):
+        raise doc.error(f"{path}.partitions", "expected a list of partition numbers or 'led'")
     if "properties" in args:
         _properties(doc, args, path)
     _version(doc, args, path)
