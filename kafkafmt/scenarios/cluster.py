@@ -157,13 +157,18 @@ class Cluster:
         if partitions == "led":
             partitions = self.led_before_shutdown.get(broker, [])
         targets = held if partitions is None else [p for p in partitions if p in held]
+        lost = {}
+        for p in targets:
+            others = [self.logs[(r, p)].log_end_offset for r in self.partitions[p]["replicas"] if r != broker]
+            lost[p] = max(0, self.logs[(broker, p)].log_end_offset - max(others, default=0))
         for p in targets:
             log = self.logs.pop((broker, p))
             if not log.closed:
                 log.close()
             shutil.rmtree(self.log_dir(broker, p))
             self._open_log(broker, p)
-        return PathRow("broker", broker, conversion="data deleted", detail={"partitions": targets})
+        return PathRow("broker", broker, conversion="data deleted",
+                       detail={"partitions": targets, "offsets_on_no_other_replica": lost})
 
     def start(self, broker: str) -> PathRow:
         self.brokers[broker].up = True

@@ -217,12 +217,17 @@ def automatic_warnings(rows: list[PathRow], sc: Scenario) -> list[str]:
                 x["extended"] for x in r.detail.get("read", [])):
             add("002.consumers", f"{r.actor} (not KIP-228-aware) read records of a KIP-228 extended batch")
         if r.path == "broker" and r.conversion == "data deleted":
-            add("000.t.3.2", "the broker's copy of the data is deleted")
+            gone = {p: n for p, n in r.detail["offsets_on_no_other_replica"].items() if n}
+            add("000.t.3.2", f"{r.actor}'s copy of partition(s) {r.detail['partitions']} is deleted" +
+                (f"; {gone} offset(s) per partition existed on no other replica and are lost" if gone else
+                 "; every offset is on another replica"))
         behind = sorted(c.name for c in sc.consumers.values() if r.path == "broker" and r.magic_out
                         and r.conversion == "bounced" and magic_for_consumer(c) < r.magic_out)
         if behind:
-            add("000.p2.1", f"brokers now write v{r.magic_out}; consumer(s) {', '.join(behind)} read only older "
-                            "formats (down-conversion, no zero-copy)")
+            writers = ", ".join(x.actor for x in rows if x.path == "broker" and x.conversion == "bounced"
+                                and x.magic_out == r.magic_out)
+            add("000.p2.1", f"broker(s) {writers} now write v{r.magic_out}; consumer(s) {', '.join(behind)} read "
+                            "only older formats (down-conversion, no zero-copy)")
     return out
 
 
