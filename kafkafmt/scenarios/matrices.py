@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..broker.idempotence import produce_outcome
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED
+from ..kip228 import interpret_timestamp
 from ..records import MemoryRecords
 from .cluster import Cluster
 from .model import BrokerSpec, ConsumerSpec, ProducerSpec
@@ -83,6 +84,24 @@ def _agrees(readings, computed) -> str | None:
     return None
 
 
+def _producer_reading_gives(expected, sent: int) -> str:
+    """What a reading of an ambiguous producer cell means downstream: which consumers read what."""
+    kind, value = expected
+    if kind == "error":
+        return "the produce fails: nothing is stored"
+    old = interpret_timestamp(value, False, aware=False)
+    new = interpret_timestamp(value, False, aware=True)
+    return (f"the sent {_ts_name(sent)} is stored as {_ts_name(value)} without the bit: an old consumer reads "
+            f"{old[1]} ({_ts_name(old[0])}), a new one {new[1]} ({_ts_name(new[0])})")
+
+
+def _consumer_reading_gives(expected) -> str:
+    value, meaning = expected
+    if value == "error":
+        return "the old consumer raises an error on the record"
+    return f"the application sees {meaning}"
+
+
 def seed002_producer_matrix() -> list[dict]:
     """One row per (producer, timestamp sent, broker) with the seed's cell, the computed one and Kafka's."""
     out = []
@@ -97,6 +116,9 @@ def seed002_producer_matrix() -> list[dict]:
                 "producer": producer, "sends": _ts_name(ts), "isTimestampExtended": bit, "broker": broker,
                 "seed": None if seed is None else seed[0], "readings": [r[0] for r in readings],
                 "ambiguous": len(readings) > 1, "computed": computed,
+                "reading_gives": {label: _producer_reading_gives(exp, ts) for label, exp in readings}
+                if len(readings) > 1
+                else {},
                 "agrees_with": _agrees(readings, computed) if readings else None,
                 "kafka": kafka if kafka is not None else "n/a (KIP-228 was never adopted: Kafka 3.9 is the old broker)",
                 "kafka_source": _KAFKA_SOURCE if kafka is not None else None})
@@ -168,6 +190,8 @@ def seed002_consumer_matrix() -> list[dict]:
                 "record timestamp": _ts_name(ts), "isTimestampExtended": bit, "consumer": consumer,
                 "seed": None if seed is None else seed[0], "readings": [r[0] for r in readings],
                 "ambiguous": len(readings) > 1, "computed": computed,
+                "reading_gives": {label: _consumer_reading_gives(exp) for label, exp in readings} if len(readings) > 1
+                else {},
                 "agrees_with": _agrees_read(readings, computed) if readings else None,
                 "kafka": _consume_cell(ts, bit, False, kafka_broker=True) if consumer == "old"
                 else "n/a (no Kafka consumer knows isTimestampExtended)",
@@ -210,7 +234,7 @@ def seed003_matrix() -> list[dict]:
                 seed = produce_outcome(mode, client_version="1.0.0", broker_version="1.0.0" if broker == "1.0"
                                        else "0.11.0", topic_message_format=fmt, variant="seed")
                 kafka = _idem_cell(mode, broker, fmt, kafka=True)
-                out.append({"mode": mode, "broker": broker, "topic format": f"v{fmt}",
+                out.append({"mode": mode, "broker": broker, "topic format": f"v{fmt}", "reading_gives": {},
                             "seed": {"succeeded": seed.succeeded, "stored_magic": seed.batch_stored_magic,
                                      "idempotent": seed.idempotence_effective, "error": seed.error,
                                      "downgraded": seed.downgraded},
@@ -251,14 +275,15 @@ def _seed_text(row) -> str:
                 + (", downgraded by the broker" if seed["downgraded"] else ""))
     if seed is None:
         return "(not in the seed)"
-    return seed + (f"  [ambiguous: {' | '.join(row['readings'])}]" if row["ambiguous"] else "")
+    return seed + (f"  [ambiguous: {' | '.join(f'{k} → {v}' for k, v in row['reading_gives'].items())}]"
+                   if row["ambiguous"] else "")
 
 
 def matrix_table(name: str) -> tuple[list[str], list[list[str]]]:
     """``(columns, rows)`` of a matrix as text cells: the key columns, seed, computed, agrees, Kafka 3.9."""
     rows = MATRICES[name]()
     keys = [k for k in rows[0] if k not in ("seed", "readings", "ambiguous", "computed", "agrees_with", "kafka",
-                                            "kafka_source")]
+                                            "kafka_source", "reading_gives")]
     cols = keys + ["seed", "computed", "agrees with", "Kafka 3.9.2"]
     out = []
     for r in rows:

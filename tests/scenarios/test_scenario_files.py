@@ -45,7 +45,8 @@ def test_cli_run_formats_and_exit_status(capsys, tmp_path):
 def test_cli_matrix(capsys):
     assert cli.main(["scenario", "matrix", "seed002-consumer", "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert "ambiguous: error \\| NO_TIMESTAMP" in out and "none of the readings" in out
+    assert "ambiguous: error → the old consumer raises an error on the record \\| NO_TIMESTAMP → the application sees " \
+           "NO_TIMESTAMP" in out and "none of the readings" in out
 
 
 BASE = """name: t

@@ -62,6 +62,10 @@ def test_seed002_producer_matrix_ambiguous_cells(producer):
     assert {(r["producer"], r["sends"], r["broker"]) for r in amb} == {("new", "Long.MIN_VALUE", "old"),
                                                                        ("new", "-1L", "old")}
     assert all(r["readings"][0] == "error" and len(r["readings"]) == 2 for r in amb)
+    gives = producer[("new", "Long.MIN_VALUE", "old")]["reading_gives"]
+    assert gives == {"error": "the produce fails: nothing is stored",
+                     "records -1": "the sent Long.MIN_VALUE is stored as -1L without the bit: an old consumer reads "
+                                   "NO_TIMESTAMP (-1L), a new one NO_TIMESTAMP (Long.MIN_VALUE)"}
 
 
 # (timestamp, bit, consumer) -> (meaning, value, seed reading)
@@ -97,6 +101,7 @@ def test_seed002_consumer_matrix_ambiguous_cells(consumer):
     assert {(r["record timestamp"], r["isTimestampExtended"], r["consumer"]) for r in amb} == {
         ("-1L", 1, "old"), ("Long.MIN_VALUE", 1, "old")}
     assert all(r["readings"] == ["error", "NO_TIMESTAMP"] for r in amb)
+    assert all(set(r["reading_gives"]) == {"error", "NO_TIMESTAMP"} for r in amb)
 
 
 def test_seed003_every_computed_cell_matches_the_seed_and_kafka_rules():
