@@ -62,6 +62,7 @@ class Step:
     warn: list = field(default_factory=list)  #: quote ids this step is warned with
     seed_vs_kafka: str | None = None  #: where the seed and Kafka 3.9 differ at this step
     place: str = ""
+    conformance: list = field(default_factory=list)  #: live-broker cases (conformance/cases) of this step
 
 
 @dataclass
@@ -267,7 +268,10 @@ def _quote_ids(doc: _Doc, v, path: str) -> list:
 
 
 def _step(doc: _Doc, d, path: str, ctx: dict) -> Step:
-    _check_keys(doc, d, path, {"name", "do", "cite", "expect", "warn", "seed_vs_kafka"}, "step")
+    _check_keys(doc, d, path, {"name", "do", "cite", "expect", "warn", "seed_vs_kafka", "conformance"}, "step")
+    conf = d.get("conformance", [])
+    if not isinstance(conf, list) or not all(isinstance(c, str) and c.count("/") == 1 for c in conf):
+        raise doc.error(f"{path}.conformance", "expected a list of conformance case ids ('group/name')")
     actions = []
     for i, a in enumerate(_get(doc, d, "do", path, list)):
         apath = f"{path}.do[{i}]"
@@ -296,7 +300,7 @@ def _step(doc: _Doc, d, path: str, ctx: dict) -> Step:
                 raise doc.error(f"{epath}.{k}", f"unknown field (one of {_names(sorted(EXPECT_FIELDS))} or detail.<key>)")
         expect.append((e, epath))
     return Step(str(d.get("name", path)), actions, _quote_ids(doc, d.get("cite", []), f"{path}.cite"), expect,
-                _quote_ids(doc, d.get("warn", []), f"{path}.warn"), d.get("seed_vs_kafka"), path)
+                _quote_ids(doc, d.get("warn", []), f"{path}.warn"), d.get("seed_vs_kafka"), path, list(conf))
 
 
 def _check_refs(doc: _Doc, act: str, args: dict, path: str, ctx: dict):

@@ -29,6 +29,7 @@ class StepResult:
     checks: list = field(default_factory=list)  #: {"expect": ..., "ok": bool, "got": [...], "place": ...}
     warnings: list = field(default_factory=list)
     seed_vs_kafka: str | None = None
+    conformance: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -37,7 +38,7 @@ class StepResult:
     def to_dict(self, *, with_measured: bool = True) -> dict:
         return {"name": self.name, "ok": self.ok, "cite": [quote(c) for c in self.cite],
                 "rows": [r.to_dict(with_measured=with_measured) for r in self.rows], "checks": self.checks,
-                "warnings": self.warnings, "seed_vs_kafka": self.seed_vs_kafka}
+                "warnings": self.warnings, "seed_vs_kafka": self.seed_vs_kafka, "conformance": self.conformance}
 
 
 @dataclass
@@ -94,7 +95,8 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
                     rows.extend(_do(cluster, sc, act, args))
                 except KafkaFmtError as e:  # a scenario that asks the impossible of the cluster itself
                     raise ScenarioError(f"{place}: {e.reason}") from None
-            sr = StepResult(step.name, rows, step.cite, seed_vs_kafka=step.seed_vs_kafka)
+            sr = StepResult(step.name, rows, step.cite, seed_vs_kafka=step.seed_vs_kafka,
+                            conformance=step.conformance)
             for exp, place in step.expect:
                 sr.checks.append(_check(exp, rows, place))
             sr.warnings = [quote(q) for q in step.warn]
@@ -280,6 +282,8 @@ def render(result: ScenarioResult, fmt: str = "table", *, with_measured: bool = 
             lines.append(f"{ind}expect {mark}: {c['expect']}" + ("" if c["ok"] else f" got {c['got']}"))
         if s.seed_vs_kafka:
             lines.append(f"{ind}seed vs Kafka 3.9: {s.seed_vs_kafka}")
+        if s.conformance:
+            lines.append(f"{ind}checked against a live Kafka 3.9.2 broker by: {', '.join(s.conformance)}")
         for w in s.warnings:
             lines.append(f"{ind}WARNING: {w}")
         lines.append("")

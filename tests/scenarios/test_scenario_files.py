@@ -173,3 +173,10 @@ steps:
     (step,) = run_scenario(sc).steps
     errors = [r.error for r in step.rows if r.path in ("producer", "consumer")]
     assert len(errors) == 2 and all(e.startswith("NOT_LEADER_OR_FOLLOWER") for e in errors)
+
+
+def test_conformance_links_of_shipped_scenarios_name_existing_cases():
+    from kafkafmt.conformance.cases import load_cases
+    ids = {c.id for c in load_cases()}
+    linked = [c for name in shipped_scenarios() for s in load_scenario(name).steps for c in s.conformance]
+    assert len(linked) >= 15 and set(linked) <= ids
