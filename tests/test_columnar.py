@@ -1,6 +1,7 @@
 """Bulk columnar decode agrees with per-record decoding, for every sample (mixed magics included)."""
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from kafkafmt.records import MemoryRecords, RECORD_SCHEMA, batches_table, records_table
@@ -17,7 +18,8 @@ def test_records_table_matches_record_objects(name):
     recs = list(MemoryRecords(data).records())
     assert t.num_rows == len(recs)
     assert t.column("offset").to_pylist() == [r.offset for r in recs]
-    assert t.column("timestamp").to_pylist() == [r.timestamp for r in recs]
+    assert t.column("timestamp_ms").to_pylist() == [r.timestamp for r in recs]
+    assert t.column("timestamp").cast(pa.int64()).to_pylist() == [r.timestamp for r in recs]
     assert t.column("key").to_pylist() == [r.key for r in recs]
     assert t.column("value").to_pylist() == [r.value for r in recs]
     assert t.column("headers").to_pylist() == [[{"key": h.key, "value": h.value} for h in r.headers] for r in recs]

@@ -2,29 +2,69 @@
 
 :func:`records_table` decodes every record of a record set into one ``pyarrow.Table``
 (:data:`RECORD_SCHEMA`); :func:`batches_table` reads only batch headers (shallow, nothing is
-decompressed) into :data:`BATCH_SCHEMA`.  Per-record Python objects are avoided on the hot
-path: values are appended straight into column lists and converted once.
+decompressed) into :data:`BATCH_SCHEMA`.
+
+**The record schema.**  The first eight columns are those of Spark's Kafka source
+(``KafkaRecordToRowConverter.kafkaSchema``), with the same names and types, so a DataFrame can be
+built on them directly::
+
+    key binary, value binary, topic string, partition int32, offset int64,
+    timestamp timestamp[ms], timestampType int32, headers list<struct<key string, value binary>>
+
+``topic`` and ``partition`` are what the caller passes (null otherwise); ``timestampType`` is
+Kafka's ``TimestampType`` id (-1 none (v0), 0 CreateTime, 1 LogAppendTime).  Then, kafkafmt's own:
+``header_key_bytes`` (list<binary>: a record's raw header keys when one of them is not UTF-8, else
+null; ``headers.key`` then holds Java's U+FFFD reading), ``timestamp_ms`` (the raw int64, safe for
+timestamps outside what datetime libraries accept), ``timestamp_type`` (the same id as int8),
+``key_size``/``value_size`` (-1 = null), ``sequence``, and the batch's metadata repeated per
+record (``batch_index``, ``batch_position``, ``magic``, ``compression``, ``producer_id``,
+``producer_epoch``, ``partition_leader_epoch``, ``is_transactional``, ``is_control``,
+``batch_max_timestamp``, ``crc_valid``).
+
+**Trust.**  ``crc_valid`` is the stored CRC of the record's batch (v2) or log entry/wrapper
+(v0/v1) checked against its bytes.  By default (``check_crc=True``) an invalid one raises
+:class:`~kafkafmt.errors.CorruptRecordError`, as Kafka's consumer does with ``check.crcs=true``;
+``check_crc=False`` keeps the rows and ``crc_valid`` says which ones to doubt.  Offsets and
+timestamps are computed with Java's 64-bit wrap-around.
+
+**Speed.**  Batches are decoded by the compiled kernels of :mod:`kafkafmt.records.fast` (one pass
+over each decompressed records area; keys, values and headers gathered into Arrow buffers; no
+Python object per record).  On anything unexpected a batch is handed to the pure-Python reference
+decoder (``engine="reference"`` uses it for every batch), so errors and their positions are
+exactly the reference's, which are Kafka's.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
-from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES
+from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
+from ..errors import KafkaFmtError
+from . import fast
+from ..crc import crc32
+from ..layout import LEGACY_V0
 from .batch import RecordBatch
 from .memory import MemoryRecords
+from .record import Header, Record
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+HEADER_KEY_BYTES_TYPE = pa.list_(pa.binary())
 
-#: one row per record
+#: one row per record (Spark's Kafka-source columns first; see the module docstring)
 RECORD_SCHEMA = pa.schema([
-    ("offset", pa.int64()),
-    ("timestamp", pa.int64()),
-    ("timestamp_type", pa.int8()),  # TimestampType id: -1 none, 0 CreateTime, 1 LogAppendTime
     ("key", pa.binary()),
     ("value", pa.binary()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("timestamp", pa.timestamp("ms")),
+    ("timestampType", pa.int32()),
     ("headers", HEADER_TYPE),
+    ("header_key_bytes", HEADER_KEY_BYTES_TYPE),
+    ("timestamp_ms", pa.int64()),
+    ("timestamp_type", pa.int8()),  # TimestampType id: -1 none, 0 CreateTime, 1 LogAppendTime
     ("key_size", pa.int32()),
     ("value_size", pa.int32()),
     ("sequence", pa.int32()),
@@ -38,7 +78,12 @@ RECORD_SCHEMA = pa.schema([
     ("is_transactional", pa.bool_()),
     ("is_control", pa.bool_()),
     ("batch_max_timestamp", pa.int64()),
+    ("crc_valid", pa.bool_()),
 ])
+
+#: the per-batch columns of RECORD_SCHEMA, repeated on each of the batch's records
+_BATCH_COLUMNS = ("batch_index", "batch_position", "magic", "compression", "producer_id", "producer_epoch",
+                  "partition_leader_epoch", "is_transactional", "is_control", "batch_max_timestamp", "crc_valid")
 
 #: one row per batch (headers only)
 BATCH_SCHEMA = pa.schema([
@@ -63,11 +108,19 @@ BATCH_SCHEMA = pa.schema([
     ("is_valid", pa.bool_()),
 ])
 
+#: records-area bytes decoded per Arrow record batch: bounds the memory of one step and keeps every
+#: binary column far below Arrow's 2 GiB per-array limit
+DEFAULT_CHUNK_BYTES = 32 << 20
+
 
 def _batches(source) -> Iterable[RecordBatch]:
     if isinstance(source, MemoryRecords):
         return source.batches()
     return MemoryRecords(source).batches()
+
+
+def _buffer_of(source):
+    return source.buf if isinstance(source, MemoryRecords) else source
 
 
 def batches_table(source, *, check_crc: bool = True) -> pa.Table:
@@ -85,44 +138,408 @@ def batches_table(source, *, check_crc: bool = True) -> pa.Table:
     return pa.table(cols, schema=BATCH_SCHEMA)
 
 
-def records_table(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-                  include_data: bool = True) -> pa.Table:
-    """Every record of ``source`` as an Arrow table (deep).  ``include_data=False`` leaves keys,
-    values and headers null (sizes stay), for timestamp/offset analysis of large logs."""
-    c = {f.name: [] for f in RECORD_SCHEMA}
-    ap = {k: v.append for k, v in c.items()}
-    for i, b in enumerate(_batches(source)):
-        magic, codec, pid, epoch, ple = b.magic, int(b.attributes & 7), b.producer_id, b.producer_epoch, \
-            b.partition_leader_epoch
-        txn, ctl, pos, bmax = b.is_transactional, b.is_control, b.position, b.max_timestamp
-        for r in b.records(max_decompressed_bytes=max_decompressed_bytes):
-            ap["offset"](r.offset)
-            ap["timestamp"](r.timestamp)
-            ap["timestamp_type"](int(r.timestamp_type))
-            if include_data:
-                ap["key"](r.key)
-                ap["value"](r.value)
-                ap["headers"]([{"key": h.key, "value": h.value} for h in r.headers])
-            else:
-                ap["key"](None)
-                ap["value"](None)
-                ap["headers"](None)
-            ap["key_size"](r.key_size)
-            ap["value_size"](r.value_size)
-            ap["sequence"](r.sequence)
-            ap["batch_index"](i)
-            ap["batch_position"](pos)
-            ap["magic"](magic)
-            ap["compression"](codec)
-            ap["producer_id"](pid)
-            ap["producer_epoch"](epoch)
-            ap["partition_leader_epoch"](ple)
-            ap["is_transactional"](txn)
-            ap["is_control"](ctl)
-            ap["batch_max_timestamp"](bmax)
-    return pa.table(c, schema=RECORD_SCHEMA)
+def records_table(source, *, topic: str | None = None, partition: int | None = None,
+                  include_keys: bool = True, include_values: bool = True, include_headers: bool = True,
+                  include_data: bool | None = None, control_records: bool = True, check_crc: bool = True,
+                  max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES, engine: str = "fast",
+                  chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pa.Table:
+    """Every record of ``source`` (bytes-like, mmap or MemoryRecords) as an Arrow table (deep).
+
+    ``include_keys``/``include_values``/``include_headers=False`` leave that column null (sizes
+    stay), for offset/timestamp analysis of large logs; ``include_data=False`` does all three.
+    ``control_records=False`` drops control batches (transaction markers) without decoding them, as
+    a consumer does.  ``check_crc`` raises on the first batch whose CRC is invalid (see the module
+    docstring).  ``engine="reference"`` decodes every batch with the pure-Python reference decoder.
+    """
+    if include_data is not None:
+        include_keys = include_values = include_headers = include_data
+    if engine not in ("fast", "reference"):
+        raise ValueError(f"engine must be 'fast' or 'reference', not {engine!r}")
+    opts = _Options(topic, partition, include_keys, include_values, include_headers, max_decompressed_bytes)
+    chunk = _Chunk(_buffer_of(source), opts, reference_only=engine == "reference")
+    tables = []
+    try:
+        for i, b in enumerate(_batches(source)):
+            valid = b.is_valid()
+            if check_crc and not valid:
+                b.ensure_valid()
+            if b.is_control and not control_records:
+                continue
+            chunk.add(i, b, valid)
+            if chunk.pending_bytes >= chunk_bytes:
+                tables.extend(chunk.flush())
+    except KafkaFmtError:
+        # a consumer meets errors in batch order: an error in an earlier batch of the chunk comes first
+        chunk.flush()
+        raise
+    tables.extend(chunk.flush())
+    return concat_tables(tables)
 
 
 def concat_tables(tables: Iterable[pa.Table]) -> pa.Table:
     tables = list(tables)
     return pa.concat_tables(tables) if tables else RECORD_SCHEMA.empty_table()
+
+
+class _Options:
+    __slots__ = ("topic", "partition", "keys", "values", "headers", "max_decompressed_bytes")
+
+    def __init__(self, topic, partition, keys, values, headers, max_decompressed_bytes):
+        self.topic, self.partition = topic, partition
+        self.keys, self.values, self.headers = keys, values, headers
+        self.max_decompressed_bytes = max_decompressed_bytes
+
+
+def _meta(i: int, b: RecordBatch, valid: bool) -> tuple:
+    """The per-batch column values, in ``_BATCH_COLUMNS`` order."""
+    return (i, b.position, b.magic, int(b.attributes & 7), b.producer_id, b.producer_epoch, b.partition_leader_epoch,
+            b.is_transactional, b.is_control, b.max_timestamp, valid)
+
+
+_LAT_NONE = -2**63
+_TS_TYPES = {t.value: t for t in TimestampType}
+_LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
+
+
+class _Chunk:
+    """Batches waiting to be decoded together: their records areas (views into the source, or
+    decompressed bytes) and the kernel call each needs."""
+
+    def __init__(self, source, opts: _Options, *, reference_only: bool = False):
+        self.source = source
+        self.opts = opts
+        self.reference_only = reference_only
+        self._reset()
+
+    def _reset(self):
+        self.metas: list[tuple] = []
+        self.batches: list[RecordBatch] = []
+        self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
+        self.piece_of: dict[int, int] = {}  # local batch id -> its piece
+        self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
+        self.capacity = 0
+        self.pending_bytes = 0
+        self.all_source = True
+
+    def _piece(self, buf, start: int, end: int) -> int:
+        if buf is not self.source:
+            self.all_source = False
+        self.pieces.append((buf, start, end))
+        self.pending_bytes += end - start
+        return len(self.pieces) - 1
+
+    def add(self, index: int, b: RecordBatch, valid: bool) -> None:
+        local = len(self.metas)
+        self.metas.append(_meta(index, b, valid))
+        self.batches.append(b)
+        if self.reference_only:
+            self.steps.append(("ref", local))
+        elif b.magic >= 2:
+            self._add_v2(local, b)
+        elif not b.is_compressed:
+            last = self.steps[-1] if self.steps else None
+            if last is not None and last[0] == "plain" and self.pieces[last[3]][2] == b.position \
+                    and self.pieces[last[3]][0] is self.source and last[3] == len(self.pieces) - 1:
+                buf, s, _ = self.pieces[last[3]]
+                self.pieces[last[3]] = (buf, s, b.end)
+                self.pending_bytes += b.size_in_bytes
+                self.steps[-1] = ("plain", last[1], last[2] + 1, last[3])
+            else:
+                self.steps.append(("plain", local, 1, self._piece(self.source, b.position, b.end)))
+            self.piece_of[local] = self.steps[-1][3]
+            self.capacity += 1
+        else:
+            self._add_wrapper(local, b)
+
+    def _add_v2(self, local: int, b) -> None:
+        count = b.count
+        if b.is_control or count < 0 or (b.attributes & 7) > CompressionType.ZSTD:
+            self.steps.append(("ref", local))
+            return
+        if b.is_compressed:
+            data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)
+            piece = self._piece(data, 0, len(data))
+        else:
+            piece = self._piece(self.source, b.position + RECORD_BATCH_OVERHEAD, b.end)
+        self.piece_of[local] = piece
+        _, s, e = self.pieces[piece]
+        if count > (e - s) // fast.MIN_V2_RECORD:
+            self.steps.append(("ref", local))
+            return
+        if self.steps and self.steps[-1][0] == "v2":
+            self.steps[-1][1].append(local)
+            self.steps[-1][2].append(piece)
+        else:
+            self.steps.append(("v2", [local], [piece]))
+        self.capacity += count
+
+    def _add_wrapper(self, local: int, b) -> None:
+        m = b.message
+        if m.value is None or b.compression == CompressionType.ZSTD:
+            self.steps.append(("ref", local))
+            return
+        data = b.decompressed_value(max_decompressed_bytes=self.opts.max_decompressed_bytes)
+        piece = self._piece(data, 0, len(data))
+        self.piece_of[local] = piece
+        self.steps.append(("inner", local, piece))
+        self.capacity += len(data) // fast.MIN_LEGACY_ENTRY + 1
+
+    # --- decoding --------------------------------------------------------------------------
+    def flush(self) -> list[pa.Table]:
+        """Decode the waiting batches into tables, in record order."""
+        if not self.metas:
+            return []
+        try:
+            data, starts, out, order = self._run()
+            fast_table = self._fast_table(data, out) if out.shape[1] else None
+            del data  # no view of the source outlives the decode (an mmap must be closable)
+            tables = [fast_table.slice(item[1], item[2] - item[1]) if item[0] == "fast"
+                      else self._reference_table(item[1]) for item in order]
+            return [t for t in tables if t.num_rows]
+        finally:
+            self._reset()
+
+    def flush_records(self) -> Iterator[Record]:
+        """Decode the waiting batches into :class:`Record` objects, in order (a generator: records
+        before an error are yielded first, as the reference decoder's generator does)."""
+        if not self.metas:
+            return
+        try:
+            data, starts, out, order = self._run()
+            fast_records = self._fast_records(data, starts, out) if out.shape[1] else []
+            del data
+            for item in order:
+                if item[0] == "fast":
+                    yield from fast_records[item[1]:item[2]]
+                else:
+                    yield from self.batches[item[1]].records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
+        finally:
+            self._reset()
+
+    def _buffer(self):
+        """One uint8 array holding every piece, and each piece's start in it."""
+        if self.all_source:
+            data = np.frombuffer(self.source, dtype=np.uint8)
+            return data, [s for _, s, _ in self.pieces]
+        total = sum(e - s for _, s, e in self.pieces)
+        data = np.empty(total, dtype=np.uint8)
+        starts, at = [], 0
+        for buf, s, e in self.pieces:
+            data[at:at + e - s] = np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            starts.append(at)
+            at += e - s
+        data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
+        return data, starts
+
+    def _run(self):
+        """Run the kernels over every step: the buffer, each piece's start in it, the filled rows, and
+        the record order as ("fast", row0, row1) | ("ref", local batch id) items."""
+        order: list = []
+        data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
+        out = np.empty((fast.N_FIELDS, self.capacity), dtype=np.int64)
+        row = 0
+        for step in self.steps:
+            kind = step[0]
+            if kind == "ref":
+                order.append(("ref", step[1]))
+            elif kind == "v2":
+                row = self._run_v2(data, starts, step[1], step[2], out, row, order)
+            elif kind == "plain":
+                row = self._run_plain(data, starts, step, out, row, order)
+            else:
+                _, local, piece = step
+                b = self.batches[local]
+                m = b.message
+                s = starts[piece]
+                ts_type = int(m.timestamp_type)
+                nxt = fast.decode_legacy_inner(data, s, s + self.pieces[piece][2], m.magic, m.offset, m.timestamp,
+                                               ts_type, local, row, out)
+                if nxt < 0:
+                    order.append(("ref", local))
+                else:
+                    order.append(("fast", row, nxt))
+                    row = nxt
+        return data, starts, out[:, :row], order
+
+    def _run_v2(self, data, starts, locals_, pieces, out, row, order) -> int:
+        bs = [self.batches[i] for i in locals_]
+        st = np.array([starts[p] for p in pieces], dtype=np.int64)
+        en = st + np.array([self.pieces[p][2] - self.pieces[p][1] for p in pieces], dtype=np.int64)
+        counts = np.array([b.count for b in bs], dtype=np.int64)
+        base_offsets = np.array([b.base_offset for b in bs], dtype=np.int64)
+        base_ts = np.array([b.base_timestamp for b in bs], dtype=np.int64)
+        lat = np.array([b.max_timestamp if b.timestamp_type == TimestampType.LOG_APPEND_TIME else _LAT_NONE
+                        for b in bs], dtype=np.int64)
+        seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
+        ids = np.array(locals_, dtype=np.int64)
+        first = 0
+        while first < len(bs):
+            failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, len(bs),
+                                         row, out)
+            if nxt > row:
+                order.append(("fast", row, nxt))
+                row = nxt
+            if failed < 0:
+                break
+            order.append(("ref", locals_[failed]))
+            first = failed + 1
+        return row
+
+    def _run_plain(self, data, starts, step, out, row, order) -> int:
+        _, local0, n, piece = step
+        s = starts[piece]
+        e = s + self.pieces[piece][2] - self.pieces[piece][1]
+        done = 0
+        while done < n:
+            # restart after a failed entry: its batch knows where the next one starts
+            begin = s if done == 0 else s + (self.batches[local0 + done].position - self.pieces[piece][1])
+            failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
+            if nxt > row:
+                order.append(("fast", row, nxt))
+                row = nxt
+            if failed < 0:
+                break
+            order.append(("ref", local0 + done + failed))
+            done += failed + 1
+        return row
+
+    def _fast_table(self, data, out) -> pa.Table:
+        o = self.opts
+        n = out.shape[1]
+        cols = {}
+        ids = out[fast.F_BATCH]
+        key_len, value_len = out[fast.F_KEY_LEN], out[fast.F_VALUE_LEN]
+        cols["key"] = fast.binary_array(data, out[fast.F_KEY_POS], key_len) if o.keys else pa.nulls(n, pa.binary())
+        cols["value"] = fast.binary_array(data, out[fast.F_VALUE_POS], value_len) if o.values else \
+            pa.nulls(n, pa.binary())
+        cols["topic"] = pa.repeat(pa.scalar(o.topic, pa.string()), n)
+        cols["partition"] = pa.repeat(pa.scalar(o.partition, pa.int32()), n)
+        cols["offset"] = pa.array(out[fast.F_OFFSET])
+        ts = pa.array(out[fast.F_TIMESTAMP])
+        cols["timestamp"] = ts.view(pa.timestamp("ms"))
+        tstype = out[fast.F_TSTYPE]
+        cols["timestampType"] = pa.array(tstype.astype(np.int32))
+        if o.headers:
+            cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
+                data, out[fast.F_HEADERS_POS], out[fast.F_HEADERS_COUNT].astype(np.int32), HEADER_TYPE,
+                HEADER_KEY_BYTES_TYPE)
+        else:
+            cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
+        cols["timestamp_ms"] = ts
+        cols["timestamp_type"] = pa.array(tstype.astype(np.int8))
+        cols["key_size"] = pa.array(key_len.astype(np.int32))
+        cols["value_size"] = pa.array(value_len.astype(np.int32))
+        cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
+        metas = list(zip(*self.metas))
+        for name, values in zip(_BATCH_COLUMNS, metas):
+            typ = RECORD_SCHEMA.field(name).type
+            cols[name] = pa.array(np.array(values, dtype=typ.to_pandas_dtype())[ids], typ)
+        return pa.table(cols, schema=RECORD_SCHEMA)
+
+    def _fast_records(self, data, starts, out) -> list[Record]:
+        """Record objects equal to the reference decoder's, from the kernels' rows."""
+        buf = self.source if self.all_source and isinstance(self.source, bytes) else data.tobytes()
+        shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
+        for local, piece in self.piece_of.items():
+            src, s, _ = self.pieces[piece]
+            shift[local] = s - starts[piece] if src is self.source else None
+        cols = out.tolist()
+        f = fast
+        hdr_count = cols[f.F_HEADERS_COUNT]
+        headers = _header_tuples(data, buf, out) if any(hdr_count) else None
+        recs = []
+        ts_types = _TS_TYPES
+        h = 0
+        for i, (offset, ts, tstype, seq, kpos, klen, vpos, vlen, nh, bid, rpos, size, attrs, magic, ts_delta,
+                offset_delta, stored_ts, stored_offset) in enumerate(zip(
+                cols[f.F_OFFSET], cols[f.F_TIMESTAMP], cols[f.F_TSTYPE], cols[f.F_SEQUENCE], cols[f.F_KEY_POS],
+                cols[f.F_KEY_LEN], cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN], hdr_count, cols[f.F_BATCH],
+                cols[f.F_RECORD_POS], cols[f.F_SIZE], cols[f.F_ATTRIBUTES], cols[f.F_MAGIC], cols[f.F_TS_DELTA],
+                cols[f.F_OFFSET_DELTA], cols[f.F_STORED_TIMESTAMP], cols[f.F_STORED_OFFSET])):
+            key = None if klen < 0 else buf[kpos:kpos + klen]
+            value = None if vlen < 0 else buf[vpos:vpos + vlen]
+            sh = shift[bid]
+            if magic == 2:
+                recs.append(Record(offset, ts, ts_types[tstype], key, value, headers[h:h + nh] if nh else (), seq, 2,
+                                   attrs, size, None if sh is None else rpos + sh, ts_delta, offset_delta))
+                h += nh
+            else:
+                crc = LEGACY_V0.get(buf, rpos, "crc")
+                recs.append(Record(offset, ts, ts_types[tstype], key, value, (), -1, magic, attrs, size,
+                                   None if sh is None else rpos + sh, stored_offset=stored_offset,
+                                   stored_timestamp=stored_ts if magic == 1 else None, crc=crc,
+                                   crc_valid=crc == crc32(buf[rpos + _LEGACY_CRC_START:rpos + size])))
+        return recs
+
+    def _reference_table(self, local: int) -> pa.Table:
+        return reference_records_table(self.batches[local], self.metas[local], self.opts)
+
+
+def _header_tuples(data, buf, out) -> tuple[Header, ...]:
+    """Every header of the rows, in order (keys read as the reference does: UTF-8, surrogateescape)."""
+    counts = out[fast.F_HEADERS_COUNT]
+    total = int(counts.sum())
+    kpos, klen, vpos, vlen = (np.empty(total, np.int64) for _ in range(4))
+    fast.header_spans(data, out[fast.F_HEADERS_POS], counts.astype(np.int32), total, kpos, klen, vpos, vlen)
+    return tuple(Header(buf[kp:kp + kl].decode("utf-8", "surrogateescape"), None if vl < 0 else buf[vp:vp + vl])
+                 for kp, kl, vp, vl in zip(kpos.tolist(), klen.tolist(), vpos.tolist(), vlen.tolist()))
+
+
+def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                   chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[Record]:
+    """Every record of ``source`` as :class:`Record` objects, equal to ``MemoryRecords(source).records()``
+    (the reference decoder, which stays the definition), decoded by the compiled kernels: the deep
+    decode for callers that want objects rather than a table.  Errors, their positions and the records
+    yielded before them are the reference's."""
+    opts = _Options(None, None, True, True, True, max_decompressed_bytes)
+    chunk = _Chunk(_buffer_of(source), opts)
+    try:
+        for i, b in enumerate(_batches(source)):
+            chunk.add(i, b, True)
+            if chunk.pending_bytes >= chunk_bytes:
+                yield from chunk.flush_records()
+    except KafkaFmtError:
+        yield from chunk.flush_records()
+        raise
+    yield from chunk.flush_records()
+
+
+def reference_records_table(b: RecordBatch, meta: tuple, opts: _Options) -> pa.Table:
+    """One batch's rows from the pure-Python reference decoder (``Record`` objects): the error path
+    of the fast decoder and its test oracle."""
+    c = {f.name: [] for f in RECORD_SCHEMA}
+    for r in b.records(max_decompressed_bytes=opts.max_decompressed_bytes):
+        c["key"].append(r.key if opts.keys else None)
+        c["value"].append(r.value if opts.values else None)
+        c["offset"].append(r.offset)
+        c["timestamp_ms"].append(r.timestamp)
+        c["timestamp_type"].append(int(r.timestamp_type))
+        if opts.headers:
+            raw = [h.key_bytes for h in r.headers]
+            c["headers"].append([{"key": k.decode("utf-8", "replace"), "value": h.value}
+                                 for k, h in zip(raw, r.headers)])
+            c["header_key_bytes"].append(raw if any(_not_utf8(k) for k in raw) else None)
+        else:
+            c["headers"].append(None)
+            c["header_key_bytes"].append(None)
+        c["key_size"].append(r.key_size)
+        c["value_size"].append(r.value_size)
+        c["sequence"].append(r.sequence)
+    n = len(c["offset"])
+    c["timestamp"] = c["timestamp_ms"]
+    c["timestampType"] = c["timestamp_type"]
+    c["topic"] = [opts.topic] * n
+    c["partition"] = [opts.partition] * n
+    for name, v in zip(_BATCH_COLUMNS, meta):
+        c[name] = [v] * n
+    arrays = [pa.array(c[f.name], pa.int64()).view(f.type) if f.name == "timestamp" else pa.array(c[f.name], f.type)
+              for f in RECORD_SCHEMA]
+    return pa.Table.from_arrays(arrays, schema=RECORD_SCHEMA)
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True

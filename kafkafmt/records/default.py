@@ -253,7 +253,7 @@ class DefaultRecordBatch(RecordBatch):
     # --- header semantics (DefaultRecordBatch) ------------------------------------------------
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        return wrap64(self.base_offset + self.last_offset_delta)  # Java long arithmetic
 
     @property
     def last_sequence(self) -> int:

@@ -282,6 +282,22 @@ class LegacyRecordBatch(RecordBatch):
         ``LegacyRecord`` does (any magic; see :class:`LegacyMessage`) and keeps Kafka's own messages,
         as LogValidator needs; errors point at the wrapper and say which inner message failed.
         """
+        data = self.decompressed_value(max_decompressed_bytes=max_decompressed_bytes)
+        inner: list[LegacyMessage] = []
+        for pos, span in _inner_spans(data, self.position, lenient):
+            try:
+                inner.append(LegacyMessage(data, span.position, span.end, lenient=lenient))
+            except CorruptRecordError as e:
+                where = f"inner message at decompressed byte {pos} of the wrapper"
+                raise CorruptRecordError(f"Record is corrupt ({e.reason}; {where})" if lenient else
+                                         f"{e.reason} ({where})", position=self.position) from None
+        if not inner:
+            raise InvalidRecordError("Found invalid compressed record set with no inner records",
+                                     position=self.position)
+        return inner
+
+    def decompressed_value(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+        """A wrapper's value, decompressed: its inner message set (``DeepRecordsIterator``'s checks first)."""
         m = self.message
         if m.magic not in (0, 1):  # pragma: no cover - only magic 0/1 entries become LegacyRecordBatch
             raise InvalidRecordError(f"Invalid wrapper magic found in legacy deep record iterator {m.magic}",
@@ -296,21 +312,9 @@ class LegacyRecordBatch(RecordBatch):
                                      position=self.position)
         value_pos = self.end - len(m.value)
         try:
-            data = _compression.decompress(codec, m.value, magic=m.magic, max_bytes=max_decompressed_bytes)
+            return _compression.decompress(codec, m.value, magic=m.magic, max_bytes=max_decompressed_bytes)
         except KafkaFmtError as e:
             raise e.at(value_pos)
-        inner: list[LegacyMessage] = []
-        for pos, span in _inner_spans(data, self.position, lenient):
-            try:
-                inner.append(LegacyMessage(data, span.position, span.end, lenient=lenient))
-            except CorruptRecordError as e:
-                where = f"inner message at decompressed byte {pos} of the wrapper"
-                raise CorruptRecordError(f"Record is corrupt ({e.reason}; {where})" if lenient else
-                                         f"{e.reason} ({where})", position=self.position) from None
-        if not inner:
-            raise InvalidRecordError("Found invalid compressed record set with no inner records",
-                                     position=self.position)
-        return inner
 
     def inner_offsets_base(self, inner: list[LegacyMessage]) -> int | None:
         """What to add to each inner offset: None for v0 (absolute), else ``wrapper - lastInner`` (KIP-31).

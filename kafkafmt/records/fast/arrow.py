@@ -1,0 +1,71 @@
+"""Arrow arrays from kernel output: variable-length columns are one gather into contiguous buffers
+(``pa.Array.from_buffers``), never a Python object per value."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .kernels import gather, header_spans, utf8_invalid
+
+_INT32_MAX = 2**31 - 1
+
+
+def _validity(lengths: np.ndarray) -> tuple[pa.Buffer | None, int]:
+    nulls = int(np.count_nonzero(lengths < 0))
+    if nulls == 0:
+        return None, 0
+    return pa.py_buffer(np.packbits(lengths >= 0, bitorder="little")), nulls
+
+
+def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: pa.DataType = pa.binary()) -> pa.Array:
+    """``data[pos[i]:pos[i]+lengths[i]]`` for each i as an Arrow binary (or string) array; a negative
+    length is null.  The caller keeps each array under 2 GiB (Arrow's int32 offsets)."""
+    n = len(pos)
+    sizes = np.maximum(lengths, 0)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    total = int(offsets[-1])
+    if total > _INT32_MAX:
+        raise OverflowError(f"{total} bytes do not fit one Arrow binary array")
+    dest = np.empty(total, dtype=np.uint8)
+    gather(data, pos, sizes, offsets, dest)
+    validity, nulls = _validity(lengths)
+    return pa.Array.from_buffers(type_, n, [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(dest)],
+                                 null_count=nulls)
+
+
+def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.ndarray,
+                  header_type: pa.DataType, raw_keys_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """The ``headers`` column (list<struct<key string, value binary>>) and ``header_key_bytes``.
+
+    A header key that is not well-formed UTF-8 reads as Java's ``new String(bytes, UTF_8)`` does
+    (each bad sequence becomes U+FFFD), and the record's raw keys are kept, losslessly, in
+    ``header_key_bytes`` (null for records whose keys are all UTF-8).
+    """
+    n = len(headers_pos)
+    total = int(headers_count.sum())
+    list_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(headers_count, out=list_offsets[1:])
+    kpos = np.empty(total, np.int64)
+    klen = np.empty(total, np.int64)
+    vpos = np.empty(total, np.int64)
+    vlen = np.empty(total, np.int64)
+    if total:
+        header_spans(data, headers_pos, headers_count, total, kpos, klen, vpos, vlen)
+    bad = np.zeros(total, dtype=np.bool_)
+    nbad = utf8_invalid(data, kpos, klen, bad) if total else 0
+    if nbad == 0:
+        keys = binary_array(data, kpos, klen, pa.string())
+        raw_keys = pa.nulls(n, raw_keys_type)
+    else:
+        raw = [bytes(data[p:p + ln]) for p, ln in zip(kpos.tolist(), klen.tolist())]
+        keys = pa.array([r.decode("utf-8", "replace") for r in raw], pa.string())
+        owner = np.repeat(np.arange(n), headers_count)
+        has_bad = np.zeros(n, dtype=np.bool_)
+        has_bad[owner[bad]] = True
+        lo = list_offsets.tolist()
+        raw_keys = pa.array([raw[lo[r]:lo[r + 1]] if has_bad[r] else None for r in range(n)], raw_keys_type)
+    values = binary_array(data, vpos, vlen)
+    fields = list(header_type.value_type)
+    structs = pa.StructArray.from_arrays([keys, values], fields=fields)
+    return pa.ListArray.from_arrays(pa.array(list_offsets), structs, type=header_type), raw_keys

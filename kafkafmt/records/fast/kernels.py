@@ -1,0 +1,386 @@
+"""The compiled loops of the columnar decoder (numba ``@njit``, cached on disk).
+
+Each kernel walks an *uncompressed* records area once and writes plain integers: per record its
+offset, timestamp, timestamp type, sequence, the positions and lengths of key and value in the
+buffer, and where its headers start.  No Python object is made per record.  The kernels never
+raise: on anything they do not expect they stop and return the failing batch, and the caller
+hands that batch to the pure-Python reference decoder, whose errors (message and position) are
+Kafka's.  A kernel therefore only has to be right when it succeeds, and it is written to be
+*stricter* than the reference, never looser.
+
+Rules mirrored: ``DefaultRecord.readFrom`` and ``DefaultRecordBatch.RecordIterator`` (v2, KIP-98,
+KIP-82), ``LegacyRecord`` and ``AbstractLegacyRecordBatch.DeepRecordsIterator`` (v0/v1, KIP-31,
+KIP-32).  All offset and timestamp arithmetic is int64 and wraps as Java's ``long`` does.
+Wire offsets come from :mod:`kafkafmt.layout` (numba folds module globals into constants).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...constants import LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD
+from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
+
+# rows of the ``out`` matrix every kernel fills (one column per record)
+F_OFFSET, F_TIMESTAMP, F_TSTYPE, F_SEQUENCE, F_KEY_POS, F_KEY_LEN, F_VALUE_POS, F_VALUE_LEN, \
+    F_HEADERS_POS, F_HEADERS_COUNT, F_BATCH, F_RECORD_POS, F_SIZE, F_ATTRIBUTES, F_MAGIC, F_TS_DELTA, \
+    F_OFFSET_DELTA, F_STORED_TIMESTAMP, F_STORED_OFFSET = range(19)
+N_FIELDS = 19
+
+#: the smallest v2 record: length, attributes, timestampDelta, offsetDelta, keyLength, valueLength and
+#: headerCount, one byte each.  A declared count above payload/7 cannot be real: the reference decides.
+MIN_V2_RECORD = 7
+#: the smallest legacy entry: LOG_OVERHEAD + LegacyRecord.RECORD_OVERHEAD_V0
+MIN_LEGACY_ENTRY = LOG_OVERHEAD + LEGACY_RECORD_OVERHEAD_V0
+
+_SIZE_AT = LEGACY_V0.offset_of("size")
+_MAGIC_AT = LEGACY_V0.offset_of("magic")
+_ATTRS_AT = LEGACY_V0.offset_of("attributes")
+_TS_AT = LEGACY_V1.offset_of("timestamp")
+_HDR_V0 = LEGACY_V0.size  # offset of the key (after keyLength)
+_HDR_V1 = LEGACY_V1.size
+_VLEN = LEGACY_VALUE_LENGTH.size
+_INT32_MAX = 2**31 - 1
+_CODEC_MASK = 0x07
+_LEGACY_TS_TYPE_BIT = 0x08
+_NO_TIMESTAMP = -1
+
+
+@njit(cache=True, nogil=True)
+def _be_int(data, p, n):
+    """Big-endian signed integer of ``n`` (4 or 8) bytes at ``p``."""
+    v = np.int64(0)
+    for i in range(n):
+        v = (v << np.int64(8)) | np.int64(data[p + i])
+    if n == 4 and v >= 2**31:
+        v -= np.int64(2**32)
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _uvarint(data, p, end, max_bytes):
+    """Raw 7-bit groups at ``p`` (``ByteUtils.readVarint``/``readVarlong``); next position -1 on error."""
+    raw = np.uint64(0)
+    shift = np.uint64(0)
+    start = p
+    while True:
+        if p >= end:
+            return raw, -1
+        b = data[p]
+        p += 1
+        raw |= np.uint64(b & 0x7F) << shift
+        if b < 0x80:
+            return raw, p
+        shift += np.uint64(7)
+        if p - start >= max_bytes:
+            return raw, -1
+
+
+@njit(cache=True, nogil=True)
+def _varint(data, p, end):
+    """A zigzag varint as a Java int (5 bytes at most)."""
+    raw, p = _uvarint(data, p, end, 5)
+    u = raw & np.uint64(0xFFFFFFFF)
+    v = (u >> np.uint64(1)) ^ ((np.uint64(0) - (u & np.uint64(1))) & np.uint64(0xFFFFFFFF))
+    s = np.int64(v)
+    if s >= 2**31:
+        s -= np.int64(2**32)
+    return s, p
+
+
+@njit(cache=True, nogil=True)
+def _varlong(data, p, end):
+    """A zigzag varlong as a Java long (10 bytes at most)."""
+    raw, p = _uvarint(data, p, end, 10)
+    v = (raw >> np.uint64(1)) ^ (np.uint64(0) - (raw & np.uint64(1)))
+    return np.int64(v), p  # bit-for-bit reinterpretation, as Java's long
+
+
+@njit(cache=True, nogil=True)
+def _sized(data, p, end):
+    """A varint length and the bytes it counts (``Utils.sizeDelimited``: any negative length is null,
+    reported as -1): ``(position, length, next position)``, next position -1 if they overrun ``end``."""
+    n, p = _varint(data, p, end)
+    if p < 0 or p + n > end:
+        return 0, 0, -1
+    if n < 0:
+        return p, -1, p
+    return p, n, p + n
+
+
+@njit(cache=True, nogil=True)
+def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
+              batch_ids, first, last, row, out):
+    """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``).
+
+    ``log_append_times[b]`` is the batch maxTimestamp for LogAppendTime batches, else the sentinel
+    ``INT64_MIN`` with ``base_timestamps[b]`` applying.  Writes rows from ``row`` on; returns
+    ``(failed batch or -1, next row)``.  Control batches never reach this kernel.
+    """
+    lat_none = np.int64(-2**63)
+    for b in range(first, last):
+        p = starts[b]
+        end = ends[b]
+        count = counts[b]
+        base_offset = base_offsets[b]
+        base_ts = base_timestamps[b]
+        lat = log_append_times[b]
+        base_seq = base_sequences[b]
+        bid = batch_ids[b]
+        row0 = row
+        for i in range(count):
+            rstart = p
+            body_len, p = _varint(data, p, end)
+            if p < 0 or body_len < 0 or body_len > end - p:
+                return b, row0
+            rend = p + body_len
+            if p >= rend:
+                return b, row0
+            out[F_ATTRIBUTES, row] = data[p]  # unused by Kafka's reader, kept for the record view
+            p += 1
+            ts_delta, p = _varlong(data, p, rend)
+            if p < 0:
+                return b, row0
+            offset_delta, p = _varint(data, p, rend)
+            if p < 0:
+                return b, row0
+            out[F_KEY_POS, row], out[F_KEY_LEN, row], p = _sized(data, p, rend)
+            if p < 0:
+                return b, row0
+            out[F_VALUE_POS, row], out[F_VALUE_LEN, row], p = _sized(data, p, rend)
+            if p < 0:
+                return b, row0
+            nh, p = _varint(data, p, rend)
+            if p < 0 or nh < 0 or nh > rend - p:
+                return b, row0
+            out[F_HEADERS_POS, row] = p
+            out[F_HEADERS_COUNT, row] = nh
+            for _ in range(nh):
+                _, hk, p = _sized(data, p, rend)
+                if p < 0 or hk < 0:  # a null header key is an error (Kafka: "Invalid negative header key size")
+                    return b, row0
+                _, _, p = _sized(data, p, rend)
+                if p < 0:
+                    return b, row0
+            if p != rend:
+                return b, row0
+            out[F_OFFSET, row] = base_offset + offset_delta  # int64: wraps as Java's long
+            if lat != lat_none:
+                out[F_TIMESTAMP, row] = lat
+                out[F_TSTYPE, row] = 1
+            else:
+                out[F_TIMESTAMP, row] = base_ts + ts_delta  # wraps as Java's long
+                out[F_TSTYPE, row] = 0
+            if base_seq >= 0:
+                if offset_delta < 0:
+                    return b, row0  # incrementSequence with a negative delta: let the reference decide
+                if base_seq > _INT32_MAX - offset_delta:
+                    out[F_SEQUENCE, row] = offset_delta - (_INT32_MAX - base_seq) - 1
+                else:
+                    out[F_SEQUENCE, row] = base_seq + offset_delta
+            else:
+                out[F_SEQUENCE, row] = -1
+            out[F_BATCH, row] = bid
+            out[F_RECORD_POS, row] = rstart
+            out[F_SIZE, row] = rend - rstart
+            out[F_MAGIC, row] = 2
+            out[F_TS_DELTA, row] = ts_delta
+            out[F_OFFSET_DELTA, row] = offset_delta
+            row += 1
+        if count > 0 and p != end:
+            return b, row0
+    return -1, row
+
+
+@njit(cache=True, nogil=True)
+def _legacy_entry(data, p, end):
+    """Check the legacy entry at ``p`` as ``LegacyRecord`` does; return its end, key and value
+    (position, length; -1 = null) or an end of -1."""
+    size = _be_int(data, p + _SIZE_AT, 4)
+    entry_end = p + LOG_OVERHEAD + size
+    if size < LEGACY_RECORD_OVERHEAD_V0 or entry_end > end:
+        return -1, 0, 0, 0, 0
+    magic = data[p + _MAGIC_AT]
+    if magic > 1:
+        return -1, 0, 0, 0, 0
+    hdr = _HDR_V1 if magic == 1 else _HDR_V0
+    if hdr + _VLEN > LOG_OVERHEAD + size:
+        return -1, 0, 0, 0, 0
+    q = p + hdr
+    klen = _be_int(data, q - 4, 4)
+    kpos = q
+    if klen >= 0:
+        if q + klen > entry_end:
+            return -1, 0, 0, 0, 0
+        q += klen
+    else:
+        klen = -1
+    if q + _VLEN > entry_end:
+        return -1, 0, 0, 0, 0
+    vlen = _be_int(data, q, 4)
+    q += _VLEN
+    if vlen >= 0:
+        if q + vlen > entry_end:
+            return -1, 0, 0, 0, 0
+    else:
+        vlen = -1
+    return entry_end, kpos, klen, q, vlen
+
+
+@njit(cache=True, nogil=True)
+def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out):
+    """The fields every legacy entry stores, whatever its place."""
+    magic = data[p + _MAGIC_AT]
+    out[F_OFFSET, row] = out[F_STORED_OFFSET, row] = _be_int(data, p, 8)
+    out[F_STORED_TIMESTAMP, row] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+    out[F_SEQUENCE, row] = -1
+    out[F_KEY_POS, row] = kpos
+    out[F_KEY_LEN, row] = klen
+    out[F_VALUE_POS, row] = vpos
+    out[F_VALUE_LEN, row] = vlen
+    out[F_HEADERS_POS, row] = 0
+    out[F_HEADERS_COUNT, row] = 0
+    out[F_BATCH, row] = batch_id
+    out[F_RECORD_POS, row] = p
+    out[F_SIZE, row] = entry_end - p
+    out[F_ATTRIBUTES, row] = data[p + _ATTRS_AT]
+    out[F_MAGIC, row] = magic
+    out[F_TS_DELTA, row] = 0
+    out[F_OFFSET_DELTA, row] = 0
+
+
+@njit(cache=True, nogil=True)
+def decode_legacy_plain(data, start, end, first_batch_id, row, out):
+    """Uncompressed v0/v1 log entries filling ``data[start:end]`` exactly: one record each (offset,
+    timestamp and type as stored).  Returns ``(index of the failed entry or -1, next row)``."""
+    p = start
+    k = 0
+    while p < end:
+        if end - p < LOG_OVERHEAD:
+            return k, row
+        entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
+        if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+            return k, row
+        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, first_batch_id + k, row, out)
+        if data[p + _MAGIC_AT] == 1:
+            out[F_TIMESTAMP, row] = out[F_STORED_TIMESTAMP, row]
+            out[F_TSTYPE, row] = 1 if data[p + _ATTRS_AT] & _LEGACY_TS_TYPE_BIT else 0
+        else:
+            out[F_TIMESTAMP, row] = _NO_TIMESTAMP
+            out[F_TSTYPE, row] = -1
+        row += 1
+        k += 1
+        p = entry_end
+    return -1, row
+
+
+@njit(cache=True, nogil=True)
+def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper_timestamp, wrapper_ts_type,
+                        batch_id, row, out):
+    """The inner entries of a decompressed wrapper value ``data[start:end]`` (``DataLogInputStream``:
+    a partial last entry ends the set).  Returns the next row, or -1 to hand the wrapper over."""
+    p = start
+    row0 = row
+    while end - p >= LOG_OVERHEAD:
+        size = _be_int(data, p + _SIZE_AT, 4)
+        if size < LEGACY_RECORD_OVERHEAD_V0:
+            return -1
+        if p + LOG_OVERHEAD + size > end:
+            break
+        entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
+        if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+            return -1
+        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out)  # offset as stored: see below
+        if data[p + _MAGIC_AT] == 1:
+            out[F_TSTYPE, row] = wrapper_ts_type
+            out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else out[F_STORED_TIMESTAMP, row]
+        else:
+            out[F_TSTYPE, row] = -1
+            out[F_TIMESTAMP, row] = _NO_TIMESTAMP
+        row += 1
+        p = entry_end
+    if row == row0:
+        return -1
+    if wrapper_magic == 1 and wrapper_offset != 0:
+        last_inner = out[F_OFFSET, row - 1]
+        if wrapper_offset < last_inner:
+            return -1
+        base = wrapper_offset - last_inner
+        for r in range(row0, row):
+            out[F_OFFSET, r] = base + out[F_OFFSET, r]  # wraps as Java's long
+    return row
+
+
+@njit(cache=True, nogil=True)
+def header_spans(data, headers_pos, headers_count, total, key_pos, key_len, value_pos, value_len):
+    """Key and value spans of every header (the records were checked by :func:`decode_v2`)."""
+    h = 0
+    for r in range(headers_pos.shape[0]):
+        p = headers_pos[r]
+        for _ in range(headers_count[r]):
+            hk, p = _varint(data, p, data.shape[0])
+            key_pos[h] = p
+            key_len[h] = hk
+            p += hk
+            hv, p = _varint(data, p, data.shape[0])
+            value_pos[h] = p
+            value_len[h] = hv if hv >= 0 else -1
+            if hv > 0:
+                p += hv
+            h += 1
+
+
+@njit(cache=True, nogil=True)
+def gather(data, pos, lengths, offsets, dest):
+    """Copy ``data[pos[i]:pos[i]+lengths[i]]`` to ``dest[offsets[i]:]`` (null: negative length)."""
+    for i in range(pos.shape[0]):
+        # unsigned indices: no negative-index wrap-around test, so LLVM vectorises the copy (measured
+        # 15x faster than signed indices, 4x faster than a slice assignment per value)
+        s = np.uint64(pos[i])
+        d = np.uint64(offsets[i])
+        for j in range(np.uint64(lengths[i])):
+            dest[d + j] = data[s + j]
+
+
+@njit(cache=True, nogil=True)
+def utf8_invalid(data, pos, lengths, bad):
+    """Set ``bad[i]`` for every span that is not well-formed UTF-8 (Unicode 3.9, table 3-7); return
+    how many are."""
+    count = 0
+    for i in range(pos.shape[0]):
+        if _utf8_bad(data, pos[i], pos[i] + lengths[i]):
+            bad[i] = True
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _utf8_bad(data, p, end):
+    """Whether ``data[p:end]`` is not well-formed UTF-8."""
+    while p < end:
+        c = data[p]
+        if c < 0x80:
+            p += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            n = 1
+            lo, hi = 0x80, 0xBF
+        elif 0xE0 <= c <= 0xEF:
+            n = 2
+            lo = 0xA0 if c == 0xE0 else 0x80
+            hi = 0x9F if c == 0xED else 0xBF
+        elif 0xF0 <= c <= 0xF4:
+            n = 3
+            lo = 0x90 if c == 0xF0 else 0x80
+            hi = 0x8F if c == 0xF4 else 0xBF
+        else:
+            return True
+        if p + n >= end:
+            return True
+        if not (lo <= data[p + 1] <= hi):
+            return True
+        for j in range(2, n + 1):
+            if not (0x80 <= data[p + j] <= 0xBF):
+                return True
+        p += n + 1
+    return False
