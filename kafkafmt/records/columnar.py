@@ -40,13 +40,18 @@ from typing import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD,
+                         NO_PARTITION_LEADER_EPOCH,
+                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType,
+                         TimestampType)
 from ..errors import KafkaFmtError
 from . import fast
 from ..crc import crc32
-from ..layout import LEGACY_V0
+from ..layout import LEGACY_V0, LEGACY_V1
 from .batch import RecordBatch
-from .memory import MemoryRecords
+from .legacy import record_overhead
+from .memory import MemoryRecords, span_batch
+from .walker import MEMORY, BatchSpan, BatchWalker
 from .record import Header, Record
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -119,8 +124,12 @@ def _batches(source) -> Iterable[RecordBatch]:
     return MemoryRecords(source).batches()
 
 
-def _buffer_of(source):
-    return source.buf if isinstance(source, MemoryRecords) else source
+def _walk(source) -> tuple[object, BatchWalker]:
+    """The buffer of ``source`` and the one batch walker over it, with ``MemoryRecords``' rules."""
+    if isinstance(source, MemoryRecords):
+        return source.buf, BatchWalker(source.buf, source.start, source.end, rules=MEMORY, strict=source.strict,
+                                       max_message_size=source.max_message_size)
+    return source, BatchWalker(source, rules=MEMORY)
 
 
 def batches_table(source, *, check_crc: bool = True) -> pa.Table:
@@ -156,16 +165,21 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
     if engine not in ("fast", "reference"):
         raise ValueError(f"engine must be 'fast' or 'reference', not {engine!r}")
     opts = _Options(topic, partition, include_keys, include_values, include_headers, max_decompressed_bytes)
-    chunk = _Chunk(_buffer_of(source), opts, reference_only=engine == "reference")
+    buf, walk = _walk(source)
+    chunk = _Chunk(buf, opts, reference_only=engine == "reference")
     tables = []
     try:
-        for i, b in enumerate(_batches(source)):
-            valid = b.is_valid()
-            if check_crc and not valid:
-                b.ensure_valid()
-            if b.is_control and not control_records:
-                continue
-            chunk.add(i, b, valid)
+        for i, span in enumerate(walk):
+            if chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
+                pass
+            else:
+                b = span_batch(buf, span)
+                valid = b.is_valid()
+                if check_crc and not valid:
+                    b.ensure_valid()
+                if b.is_control and not control_records:
+                    continue
+                chunk.add(i, b, valid)
             if chunk.pending_bytes >= chunk_bytes:
                 tables.extend(chunk.flush())
     except KafkaFmtError:
@@ -237,19 +251,51 @@ class _Chunk:
         elif b.magic >= 2:
             self._add_v2(local, b)
         elif not b.is_compressed:
-            last = self.steps[-1] if self.steps else None
-            if last is not None and last[0] == "plain" and self.pieces[last[3]][2] == b.position \
-                    and self.pieces[last[3]][0] is self.source and last[3] == len(self.pieces) - 1:
-                buf, s, _ = self.pieces[last[3]]
-                self.pieces[last[3]] = (buf, s, b.end)
-                self.pending_bytes += b.size_in_bytes
-                self.steps[-1] = ("plain", last[1], last[2] + 1, last[3])
-            else:
-                self.steps.append(("plain", local, 1, self._piece(self.source, b.position, b.end)))
-            self.piece_of[local] = self.steps[-1][3]
-            self.capacity += 1
+            self._add_plain_step(local, b.position, b.end)
         else:
             self._add_wrapper(local, b)
+
+    def add_plain(self, index: int, span: BatchSpan, *, check_crc: bool = False, raise_on_invalid: bool = False) -> bool:
+        """Take an uncompressed v0/v1 message straight from its walker span (no batch object: a v0/v1
+        record set holds one "batch" per message).  False: not such a message (or one to refuse, or too
+        short to read its header), for :meth:`add` to take as a batch."""
+        if span.magic >= 2 or self.reference_only:
+            return False
+        buf, pos, end = self.source, span.position, span.end
+        if span.size - LOG_OVERHEAD < record_overhead(span.magic) or \
+                LEGACY_V0.get(buf, pos, "attributes") & LEGACY_COMPRESSION_CODEC_MASK:
+            return False
+        valid = True
+        if check_crc:
+            valid = LEGACY_V0.get(buf, pos, "crc") == crc32(buf[pos + _LEGACY_CRC_START:end])
+            if not valid and raise_on_invalid:
+                return False  # the batch path raises Kafka's error
+        local = len(self.metas)
+        timestamp = LEGACY_V1.get(buf, pos, "timestamp") if span.magic == 1 else NO_TIMESTAMP
+        self.metas.append((index, pos, span.magic, 0, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PARTITION_LEADER_EPOCH,
+                           False, False, timestamp, valid))
+        self.batches.append(span)
+        self._add_plain_step(local, pos, end)
+        return True
+
+    def _add_plain_step(self, local: int, position: int, end: int) -> None:
+        """Uncompressed v0/v1 messages side by side are decoded by one kernel call."""
+        last = self.steps[-1] if self.steps else None
+        if last is not None and last[0] == "plain" and self.pieces[last[3]][2] == position \
+                and self.pieces[last[3]][0] is self.source and last[3] == len(self.pieces) - 1:
+            buf, s, _ = self.pieces[last[3]]
+            self.pieces[last[3]] = (buf, s, end)
+            self.pending_bytes += end - position
+            self.steps[-1] = ("plain", last[1], last[2] + 1, last[3])
+        else:
+            self.steps.append(("plain", local, 1, self._piece(self.source, position, end)))
+        self.piece_of[local] = self.steps[-1][3]
+        self.capacity += 1
+
+    def batch(self, local: int) -> RecordBatch:
+        """The batch view of a waiting batch (made from its span for plain legacy messages)."""
+        b = self.batches[local]
+        return span_batch(self.source, b) if isinstance(b, BatchSpan) else b
 
     def _add_v2(self, local: int, b) -> None:
         count = b.count
@@ -312,7 +358,7 @@ class _Chunk:
                 if item[0] == "fast":
                     yield from fast_records[item[1]:item[2]]
                 else:
-                    yield from self.batches[item[1]].records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
+                    yield from self.batch(item[1]).records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
         finally:
             self._reset()
 
@@ -472,7 +518,7 @@ class _Chunk:
         return recs
 
     def _reference_table(self, local: int) -> pa.Table:
-        return reference_records_table(self.batches[local], self.metas[local], self.opts)
+        return reference_records_table(self.batch(local), self.metas[local], self.opts)
 
 
 def _header_tuples(data, buf, out) -> tuple[Header, ...]:
@@ -492,10 +538,12 @@ def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRE
     decode for callers that want objects rather than a table.  Errors, their positions and the records
     yielded before them are the reference's."""
     opts = _Options(None, None, True, True, True, max_decompressed_bytes)
-    chunk = _Chunk(_buffer_of(source), opts)
+    buf, walk = _walk(source)
+    chunk = _Chunk(buf, opts)
     try:
-        for i, b in enumerate(_batches(source)):
-            chunk.add(i, b, True)
+        for i, span in enumerate(walk):
+            if not chunk.add_plain(i, span):
+                chunk.add(i, span_batch(buf, span), True)
             if chunk.pending_bytes >= chunk_bytes:
                 yield from chunk.flush_records()
     except KafkaFmtError:
