@@ -170,9 +170,7 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
     tables = []
     try:
         for i, span in enumerate(walk):
-            if chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
-                pass
-            else:
+            if not chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
                 b = span_batch(buf, span)
                 valid = b.is_valid()
                 if check_crc and not valid:
@@ -191,6 +189,7 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
 
 
 def concat_tables(tables: Iterable[pa.Table]) -> pa.Table:
+    """Record tables one after the other (an empty :data:`RECORD_SCHEMA` table for none)."""
     tables = list(tables)
     return pa.concat_tables(tables) if tables else RECORD_SCHEMA.empty_table()
 
