@@ -251,3 +251,12 @@ def test_read_only_mmap_closes_after_decoding(tmp_path):
                 with pytest.raises(CorruptRecordError):
                     records_table(mm)
                 assert records_table(mm, check_crc=False).column("crc_valid").to_pylist()[-1] is False
+
+
+def test_every_buffer_type_gives_the_same_table():
+    from kafkafmt.samples import sample_record_sets
+    data = b"".join(d for _, d in sample_record_sets().values())
+    want = records_table(data)
+    for buf in (bytearray(data), memoryview(data), memoryview(bytearray(data)), MemoryRecords(data)):
+        assert records_table(buf).equals(want)
+        assert list(decode_records(buf)) == list(MemoryRecords(data).records())

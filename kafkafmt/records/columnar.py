@@ -365,6 +365,7 @@ class _Chunk:
         """One uint8 array holding every piece, and each piece's start in it."""
         if self.all_source:
             data = np.frombuffer(self.source, dtype=np.uint8)
+            data.flags.writeable = False  # a bytearray source too: one kernel specialisation for every input
             return data, [s for _, s, _ in self.pieces]
         total = sum(e - s for _, s, e in self.pieces)
         data = np.empty(total, dtype=np.uint8)
