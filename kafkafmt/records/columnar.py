@@ -42,8 +42,8 @@ import pyarrow as pa
 
 from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD,
                          NO_PARTITION_LEADER_EPOCH,
-                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType,
-                         TimestampType)
+                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_TIMESTAMP_TYPE_MASK,
+                         CompressionType, TimestampType)
 from ..errors import KafkaFmtError
 from . import fast
 from ..crc import crc32
@@ -414,7 +414,7 @@ class _Chunk:
         counts = np.array([b.count for b in bs], dtype=np.int64)
         base_offsets = np.array([b.base_offset for b in bs], dtype=np.int64)
         base_ts = np.array([b.base_timestamp for b in bs], dtype=np.int64)
-        lat = np.array([b.max_timestamp if b.timestamp_type == TimestampType.LOG_APPEND_TIME else _LAT_NONE
+        lat = np.array([b.max_timestamp if b.attributes & V2_TIMESTAMP_TYPE_MASK else _LAT_NONE  # LogAppendTime
                         for b in bs], dtype=np.int64)
         seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
         ids = np.array(locals_, dtype=np.int64)
