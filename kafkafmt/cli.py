@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
     "kafkafmt.tools.gen",
+    "kafkafmt.tools.pipeline",
     "kafkafmt.broker.cli",
     "kafkafmt.tools.scenario",
 ]

@@ -291,7 +291,7 @@ def _write_log_dir_files(root: Path, scenario: Scenario, summaries: list[dict], 
     write_checkpoint(root / LOG_START_OFFSET_CHECKPOINT, entries("log_start_offset"), fsync=False)
     write_checkpoint(root / REPLICATION_OFFSET_CHECKPOINT, entries("high_watermark"), fsync=False)
     manifest = {"scenario": scenario.name, "seed": scenario.seed, "start_ms": scenario.start_ms,
-                "duration_ms": scenario.duration_ms, **run,
+                "duration_ms": scenario.duration_ms, "broker": dict(scenario.broker), **run,
                 "topics": [{"name": t.name, "partitions": t.partitions, "config": dict(t.config),
                             "changes": [{"at_ms": a, "config": dict(c)} for a, c in t.changes],
                             "producers": [{**asdict(g), "clock": asdict(g.clock)} for g in t.producers]}
