@@ -328,10 +328,7 @@ def session(master: str | None = None):
     return spark
 
 
-def _schema(frame_columns: Mapping[str, str]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in frame_columns.items())
-
-
+#: column order of each computed table
 _SEGMENT_SCHEMA = {"topic": "string", "partition": "int", "base_offset": "long", "path": "string", "size_bytes": "long",
                    "last_modified_ms": "long", "records": "long", "first_offset": "long", "last_offset": "long",
                    "first_timestamp": "long", "last_timestamp": "long", "max_timestamp": "long",
@@ -354,14 +351,44 @@ def _retention(props: Mapping[str, Any]) -> tuple[int, int]:
     return int(props.get("retention.ms", WEEK_MS)), int(props.get("retention.bytes", -1))
 
 
+def partition_tables(records: pd.DataFrame, files: pd.DataFrame, props: Mapping[str, Any], *, targets: int = 50,
+                     window: int = 101) -> dict[str, pd.DataFrame]:
+    """Every computed table for one topic-partition: ``records`` (:data:`RECORD_COLUMNS`, ``segment`` as
+    base offset, ``timestamp`` in ms), ``files`` (:func:`segment_files` rows of that partition), ``props``
+    (the topic's Kafka properties).  The conversion costs read the segment files themselves."""
+    from ..log.scenario import topic_configs
+    topic, part = str(records["topic"].iloc[0]), int(records["partition"].iloc[0])
+    ms, by = _retention(props)
+    files = files.drop(columns=[c for c in ("topic", "partition") if c in files.columns])
+    seg = segment_retention(records, files, retention_ms=ms, retention_bytes=by)
+    seg["retention_ms"], seg["retention_bytes"] = ms, by
+    oft = offsets_for_times(records, seg, default_targets(records["timestamp"], targets))
+    skew = producer_skew(records, window=window)
+    _, topic_config = topic_configs(props)
+    costs = pd.DataFrame([{"base_offset": int(r.segment), **row} for r in files.itertuples()
+                          for row in conversion_costs(Path(r.path).read_bytes(), topic_config)])
+    out = {}
+    for name, frame, schema in (("segments", seg, _SEGMENT_SCHEMA), ("producer_skew", skew, _SKEW_SCHEMA),
+                                ("offsets_for_times", oft, _OFT_SCHEMA), ("conversion_costs", costs, _COST_SCHEMA)):
+        frame = frame.copy()
+        frame.insert(0, "topic", topic)
+        frame.insert(1, "partition", part)
+        out[name] = frame[[c for c in schema if c in frame.columns]]
+    return out
+
+
 def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spark=None, targets: int = 50,
                  window: int = 101, sample_segments: int = 2, overrides: Mapping[str, Any] | None = None,
                  progress: bool = True) -> dict[str, Any]:
     """Run every job over ``log_dir`` and write ``<out_dir>/<job>.parquet`` (atomically, each file).
 
-    Returns ``{"outputs": {job: path}, "timings": {...}}``; measured durations go to
-    ``timings.json`` and ``conversion_timings.parquet``, never into the computed tables.
+    One Spark job: the records are grouped by topic-partition (``applyInPandas``) and each group
+    computes all its tables (:func:`partition_tables`), returned to the driver as Arrow IPC blobs
+    (the tables are small: one row per segment, producer or target).  Then the conversion timings
+    are measured on the driver.  Returns ``{"outputs": {job: path}, "timings": {...}}``; measured
+    durations go to ``timings.json`` and ``conversion_timings.parquet``, never into the computed tables.
     """
+    from pyspark.sql import functions as F
     from tqdm.auto import tqdm
     spark = spark if spark is not None else session()
     files = segment_files(log_dir)
@@ -369,79 +396,55 @@ def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spar
         from ..errors import NoSuchFileError
         raise NoSuchFileError(f"no segment files under {log_dir}")
     settings = topic_settings(log_dir, overrides)
-    paths = {(r.topic, r.partition, r.segment): r.path for r in files.itertuples()}
+    files_by_tp = {k: g for k, g in files.groupby(["topic", "partition"])}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
-    bar = tqdm(total=len(OUTPUTS), desc="pipeline", disable=not progress)
-
-    def timed(name, fn):
-        t0 = time.perf_counter()
-        value = fn()
-        timings[name] = round(time.perf_counter() - t0, 3)
-        bar.update(1)
-        return value
-
-    from pyspark.sql import functions as F
+    bar = tqdm(total=3, desc="pipeline", disable=not progress)
+    t0 = time.perf_counter()
     records = _records_frame(spark, log_dir)
-    records = records.withColumn("segment", F.regexp_extract("segment", _SEGMENT_NAME.pattern, 1).cast("long")).cache()
-    files_by_tp = {k: g.drop(columns=["topic", "partition"]) for k, g in files.groupby(["topic", "partition"])}
+    records = records.withColumn("segment", F.regexp_extract("segment", _SEGMENT_NAME.pattern, 1).cast("long"))
 
-    def segments_job(pdf: pd.DataFrame) -> pd.DataFrame:
-        topic, part = pdf["topic"].iloc[0], int(pdf["partition"].iloc[0])
-        ms, by = _retention(settings.get(topic, {}))
-        out = segment_retention(pdf, files_by_tp[(topic, part)], retention_ms=ms, retention_bytes=by)
-        out.insert(0, "topic", topic)
-        out.insert(1, "partition", part)
-        out["retention_ms"], out["retention_bytes"] = ms, by
-        return out[list(_SEGMENT_SCHEMA)]
+    def job(pdf: pd.DataFrame) -> pd.DataFrame:
+        key = (str(pdf["topic"].iloc[0]), int(pdf["partition"].iloc[0]))
+        tables = partition_tables(pdf, files_by_tp[key], settings.get(key[0], {}), targets=targets, window=window)
+        return pd.DataFrame({"name": list(tables), "data": [_to_ipc(t) for t in tables.values()]})
 
-    def skew_job(pdf: pd.DataFrame) -> pd.DataFrame:
-        out = producer_skew(pdf, window=window)
-        out.insert(0, "topic", pdf["topic"].iloc[0])
-        out.insert(1, "partition", int(pdf["partition"].iloc[0]))
-        return out[list(_SKEW_SCHEMA)]
-
-    def oft_job(pdf: pd.DataFrame) -> pd.DataFrame:
-        topic, part = pdf["topic"].iloc[0], int(pdf["partition"].iloc[0])
-        segs = segment_retention(pdf, files_by_tp[(topic, part)], retention_ms=-1)
-        out = offsets_for_times(pdf, segs, default_targets(pdf["timestamp"], targets))
-        out.insert(0, "topic", topic)
-        out.insert(1, "partition", part)
-        return out[list(_OFT_SCHEMA)]
-
-    grouped = records.groupBy("topic", "partition")
-    results = {
-        "segments": timed("segments", lambda: grouped.applyInPandas(segments_job, _schema(_SEGMENT_SCHEMA))
-                          .orderBy("topic", "partition", "base_offset").toPandas()),
-        "producer_skew": timed("producer_skew", lambda: grouped.applyInPandas(skew_job, _schema(_SKEW_SCHEMA))
-                               .orderBy("topic", "partition", "producerId").toPandas()),
-        "offsets_for_times": timed("offsets_for_times", lambda: grouped.applyInPandas(oft_job, _schema(_OFT_SCHEMA))
-                                   .orderBy("topic", "partition", "target").toPandas()),
-    }
-    records.unpersist()
-
-    def cost_rows(key):
-        from ..log.scenario import topic_configs
-        topic, part, base = key
-        _, topic_config = topic_configs(settings.get(topic, {}))
-        data = Path(paths[key]).read_bytes()
-        return [{"topic": topic, "partition": part, "base_offset": base, **row}
-                for row in conversion_costs(data, topic_config)]
-
-    keys = sorted(paths)
-    results["conversion_costs"] = timed("conversion_costs", lambda: spark.createDataFrame(
-        spark.sparkContext.parallelize(keys, max(1, min(len(keys), 8))).flatMap(cost_rows)
-        .map(lambda d: tuple(d[k] for k in _COST_SCHEMA)), _schema(_COST_SCHEMA))
-        .orderBy("topic", "partition", "base_offset", "fetch_version").toPandas())
-    results["conversion_timings"] = timed("conversion_timings", lambda: calibrate_conversion(
-        files, settings, results["conversion_costs"], sample_segments=sample_segments))
+    blobs = records.groupBy("topic", "partition").applyInPandas(job, "name string, data binary").collect()
+    timings["spark_jobs"] = round(time.perf_counter() - t0, 3)
+    bar.update(1)
+    sort_keys = {"segments": ["base_offset"], "producer_skew": ["producerId"], "offsets_for_times": ["target"],
+                 "conversion_costs": ["base_offset", "fetch_version"]}
+    results = {}
+    for name, keys in sort_keys.items():
+        parts = [_from_ipc(b["data"]) for b in blobs if b["name"] == name]
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        results[name] = frame.sort_values(["topic", "partition", *keys], ignore_index=True) if len(frame) else frame
+    bar.update(1)
+    t1 = time.perf_counter()
+    results["conversion_timings"] = calibrate_conversion(files, settings, results["conversion_costs"],
+                                                         sample_segments=sample_segments)
+    timings["conversion_timings"] = round(time.perf_counter() - t1, 3)
+    written = {name: str(_write_parquet(frame, out_dir / f"{name}.parquet")) for name, frame in results.items()}
+    timings["total"] = round(time.perf_counter() - t0, 3)
+    bar.update(1)
     bar.close()
-    written = {}
-    for name, frame in results.items():
-        written[name] = str(_write_parquet(frame, out_dir / f"{name}.parquet"))
     (out_dir / "timings.json").write_text(json.dumps({"seconds": timings, "log_dir": str(log_dir)}, indent=1) + "\n")
     return {"outputs": written, "timings": timings}
+
+
+def _to_ipc(frame: pd.DataFrame) -> bytes:
+    import pyarrow as pa
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(data: bytes) -> pd.DataFrame:
+    import pyarrow as pa
+    return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all().to_pandas()
 
 
 def calibrate_conversion(files: pd.DataFrame, settings: Mapping[str, Mapping], costs: pd.DataFrame, *,
