@@ -37,7 +37,7 @@ from ..records import MemoryRecordsBuilder
 from .clock import SimulatedClock
 from .files import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, write_checkpoint
 from .log import Log
-from .scenario import Scenario, TopicSpec, topic_configs
+from .scenario import Scenario, TopicSpec, log_config
 from .workloads import partition_for_key
 
 __all__ = ["generate_logs", "generate_partition", "parse_size", "MANIFEST", "REPLICATION_OFFSET_CHECKPOINT",
@@ -93,10 +93,9 @@ def generate_partition(scenario: Scenario, topic_name: str, partition: int, root
     start, end = scenario.start_ms, scenario.start_ms + scenario.duration_ms
     rng = random.Random(f"{scenario.seed}:{topic.name}:{partition}")
     clock = SimulatedClock(start)
-    log_config, topic_config = topic_configs(topic.config, scenario.broker)
-    log = Log(Path(root) / f"{topic.name}-{partition}", log_config, clock, topic_config,
+    log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, scenario.broker), clock,
               seed=rng.getrandbits(32), leader_epoch=topic.leader_epoch)
-    changes, current = list(topic.changes), dict(topic.config)
+    changes = list(topic.changes)
     # producers: key subsets of this partition, rates, sequences
     inst, heap = [], []
     for g, i, name, pid in _producer_instances(scenario, topic):
@@ -127,8 +126,7 @@ def generate_partition(scenario: Scenario, topic_name: str, partition: int, root
             log.delete_old_segments()
             next_check += check_every
         while changes and start + changes[0][0] <= t:
-            current.update(changes.pop(0)[1])
-            log.config, log.topic_config = topic_configs(current, scenario.broker)
+            log.update_config(changes.pop(0)[1])  # kafka-configs --alter: from the next append on
         clock.set(max(clock.now(), t))
         data, n = _client_batch(rng, p, g, t, start)
         try:

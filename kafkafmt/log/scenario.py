@@ -2,7 +2,7 @@
 
 A scenario is a YAML or JSON document (see ``docs/gen.md``; shipped ones are in
 ``kafkafmt/log/samples/``).  Topic settings use Kafka's property names (``segment.bytes``,
-``message.timestamp.type`` ...) and reach the log through one function, :func:`topic_configs`.
+``message.timestamp.type`` ...) and reach the log through one function, :func:`log_config`.
 Everything random is drawn from RNGs seeded by the scenario's ``seed``.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from .workloads import ClockModel
 
 __all__ = ["Scenario", "TopicSpec", "ProducerSpec", "load_scenario", "parse_scenario", "shipped_scenarios",
-           "topic_configs", "ScenarioError"]
+           "log_config", "ScenarioError"]
 
 
 class ScenarioError(ConfigError):
@@ -91,32 +91,17 @@ class Scenario:
 
 
 # ------------------------------------------------------------------------------------------------
-def topic_configs(properties: Mapping[str, Any], broker: Mapping[str, Any] | None = None):
-    """``(LogConfig, TopicConfig)`` from Kafka property names: THE place where scenario files meet
-    kafkafmt's configuration classes (``LogConfig.from_properties``; broker-level settings such as
-    ``inter.broker.protocol.version`` come from ``broker``)."""
-    from ..broker.config import PROPERTY_NAMES, TopicConfig
-    from .config import LogConfig
-    props = {**dict(broker or {}), **dict(properties)}
-    log_config = LogConfig.from_properties({k: v for k, v in props.items() if k in _LOG_PROPERTIES})
-    kwargs: dict[str, Any] = {}
-    for key, value in props.items():
-        name = PROPERTY_NAMES.get(key)
-        if name is None:
-            continue
-        if name == "compacted":
-            value = "compact" in str(value)
-        elif name in ("segment_bytes", "max_message_bytes") or name.endswith("_ms"):
-            value = int(value)
-        elif name == "downconversion_enable":
-            value = str(value).lower() == "true"
-        kwargs[name] = str(value) if name.endswith("version") else value
-    return log_config, TopicConfig(**kwargs)
+#: broker settings the generator itself uses (the rest of ``broker:`` goes to :class:`kafkafmt.config.BrokerConfig`)
+GENERATOR_BROKER_KEYS = ("log.retention.check.interval.ms",)
 
 
-_LOG_PROPERTIES = ("segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
-                   "retention.ms", "retention.bytes", "cleanup.policy", "preallocate", "max.message.bytes",
-                   "max.compaction.lag.ms", "file.delete.delay.ms")
+def log_config(properties: Mapping[str, Any], broker: Mapping[str, Any] | None = None):
+    """The :class:`kafkafmt.config.LogConfig` of a topic from Kafka property names: THE place where
+    scenario files meet kafkafmt's configuration (``LogConfig.from_properties`` on the broker of
+    ``broker``: ``inter.broker.protocol.version``, ``log.*`` defaults)."""
+    from ..config import BrokerConfig, LogConfig
+    broker_props = {k: v for k, v in dict(broker or {}).items() if k not in GENERATOR_BROKER_KEYS}
+    return LogConfig.from_properties(dict(properties), broker=BrokerConfig.from_properties(broker_props))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -163,7 +148,7 @@ def parse_scenario(doc: Mapping[str, Any], *, name: str = "scenario") -> Scenari
     for t in sc.topics:  # every configuration must be one Kafka accepts
         for when, props in ((0, {}),) + t.changes:
             try:
-                topic_configs({**t.config, **props}, sc.broker)
+                log_config({**t.config, **props}, sc.broker)
             except (ConfigError, TypeError, ValueError) as e:
                 raise ScenarioError(f"topic {t.name} (config at {when} ms): {e}") from None
     return sc

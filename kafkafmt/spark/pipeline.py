@@ -249,83 +249,44 @@ def segment_files(log_dir: str | os.PathLike) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["topic", "partition", "segment", "path", "size", "last_modified_ms"])
 
 
-def topic_settings(log_dir: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> dict[str, dict]:
-    """Topic → Kafka properties: from the generator's manifest (the configuration in force at the end),
-    else Kafka's defaults; ``overrides`` (property → value) win."""
+def topic_settings(log_dir: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Topic → :class:`kafkafmt.config.LogConfig`: from the generator's manifest (the configuration in
+    force at the end, on its broker), else Kafka's defaults; ``overrides`` (Kafka properties) win."""
+    from ..log.scenario import log_config
     path = Path(log_dir) / MANIFEST
-    out: dict[str, dict] = {}
+    props: dict[str, dict] = {}
     broker: dict = {}
     if path.exists():
         m = json.loads(path.read_text())
         broker = m.get("broker", {})
         for t in m["topics"]:
-            props = dict(t["config"])
+            p = dict(t["config"])
             for c in t.get("changes", []):
-                props.update(c["config"])
-            out[t["name"]] = props
-    for topic in {d.name.rsplit("-", 1)[0] for d in partition_dirs(log_dir)}:
-        out.setdefault(topic, {})
-        out[topic] = {**broker, **out[topic], **dict(overrides or {})}
-    return out
+                p.update(c["config"])
+            props[t["name"]] = p
+    topics = {d.name.rsplit("-", 1)[0] for d in partition_dirs(log_dir)}
+    return {t: log_config({**props.get(t, {}), **dict(overrides or {})}, broker) for t in sorted(topics)}
 
 
 # ================================================================================================
 # Spark
 def _records_frame(spark, log_dir):
-    """The records of every partition of ``log_dir`` as a Spark DataFrame with :data:`RECORD_COLUMNS`
-    (``timestamp`` in ms).  Read with the kafkafmt data source when it is installed, else (until
-    it is) decoded per segment with :func:`kafkafmt.records.columnar.records_table`."""
+    """The records of every partition of ``log_dir`` through the kafkafmt data source (keys and values
+    left out), in :data:`RECORD_COLUMNS` with ``timestamp`` in ms."""
     from pyspark.sql import functions as F
+
+    from . import register
+    register(spark)
     dirs = [str(d) for d in partition_dirs(log_dir)]
-    try:
-        from . import register  # the kafkafmt data source (issue 9 part 2)
-    except ImportError:
-        register = None
-    if register is not None:
-        register(spark)
-        df = spark.read.format("kafkafmt").option("includeData", "false").load(dirs)
-        return df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp"),
-                         "timestampType", "producerId", "segment", "position")
-    import pyarrow as pa
-    from ..records.columnar import records_table
-    files = segment_files(log_dir)
-    tables = []
-    for row in files.itertuples():
-        t = records_table(Path(row.path).read_bytes(), include_data=False)
-        n = len(t)
-        tables.append(pa.table({"topic": pa.array([row.topic] * n, pa.string()),
-                                "partition": pa.array([row.partition] * n, pa.int32()),
-                                "offset": t["offset"], "timestamp": t["timestamp"],
-                                "timestampType": t["timestamp_type"].cast(pa.int32()),
-                                "producerId": t["producer_id"], "segment": pa.array([row.path] * n, pa.string()),
-                                "position": t["batch_position"]}))
-    table = pa.concat_tables(tables) if tables else None
-    if table is None:
-        raise ValueError(f"no segments under {log_dir}")
-    return spark.createDataFrame(table.to_pandas())
+    df = spark.read.format("kafkafmt").option("includeData", "false").load(dirs)
+    return df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp"),
+                     "timestampType", "producerId", "segment", "position")
 
 
 def session(master: str | None = None):
-    """A Spark session: ``kafkafmt.spark.session()`` when available, else a quiet local one."""
-    try:
-        from . import session as kafkafmt_session
-    except ImportError:
-        kafkafmt_session = None
-    if kafkafmt_session is not None:
-        return kafkafmt_session(master) if master else kafkafmt_session()
-    import sys
-
-    from pyspark.sql import SparkSession
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv's packages
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (SparkSession.builder.master(master or "local[2]").appName("kafkafmt-pipeline")
-             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             .config("spark.driver.memory", "1g").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    """:func:`kafkafmt.spark.session` (quiet, the data source registered) on ``master`` (default local[2])."""
+    from . import session as spark_session
+    return spark_session(master or "local[2]")
 
 
 #: column order of each computed table
@@ -347,26 +308,24 @@ _COST_SCHEMA = {"topic": "string", "partition": "int", "base_offset": "long", "f
                 "zero_copy": "boolean", "error": "string", **{k: "long" for k in _COST_FIELDS}}
 
 
-def _retention(props: Mapping[str, Any]) -> tuple[int, int]:
-    return int(props.get("retention.ms", WEEK_MS)), int(props.get("retention.bytes", -1))
+def _retention(config) -> tuple[int, int]:
+    return int(config.retention_ms), int(config.retention_bytes)
 
 
-def partition_tables(records: pd.DataFrame, files: pd.DataFrame, props: Mapping[str, Any], *, targets: int = 50,
+def partition_tables(records: pd.DataFrame, files: pd.DataFrame, config, *, targets: int = 50,
                      window: int = 101) -> dict[str, pd.DataFrame]:
     """Every computed table for one topic-partition: ``records`` (:data:`RECORD_COLUMNS`, ``segment`` as
-    base offset, ``timestamp`` in ms), ``files`` (:func:`segment_files` rows of that partition), ``props``
-    (the topic's Kafka properties).  The conversion costs read the segment files themselves."""
-    from ..log.scenario import topic_configs
+    base offset, ``timestamp`` in ms), ``files`` (:func:`segment_files` rows of that partition), ``config``
+    (the topic's :class:`kafkafmt.config.LogConfig`).  The conversion costs read the segment files themselves."""
     topic, part = str(records["topic"].iloc[0]), int(records["partition"].iloc[0])
-    ms, by = _retention(props)
+    ms, by = _retention(config)
     files = files.drop(columns=[c for c in ("topic", "partition") if c in files.columns])
     seg = segment_retention(records, files, retention_ms=ms, retention_bytes=by)
     seg["retention_ms"], seg["retention_bytes"] = ms, by
     oft = offsets_for_times(records, seg, default_targets(records["timestamp"], targets))
     skew = producer_skew(records, window=window)
-    _, topic_config = topic_configs(props)
     costs = pd.DataFrame([{"base_offset": int(r.segment), **row} for r in files.itertuples()
-                          for row in conversion_costs(Path(r.path).read_bytes(), topic_config)])
+                          for row in conversion_costs(Path(r.path).read_bytes(), config)])
     out = {}
     for name, frame, schema in (("segments", seg, _SEGMENT_SCHEMA), ("producer_skew", skew, _SKEW_SCHEMA),
                                 ("offsets_for_times", oft, _OFT_SCHEMA), ("conversion_costs", costs, _COST_SCHEMA)):
@@ -407,7 +366,7 @@ def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spar
 
     def job(pdf: pd.DataFrame) -> pd.DataFrame:
         key = (str(pdf["topic"].iloc[0]), int(pdf["partition"].iloc[0]))
-        tables = partition_tables(pdf, files_by_tp[key], settings.get(key[0], {}), targets=targets, window=window)
+        tables = partition_tables(pdf, files_by_tp[key], settings[key[0]], targets=targets, window=window)
         return pd.DataFrame({"name": list(tables), "data": [_to_ipc(t) for t in tables.values()]})
 
     blobs = records.groupBy("topic", "partition").applyInPandas(job, "name string, data binary").collect()
@@ -452,14 +411,13 @@ def calibrate_conversion(files: pd.DataFrame, settings: Mapping[str, Mapping], c
     """Time kafkafmt's own down-conversion (the fetch path) on the first ``sample_segments`` segments of
     each topic (best of ``repeat``), per fetch version: ns per record touched, and what converting the
     whole log (``costs``) would take at that rate.  Measurements only."""
-    from ..log.scenario import topic_configs
     rows = []
     sample = files.sort_values(["topic", "partition", "segment"]).groupby("topic").head(sample_segments)
     totals = costs.groupby("fetch_version")["records_touched"].sum() if not costs.empty else pd.Series(dtype="int64")
     for v in fetch_version_classes():
         cpu = records = nbytes = 0
         for r in sample.itertuples():
-            _, tc = topic_configs(settings.get(r.topic, {}))
+            tc = settings[r.topic]
             data = Path(r.path).read_bytes()
             best = min((conversion_costs(data, tc, versions=[v], timed=True)[0] for _ in range(repeat)),
                        key=lambda row: row["cpu_time_ns"])

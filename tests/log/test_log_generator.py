@@ -17,7 +17,7 @@ from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log import generator as gen_mod
 from kafkafmt.log.files import read_checkpoint
 from kafkafmt.log.generator import MANIFEST, generate_logs, parse_size
-from kafkafmt.log.scenario import ScenarioError, load_scenario, parse_scenario, shipped_scenarios, topic_configs
+from kafkafmt.log.scenario import ScenarioError, load_scenario, parse_scenario, shipped_scenarios, log_config
 from kafkafmt.log.workloads import ClockModel, murmur2, partition_for_key
 from kafkafmt.records import MemoryRecords
 from kafkafmt.records.columnar import batches_table, records_table
@@ -89,8 +89,8 @@ def test_layout_checkpoints_and_kafkafmt_loader(tiny, tmp_path):
         segs = sorted(d.glob("*.log"))
         assert len(segs) == info["segments"] and all(s.with_suffix(".timeindex").exists() for s in segs)
         cfg = TINY["topics"][[t["name"] for t in TINY["topics"]].index(topic)]["config"]
-        log_config, topic_config = topic_configs(cfg, TINY["broker"])
-        log = Log.open(copy / d.name, log_config, SimulatedClock(info["end_ms"]), topic_config, clean_shutdown=False)
+        log = Log.open(copy / d.name, log_config(cfg, TINY["broker"]), SimulatedClock(info["end_ms"]),
+                       clean_shutdown=False)
         try:  # recovery from scratch finds every batch valid and the same offsets
             assert (log.log_start_offset, log.log_end_offset) == (info["log_start_offset"], info["log_end_offset"])
             n = sum(len(records_table(s.read_bytes(), include_data=False)) for s in segs)

@@ -11,11 +11,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from kafkafmt.broker.config import TopicConfig
+from kafkafmt.config import LogConfig
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.generator import generate_logs
-from kafkafmt.log.scenario import parse_scenario, topic_configs
+from kafkafmt.log.scenario import parse_scenario
 from kafkafmt.records import MemoryRecordsBuilder
 from kafkafmt.spark.pipeline import (OUTPUTS, conversion_costs, default_targets, offsets_for_times, partition_tables,
                                      producer_skew, run_pipeline, segment_files, segment_retention, topic_settings)
@@ -107,7 +107,7 @@ def test_conversion_costs_per_fetch_version():
     c = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 3)
     c.append(2000, None, b"x")
     data = b.build() + c.build()
-    rows = {r["fetch_version"]: r for r in conversion_costs(data, TopicConfig())}
+    rows = {r["fetch_version"]: r for r in conversion_costs(data, LogConfig())}
     assert sorted(rows) == [1, 3, 9, 17]
     for v, magic in ((1, 0), (3, 1)):  # down-converted: every record rebuilt, the gzip batch recompressed once
         assert (rows[v]["to_magic"], rows[v]["zero_copy"], rows[v]["records_touched"]) == (magic, False, 4)
@@ -116,7 +116,7 @@ def test_conversion_costs_per_fetch_version():
     for v in (9, 17):  # zero-copy: the slice as it is
         assert rows[v]["zero_copy"] and rows[v]["records_touched"] == 0 and rows[v]["bytes_out"] == len(data)
     assert "cpu_time_ns" not in rows[1]  # measurements only when asked for
-    zstd = conversion_costs(data, TopicConfig(compression_type="zstd"), versions=[9, 10])
+    zstd = conversion_costs(data, LogConfig.from_properties({"compression.type": "zstd"}), versions=[9, 10])
     assert [r["error"] for r in zstd] == ["UNSUPPORTED_COMPRESSION_TYPE", None]
 
 
@@ -154,8 +154,7 @@ def test_offsets_for_times_agrees_with_the_log(small_logs, tmp_path):
         segs = segment_retention(recs, f.drop(columns=["topic", "partition"]), retention_ms=-1)
         targets = list(default_targets(recs["timestamp"], 25)) + [int(recs["timestamp"].max()) + 1]
         mine = offsets_for_times(recs, segs, targets)
-        log_config, topic_config = topic_configs(settings[topic])
-        log = Log.open(copy / f"{topic}-{part}", log_config, SimulatedClock(0), topic_config)
+        log = Log.open(copy / f"{topic}-{part}", settings[topic], SimulatedClock(0))
         try:
             for row in mine.itertuples():
                 found = log.fetch_offset_by_timestamp(row.target)
