@@ -4,6 +4,7 @@
 #   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
 #   make conformance  run every differential case against a live Kafka 3.9.2 broker and print the report
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
+#   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,10 +13,10 @@ EXTRAS ?= dev,spark,notebooks
 STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test oracle conformance check-java clean help
+.PHONY: setup run test oracle conformance check-java clean help pipeline
 
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,8p' Makefile
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
@@ -44,6 +45,10 @@ run: setup
 test: setup
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+pipeline: setup
+	test -d data/logs/default || $(PY) -m kafkafmt gen --scenario default --out data/logs/default
+	$(PY) -m kafkafmt pipeline --logs data/logs/default --out data/derived/default
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target

@@ -59,6 +59,8 @@ class ProducerSpec:
 
 @dataclass(frozen=True)
 class TopicSpec:
+    """One topic: partitions, Kafka properties, timed property changes and its producer groups."""
+
     name: str
     partitions: int = 1
     config: Mapping[str, Any] = field(default_factory=dict)  #: Kafka topic properties
@@ -69,6 +71,8 @@ class TopicSpec:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A whole scenario file: the seed, the simulated span, broker settings and the topics."""
+
     name: str
     seed: int = 0
     start_ms: int = 1_700_000_000_000
