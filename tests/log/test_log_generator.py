@@ -280,3 +280,21 @@ def test_kafka_loads_and_dumps_the_generated_logs(tiny, log_oracle, tmp_path):
         for idx in sorted(d.glob("*.index")) + sorted(d.glob("*.timeindex")):
             lines, err, exc = log_oracle.dump("--files", str(idx), "--verify-index-only")
             assert exc is None and not err and not any("Mismatches" in ln for ln in lines), (idx, lines, err)
+
+
+def test_json_scenarios_and_size_targets(tmp_path):
+    import json
+    doc = {**TINY, "topics": TINY["topics"][1:]}  # skewed + audit
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    sc = load_scenario(path)
+    assert [t.name for t in sc.topics] == ["skewed", "audit"]
+    (tmp_path / "bad.json").write_text("{topics: ")
+    with pytest.raises(ScenarioError, match="not valid JSON"):
+        load_scenario(tmp_path / "bad.json")
+    target = 256 * 1024
+    m = generate_logs(sc, tmp_path / "sized", size="256KB", jobs=1, progress=False)
+    appended = [p["appended_bytes"] for p in m["partitions"]]
+    assert m["size"] == target and m["rate_factor"] > 0
+    # each partition stops at the first batch that reaches its share: the total overshoots by < one batch each
+    assert target <= sum(appended) < target + 2 * 8192
