@@ -238,6 +238,8 @@ def run_workload(log, workload: Workload, *, clock=None, via: str = "raft",
 # ------------------------------------------------------------------------------------------------
 # producer clocks and the default partitioner (used by kafkafmt.log.generator)
 CLOCK_MODELS = ("none", "normal", "heavy_tailed", "wrong", "negative")
+#: a drawn skew is clamped to +/- 100 years (a Student-t with df <= 1 can draw anything)
+MAX_SKEW_MS = 100 * 365 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -280,7 +282,7 @@ class ClockModel:
         if m == "heavy_tailed":
             chi2 = rng.gammavariate(self.df / 2.0, 2.0)
             t = rng.gauss(0.0, 1.0) / ((chi2 / self.df) ** 0.5) if chi2 > 0 else 0.0
-            return round(self.offset_ms + self.scale_ms * t)
+            return round(max(-MAX_SKEW_MS, min(MAX_SKEW_MS, self.offset_ms + self.scale_ms * t)))
         if m == "wrong":
             return self.offset_ms + (round(rng.gauss(0.0, self.sigma_ms)) if self.sigma_ms else 0)
         return self.base_ms - start_ms  # negative: CreateTime = base_ms + time since the start
