@@ -6,8 +6,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log import generator as gen_mod
 from kafkafmt.log.files import read_checkpoint
 from kafkafmt.log.generator import MANIFEST, generate_logs, parse_size
-from kafkafmt.log.scenario import ScenarioError, load_scenario, parse_scenario, shipped_scenarios, log_config
+from kafkafmt.log.scenario import ScenarioError, load_scenario, log_config, parse_scenario, shipped_scenarios
 from kafkafmt.log.workloads import ClockModel, murmur2, partition_for_key
 from kafkafmt.records import MemoryRecords
 from kafkafmt.records.columnar import batches_table, records_table
@@ -242,14 +240,16 @@ def test_shipped_scenarios_parse_and_sizes():
         parse_size("lots")
 
 
-def test_cli_gen_one_line_errors_and_help(tmp_path):
-    cmd = [sys.executable, "-m", "kafkafmt", "gen"]
-    assert "--size" in subprocess.run(cmd + ["--help"], capture_output=True, text=True, check=True).stdout
+def test_cli_gen_one_line_errors_and_help(tmp_path, capsys):
+    from kafkafmt.cli import main
+    with pytest.raises(SystemExit):
+        main(["gen", "--help"])
+    assert "--size" in capsys.readouterr().out
     bad = tmp_path / "bad.yaml"
     bad.write_text("topics: [{name: t, producers: [{rate: -1}]}]\n")
-    r = subprocess.run(cmd + ["--scenario", str(bad), "--out", str(tmp_path / "o")], capture_output=True, text=True)
-    assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert r.stderr.strip().count("\n") == 0 and "rate must be a number >= 0.0" in r.stderr
+    assert main(["gen", "--scenario", str(bad), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "rate must be a number >= 0.0" in err
     assert not (tmp_path / "o").exists()
 
 

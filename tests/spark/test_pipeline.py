@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -206,9 +204,11 @@ def test_pipeline_on_spark(small_logs, spark, tmp_path):
     assert (timings["sample_cpu_ns"] >= 0).all() and json.loads((out / "timings.json").read_text())["seconds"]
 
 
-def test_cli_pipeline_errors_in_one_line(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "kafkafmt", "pipeline", "--logs", str(tmp_path / "nothing")],
-                       capture_output=True, text=True)
-    assert r.returncode == 1 and "Traceback" not in r.stderr and "not a log directory" in r.stderr
-    assert "--targets" in subprocess.run([sys.executable, "-m", "kafkafmt", "pipeline", "--help"],
-                                         capture_output=True, text=True, check=True).stdout
+def test_cli_pipeline_errors_in_one_line(tmp_path, capsys):
+    from kafkafmt.cli import main
+    assert main(["pipeline", "--logs", str(tmp_path / "nothing")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "not a log directory" in err
+    with pytest.raises(SystemExit):
+        main(["pipeline", "--help"])
+    assert "--targets" in capsys.readouterr().out
