@@ -1,8 +1,10 @@
 """Pipeline jobs over log directories (``kafkafmt pipeline``): Parquet tables under ``data/derived/`` for the notebooks.
 
 The computations are plain functions over one topic-partition's records (a pandas DataFrame ordered
-by offset), so they are unit-tested without Spark; :func:`run_pipeline` distributes them with
-Spark (``groupBy(topic, partition).applyInPandas``; one task per segment file for the fetch costs).
+by offset), so they are unit-tested without Spark; :func:`run_pipeline` reads the log directory
+with the ``kafkafmt`` data source and runs them in one Spark pass (``groupBy(topic,
+partition).applyInPandas``; :func:`partition_tables` per group, which also reads that partition's
+segment files for the fetch costs).
 
 =====================  ======================================================================================
 ``segments``           per segment: records, size, first / last / max timestamp, Kafka's ``largestTimestamp``,
