@@ -6,6 +6,7 @@
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
 #   make bench        ratios against kafka-python and aiokafka (C and pure Python), build/bench/results.json (< 10 min)
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
+#   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,10 +15,10 @@ EXTRAS ?= dev,spark,notebooks
 STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test oracle conformance check-java clean help bench bench-quick
+.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline
 
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
@@ -52,6 +53,10 @@ bench: setup
 
 bench-quick: setup
 	$(PY) benchmarks/bench.py --quick
+
+pipeline: setup
+	test -d data/logs/default || $(PY) -m kafkafmt gen --scenario default --out data/logs/default
+	$(PY) -m kafkafmt pipeline --logs data/logs/default --out data/derived/default
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target

@@ -18,6 +18,8 @@ COMMAND_MODULES = [
     "kafkafmt.tools.build",
     "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
+    "kafkafmt.tools.gen",
+    "kafkafmt.tools.pipeline",
     "kafkafmt.broker.cli",
     "kafkafmt.tools.scenario",
 ]

@@ -233,3 +233,88 @@ def run_workload(log, workload: Workload, *, clock=None, via: str = "raft",
     if retention_check_interval_ms is not None:
         log.delete_old_segments()
     return {"records": records_out, "appends": appends}
+
+
+# ------------------------------------------------------------------------------------------------
+# producer clocks and the default partitioner (used by kafkafmt.log.generator)
+CLOCK_MODELS = ("none", "normal", "heavy_tailed", "wrong", "negative")
+#: a drawn skew is clamped to +/- 100 years (a Student-t with df <= 1 can draw anything)
+MAX_SKEW_MS = 100 * 365 * 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class ClockModel:
+    """How a producer's clock differs from true time: ``CreateTime = true send time + skew``.
+
+    ``none``          skew 0.
+    ``normal``        per record, skew ~ Normal(``offset_ms``, ``sigma_ms``).
+    ``heavy_tailed``  per record, skew = ``offset_ms`` + ``scale_ms`` x Student-t(``df``) (df <= 2: infinite
+                      variance, the occasional wild timestamp of a real fleet).
+    ``wrong``         a badly wrong clock: a constant ``offset_ms`` (e.g. a day behind) plus Normal(0, ``sigma_ms``).
+    ``negative``      a KIP-228 producer (seed 002): timestamps ``base_ms`` + time since the start, with
+                      ``base_ms`` < 0 (before 1970); stored with the proposal's ``isTimestampExtended`` bit.
+
+    Seed 000 §7.1-7.2 (KIP-32): with CreateTime the broker keeps whatever the producer says.
+    """
+
+    model: str = "none"
+    sigma_ms: float = 0.0
+    offset_ms: int = 0
+    scale_ms: float = 0.0
+    df: float = 2.0
+    base_ms: int = -1_000_000_000
+
+    def __post_init__(self):
+        if self.model not in CLOCK_MODELS:
+            raise ValueError(f"clock model must be one of {', '.join(CLOCK_MODELS)} (got {self.model!r})")
+        if self.sigma_ms < 0 or self.scale_ms < 0 or self.df <= 0:
+            raise ValueError("sigma_ms and scale_ms must be >= 0 and df > 0")
+        if self.model == "negative" and self.base_ms >= 0:
+            raise ValueError(f"a negative clock needs base_ms < 0 (got {self.base_ms})")
+
+    def skew(self, rng: random.Random, true_ms: int, start_ms: int) -> int:
+        """The skew of one record sent at ``true_ms`` (``start_ms``: the scenario's start)."""
+        m = self.model
+        if m == "none":
+            return 0
+        if m == "normal":
+            return round(rng.gauss(self.offset_ms, self.sigma_ms))
+        if m == "heavy_tailed":
+            chi2 = rng.gammavariate(self.df / 2.0, 2.0)
+            t = rng.gauss(0.0, 1.0) / ((chi2 / self.df) ** 0.5) if chi2 > 0 else 0.0
+            return round(max(-MAX_SKEW_MS, min(MAX_SKEW_MS, self.offset_ms + self.scale_ms * t)))
+        if m == "wrong":
+            return self.offset_ms + (round(rng.gauss(0.0, self.sigma_ms)) if self.sigma_ms else 0)
+        return self.base_ms - start_ms  # negative: CreateTime = base_ms + time since the start
+
+
+def murmur2(data: bytes) -> int:
+    """``org.apache.kafka.common.utils.Utils.murmur2``: the 32-bit signed hash Kafka partitions keys with."""
+    m, r, mask = 0x5BD1E995, 24, 0xFFFFFFFF
+    length = len(data)
+    h = (0x9747B28C ^ length) & mask
+    n4 = length // 4
+    for i in range(n4):
+        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = (k * m) & mask
+        k ^= k >> r
+        k = (k * m) & mask
+        h = (h * m) & mask
+        h ^= k
+    tail = length % 4
+    if tail >= 3:
+        h ^= data[n4 * 4 + 2] << 16
+    if tail >= 2:
+        h ^= data[n4 * 4 + 1] << 8
+    if tail >= 1:
+        h ^= data[n4 * 4]
+        h = (h * m) & mask
+    h ^= h >> 13
+    h = (h * m) & mask
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for_key(key: bytes, num_partitions: int) -> int:
+    """``BuiltInPartitioner.partitionForKey``: ``toPositive(murmur2(key)) % numPartitions``."""
+    return (murmur2(key) & 0x7FFFFFFF) % num_partitions
