@@ -149,13 +149,13 @@ def test_skew_in_the_generated_log(tiny):
     start = manifest["start_ms"]
     # normal clock, 20 records per batch sent at one instant: within-batch spread = sigma * sqrt(19/20)
     t = records_table(_partition_bytes(out / "skewed-0"), include_data=False).to_pandas()
-    dev = t["timestamp"] - t.groupby("batch_position")["timestamp"].transform("mean")
+    dev = t["timestamp_ms"] - t.groupby("batch_position")["timestamp_ms"].transform("mean")
     assert abs(dev.std() - 200 * (19 / 20) ** 0.5) < 15
     # the badly wrong clock: its records sit an hour behind the exact producer's, in the same partition
     for p in (0, 1):
         r = records_table(_partition_bytes(out / f"clicks-{p}")).to_pylist()
-        late = [x["timestamp"] for x in r if x["key"] is not None and x["timestamp"] < start]
-        exact = [x["timestamp"] for x in r if x["timestamp"] >= start]
+        late = [x["timestamp_ms"] for x in r if x["key"] is not None and x["timestamp_ms"] < start]
+        exact = [x["timestamp_ms"] for x in r if x["timestamp_ms"] >= start]
         assert late and exact and all(start - 3600000 <= ts < start - 3600000 + 60000 for ts in late)
         assert all(start <= ts <= start + 60000 for ts in exact)
 

@@ -134,7 +134,7 @@ def _direct_records(log_dir, topic: str, partition: int) -> pd.DataFrame:
     for row in segment_files(log_dir).query("topic == @topic and partition == @partition").itertuples():
         t = records_table(open(row.path, "rb").read(), include_data=False).to_pandas()
         frames.append(pd.DataFrame({"topic": topic, "partition": partition, "offset": t["offset"],
-                                    "timestamp": t["timestamp"], "timestampType": t["timestamp_type"],
+                                    "timestamp": t["timestamp_ms"], "timestampType": t["timestamp_type"],
                                     "producerId": t["producer_id"], "segment": row.segment,
                                     "position": t["batch_position"]}))
     return pd.concat(frames, ignore_index=True)
