@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:  # e.g. `kafkafmt dump ... | head`
         return 0
+    except OSError as e:  # an output that cannot be written, a device error
+        print(f"kafkafmt: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -93,6 +93,8 @@ class LogDump:
     error: KafkaFmtError | None = None
     valid_bytes: int = 0
     trailing_bytes: int = 0
+    #: batches printed with ``isvalid: false`` (kafka-dump-log reports them and still exits 0)
+    invalid_batches: int = 0
 
 
 def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = False, print_data: bool = False,
@@ -120,6 +122,7 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     try:
         for batch in iter_file_batches(buf, end=end):
             out(batch_line(batch, valid))
+            result.invalid_batches += not batch.is_valid()
             if deep:
                 for record in batch.records():
                     if last_offset == -1:
@@ -130,7 +133,8 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
                     out(record_line(batch, record, print_data=print_data, skip_metadata=skip_metadata))
             valid += batch.size_in_bytes
     except KafkaFmtError as e:
-        result.error = e
+        # without its traceback: the frames hold views into ``buf`` (an mmap the caller closes)
+        result.error = e.with_traceback(None)
     result.valid_bytes = valid
     result.trailing_bytes = end - valid
     if result.error is None and result.trailing_bytes > 0 and max_bytes is None:

@@ -15,7 +15,8 @@ Hierarchy::
     ├── CorruptRecordError            CorruptRecordException (2, CORRUPT_MESSAGE)
     │   ├── TruncatedRecordError      input ends inside a declared length
     │   ├── CompressionFramingError   a codec stream is malformed (IOException in Kafka)
-    │   └── DecompressionLimitError   decompressed data exceeds the configured cap
+    │   └── DecodeLimitError          a decode would exceed a configured limit (kafkafmt.limits)
+    │       └── DecompressionLimitError   decompressed data exceeds the configured cap
     ├── InvalidRecordError            InvalidRecordException (87, INVALID_RECORD)
     │   └── RecordValidationError     per-record errors collected by LogValidator
     ├── InvalidTimestampError         InvalidTimestampException (32, INVALID_TIMESTAMP)
@@ -36,8 +37,10 @@ Hierarchy::
     ├── UnsupportedOperationError     java.lang.UnsupportedOperationException
     ├── IllegalStateError             java.lang.IllegalStateException
     ├── KafkaStorageError             a structural log error Kafka raises as KafkaException
+    ├── CheckpointError               a malformed checkpoint file (IOException in CheckpointFile)
     ├── ConfigError                   ConfigException (invalid topic/log setting)
-    ├── NoSuchFileError               java.nio.file.NoSuchFileException
+    ├── NoSuchFileError               java.nio.file.NoSuchFileException (also: a directory given as a file)
+    ├── FileAccessError               an input file that cannot be read (permissions, I/O error)
     ├── DumpToolError                 kafka-dump-log would stop with the named Java exception
     └── SpecError                     a JSON record-set spec (``kafkafmt build``) is invalid
 """
@@ -92,7 +95,12 @@ class CompressionFramingError(CorruptRecordError):
     kafka_exception = "KafkaException(IOException)"
 
 
-class DecompressionLimitError(CorruptRecordError):
+class DecodeLimitError(CorruptRecordError):
+    """Decoding would exceed a configured work limit (records per batch, decompressed bytes);
+    see :mod:`kafkafmt.limits`.  Kafka has no such limits: this is kafkafmt refusing hostile input."""
+
+
+class DecompressionLimitError(DecodeLimitError):
     """Decompressed data would exceed the configured ``max_decompressed_bytes`` cap."""
 
 
@@ -238,6 +246,18 @@ class NoSuchFileError(KafkaFmtError, FileNotFoundError):
     """A file Kafka expects is missing (``java.nio.file.NoSuchFileException``)."""
 
     kafka_exception = "NoSuchFileException"
+
+
+class FileAccessError(KafkaFmtError, OSError):
+    """An input file exists but cannot be read (java.io.IOException: permissions, I/O error)."""
+
+    kafka_exception = "IOException"
+
+
+class CheckpointError(KafkaFmtError, ValueError):
+    """A malformed checkpoint file (``CheckpointFile``'s ``IOException``: bad version, line or count)."""
+
+    kafka_exception = "IOException"
 
 
 class DumpToolError(KafkaFmtError):

@@ -4,14 +4,33 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import sys
 import tempfile
+import traceback
 from pathlib import Path
+
+from .errors import KafkaFmtError, NoSuchFileError
 
 
 @contextlib.contextmanager
 def open_readonly(path: str | os.PathLike):
-    """Map ``path`` read-only (``mmap.ACCESS_READ``); yields ``b""`` for an empty file."""
-    with open(path, "rb") as f:
+    """Map ``path`` read-only (``mmap.ACCESS_READ``); yields ``b""`` for an empty file.
+
+    A missing path or a directory raises :class:`~kafkafmt.errors.NoSuchFileError`; any other
+    OS error a :class:`~kafkafmt.errors.FileAccessError`.  An error raised inside the block
+    propagates unchanged: views into the map that it still holds (in its traceback's frames)
+    are released, so closing the map never turns it into ``BufferError``.
+    """
+    path = os.fspath(path)
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise NoSuchFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise NoSuchFileError(f"{path}: is a directory, not a file") from None
+    except OSError as e:
+        raise FileAccessError(f"{path}: {e.strerror or e}") from None
+    with f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             yield b""
@@ -20,7 +39,34 @@ def open_readonly(path: str | os.PathLike):
         try:
             yield m
         finally:
-            m.close()
+            _close_map(m, sys.exc_info()[1])
+
+
+def read_input(path: str | os.PathLike) -> bytes:
+    """The whole content of a (small) input file, with :func:`open_readonly`'s errors."""
+    with open_readonly(path) as buf:
+        return bytes(buf)
+
+
+def _close_map(m: mmap.mmap, pending: BaseException | None) -> None:
+    """Close ``m``; if views into it are alive, release those held by ``pending``'s frames first.
+
+    Views a caller keeps on purpose (or a frame still running) keep the map alive; it is then
+    closed when the last view goes (``mmap`` unmaps on deallocation), which is safe because the
+    map is read-only.
+    """
+    try:
+        m.close()
+        return
+    except BufferError:
+        pass
+    tb = pending.__traceback__ if pending is not None else None
+    while pending is not None:
+        traceback.clear_frames(pending.__traceback__)
+        pending = pending.__cause__ or pending.__context__
+    del tb
+    with contextlib.suppress(BufferError):
+        m.close()
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:

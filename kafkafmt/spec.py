@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 from typing import Any, Iterable, Iterator
 
 from . import compression as _compression
@@ -151,17 +152,28 @@ def dump_json_lines(batches: Iterable[RecordBatch], *, deep: bool = True) -> Ite
 # build side
 def load_spec(text: str) -> list[dict]:
     """Parse a spec file: JSON Lines, a JSON array, or ``{"batches": [...]}``."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SpecError(f"the spec is not UTF-8 text ({e.reason})", position=e.start) from None
     text = text.strip()
     if not text:
         return []
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         doc = None
+    if isinstance(doc, dict) and "batches" in doc:
+        doc = doc["batches"]
+        if not isinstance(doc, list):
+            raise SpecError(f'"batches" must be a JSON array, got {type(doc).__name__}')
     if isinstance(doc, list):
         return doc
     if isinstance(doc, dict):
-        return doc["batches"] if "batches" in doc else [doc]
+        return [doc]
+    if doc is not None:
+        raise SpecError(f"a spec is JSON objects (one per batch), got {type(doc).__name__}")
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
@@ -169,6 +181,8 @@ def load_spec(text: str) -> list[dict]:
                 out.append(json.loads(line))
             except json.JSONDecodeError as e:
                 raise SpecError(f"line {n}: not JSON: {e}") from None
+            except RecursionError:
+                raise SpecError(f"line {n}: JSON nested too deeply") from None
     return out
 
 
@@ -199,6 +213,8 @@ def build_batch(spec: dict) -> bytes:
     if not isinstance(spec, dict):
         raise SpecError(f"a batch spec must be a JSON object, got {type(spec).__name__}")
     magic = spec.get("magic", 2)
+    if type(magic) is not int:
+        raise SpecError(f"magic must be an integer, got {magic!r}")
     try:
         if magic >= 2:
             return _build_v2(spec)
@@ -208,9 +224,15 @@ def build_batch(spec: dict) -> bytes:
         if isinstance(e, SpecError):
             raise
         raise SpecError(f"batch at baseOffset {spec.get('baseOffset')}: {type(e).__name__}: {e.reason}") from e
-    except (KeyError, TypeError, ValueError, OverflowError) as e:
-        raise SpecError(f"batch at baseOffset {spec.get('baseOffset')}: invalid field: {e!r}") from None
+    except _WRONG_TYPE_ERRORS as e:  # a field of the wrong JSON type or out of its Java range
+        raise SpecError(f"batch at baseOffset {spec.get('baseOffset')!r}: invalid field: "
+                        f"{type(e).__name__}: {e}") from None
     raise SpecError(f"unsupported magic {magic!r}")
+
+
+#: what Python raises when a spec field has the wrong JSON type (a string where a number goes,
+#: a list where an object goes) or a number outside its field's range (``struct.error``)
+_WRONG_TYPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, OverflowError, AttributeError, struct.error)
 
 
 def build_record_set(specs: Iterable[dict]) -> bytes:

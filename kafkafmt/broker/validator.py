@@ -291,7 +291,9 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
         if trailing is not None:
             trace.add("trim invalid bytes", f"{trailing.length} trailing byte(s) dropped: {trailing.reason}",
                       "UnifiedLog.trimInvalidBytes", position=trailing.position)
-            del buf[valid_end:]
+            # a copy, not ``del buf[valid_end:]``: the batches hold views into ``buf``
+            buf = buf[:valid_end]
+            batches = list(MemoryRecords(buf).batches())
         if valid_end == 0:
             trace.add("nothing to append", "no whole batch: appendInfo returned as is", "UnifiedLog.append",
                       validBytes=0)

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 from ..errors import IllegalArgumentError
-from .files import LEADER_EPOCH_CHECKPOINT, read_checkpoint, write_checkpoint
+from ..errors import CheckpointError
+from .files import LEADER_EPOCH_CHECKPOINT, checkpoint_ints, read_checkpoint, write_checkpoint
 
 
 class LeaderEpochCache:
@@ -26,8 +27,11 @@ class LeaderEpochCache:
             if not self._path.exists() and self._path.parent.exists():
                 self._path.touch()  # CheckpointFile creates the file, empty, when it is missing
             rows = read_checkpoint(self._path)
-            for epoch, start in (rows or []):
-                self._assign(int(epoch), int(start))
+            for row in rows or []:
+                if len(row) != 2:
+                    raise CheckpointError(f"Malformed line in checkpoint file ({self._path}): '{' '.join(row)}'")
+                epoch, start = checkpoint_ints(self._path, row, slice(0, 2))
+                self._assign(epoch, start)
 
     @property
     def entries(self) -> list[tuple[int, int]]:

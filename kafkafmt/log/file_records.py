@@ -194,6 +194,8 @@ class FileRecords:
 
     def read(self, position: int, size: int) -> bytes:
         """Up to ``size`` bytes from ``position`` (never past ``size``)."""
+        if position < 0:
+            raise IllegalArgumentError("Negative position", position=position)
         size = max(0, min(size, self._size - position))
         if size == 0:
             return b""
@@ -282,6 +284,8 @@ class FileRecords:
     def batches_from(self, start: int = 0, end: int | None = None) -> Iterator[FileBatch]:
         """``FileLogInputStream``: whole batches from ``start`` (which must be a batch boundary)."""
         end = self._size if end is None else end
+        if start < 0:  # e.g. from a corrupt index; FileChannel.read's check
+            raise IllegalArgumentError("Negative position", position=start)
         pos = start
         while end - pos >= FILE.header:  # fewer: FileLogInputStream stops before reading
             header = os.pread(self._fd, HEADER_SIZE_UP_TO_MAGIC, pos)

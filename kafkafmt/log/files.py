@@ -31,6 +31,8 @@ import os
 import re
 from pathlib import Path
 
+from ..errors import CheckpointError
+
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
 TIME_INDEX_FILE_SUFFIX = ".timeindex"
@@ -166,23 +168,49 @@ def write_checkpoint(path: str | os.PathLike, entries: list[tuple], *, fsync: bo
 
 
 def read_checkpoint(path: str | os.PathLike) -> list[list[str]] | None:
-    """Read a checkpoint file; ``None`` if it does not exist.  Raises ValueError on a malformed file."""
+    """Read a checkpoint file; ``None`` if it does not exist.
+
+    A malformed file raises :class:`~kafkafmt.errors.CheckpointError` with the message of Kafka's
+    ``CheckpointFile.CheckpointReadBuffer.read`` (an ``IOException`` there).
+    """
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as e:
+        raise CheckpointError(f"Error while reading checkpoint file {path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CheckpointError(f"Malformed line in checkpoint file ({path}): not UTF-8 text", position=e.start) from None
     lines = text.splitlines()
     if not lines:  # Kafka creates checkpoint files empty; an empty file has no entries
         return []
+
+    def number(line: str) -> int:
+        try:
+            return int(line)
+        except ValueError:
+            raise CheckpointError(f"Malformed line in checkpoint file ({path}): '{line}'") from None
+
     if len(lines) < 2:
-        raise ValueError(f"Malformed line in checkpoint file ({path}): too few lines")
-    if int(lines[0]) != CHECKPOINT_VERSION:
-        raise ValueError(f"Unrecognized version of the checkpoint file ({path}): {lines[0]}")
-    count = int(lines[1])
+        raise CheckpointError(f"Malformed line in checkpoint file ({path}): too few lines")
+    version = number(lines[0])
+    if version != CHECKPOINT_VERSION:
+        raise CheckpointError(f"Unrecognized version of the checkpoint file ({path}): {version}")
+    count = number(lines[1])
     body = [ln.split(" ") for ln in lines[2:] if ln != ""]
     if len(body) != count:
-        raise ValueError(f"Expected {count} entries in checkpoint file ({path}), but found only {len(body)}")
+        raise CheckpointError(f"Expected {count} entries in checkpoint file ({path}), but found only {len(body)}")
     return body
+
+
+def checkpoint_ints(path: str | os.PathLike, row: list[str], fields: slice) -> list[int]:
+    """The numeric fields of one checkpoint line, or :class:`~kafkafmt.errors.CheckpointError`."""
+    try:
+        return [int(v) for v in row[fields]]
+    except ValueError:
+        raise CheckpointError(f"Malformed line in checkpoint file ({path}): '{' '.join(row)}'") from None
 
 
 def replace_suffix(path: str | os.PathLike, old_suffix: str, new_suffix: str) -> Path:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 
-from ..errors import IllegalArgumentError, InvalidOffsetError, LogSegmentOffsetOverflowError
+from ..errors import CheckpointError, IllegalArgumentError, InvalidOffsetError, LogSegmentOffsetOverflowError
 from .errors import KafkaStorageError, NoSuchFileError
 from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
                     RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
-                    is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
+                    checkpoint_ints, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
                     read_checkpoint, time_index_file, write_checkpoint)
 from .segment import LogOffsetMetadata, LogSegment
 
@@ -29,12 +29,19 @@ class LogLoading:
     """``LogLoader`` steps and the checkpoint files, mixed into :class:`~kafkafmt.log.log.Log`."""
 
     def _read_offset_checkpoint(self, name: str) -> int | None:
-        rows = read_checkpoint(self.dir / name)
-        if not rows:
-            return None
-        for row in rows:
-            if len(row) == 3 and row[0] == self.topic and int(row[1]) == self.partition:
-                return int(row[2])
+        """This partition's entry in an offset checkpoint.  A malformed file counts as absent, with a
+        warning event, as ``LogManager.loadLogs`` does ("Error occurred while reading ... resetting")."""
+        path = self.dir / name
+        try:
+            rows = read_checkpoint(path)
+            for row in rows or []:
+                if len(row) == 3 and row[0] == self.topic:
+                    partition, offset = checkpoint_ints(path, row, slice(1, 3))
+                    if partition == self.partition:
+                        return offset
+        except CheckpointError as e:
+            self.events.append({"type": "warning", "time": self.clock.now(), "checkpoint": name,
+                                "reason": f"{e.reason}; ignored, as Kafka's LogManager.loadLogs does"})
         return None
 
     def _write_checkpoints(self) -> None:
@@ -103,7 +110,10 @@ class LogLoading:
         source = segment.log
         try:
             while position < source.size:
-                first = next(source.batches_from(position))
+                first = next(source.batches_from(position), None)
+                if first is None:  # Kafka: NoSuchElementException from batchesFrom(position).iterator().next()
+                    raise KafkaStorageError(f"Failed to split {segment}: no whole batch at position {position}",
+                                            position=position)
                 for f in (log_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
                           offset_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
                           time_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX)):

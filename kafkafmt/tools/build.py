@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ..io import atomic_write
+from ..io import atomic_write, read_input
 from ..spec import build_record_set, load_spec
 
 
@@ -21,8 +21,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    text = sys.stdin.read() if args.spec == "-" else open(args.spec, encoding="utf-8").read()
-    specs = [s for s in load_spec(text) if "trailingBytes" not in s]
+    text = sys.stdin.buffer.read() if args.spec == "-" else read_input(args.spec)
+    specs = [s for s in load_spec(text) if not (isinstance(s, dict) and "trailingBytes" in s)]
     data = build_record_set(specs)
     atomic_write(args.output, data)
     print(f"wrote {len(data)} bytes, {len(specs)} batch(es) to {args.output}", file=sys.stderr)

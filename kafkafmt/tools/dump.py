@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..dump import dump_log
-from ..errors import KafkaFmtError
+from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
 from ..spec import batch_to_json
 from ..dump import iter_file_batches
@@ -32,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--max-message-size", type=int, default=5242880, help="bytes read per index entry (default 5242880)")
     p.add_argument("--json", action="store_true",
                    help="JSON Lines: one object per batch, records nested with --deep (default on with --json)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a batch is invalid (isvalid: false), the file ends in invalid bytes or an "
+                        "index check reports a problem (kafka-dump-log reports these and exits 0, as does the default)")
     p.set_defaults(func=run)
 
 
@@ -50,52 +53,60 @@ def run(args) -> int:
     rc = 0
     stderr_tail: list[str] = []
     for path in files:
-        name = os.path.basename(path)
-        suffix = name[name.rfind("."):] if "." in name else ""
-        if not os.path.exists(path):
-            print(f"kafkafmt: error: no such file: {path}", file=sys.stderr)
+        try:
+            rc |= _dump_file(path, args, stderr_tail)
+        except KafkaFmtError as e:
+            _error(path, e)
             rc = 1
-            continue
-        if suffix in (".index", ".timeindex"):
-            if args.json:
-                print(f"kafkafmt: --json does not apply to index files, skipping {path}", file=sys.stderr)
-                continue
-            print(f"Dumping {path}")
-            try:
-                from ..log import dump as index_dump
-            except ImportError:  # pragma: no cover - index support ships with kafkafmt.log
-                print("kafkafmt: index dumping needs kafkafmt.log", file=sys.stderr)
-                return 1
-            fn = index_dump.dump_index if suffix == ".index" else index_dump.dump_time_index
-            kw = {"verify_only": args.verify_index_only, "sanity_check_only": args.index_sanity_check}
-            if suffix == ".index":
-                kw["max_message_size"] = args.max_message_size
-            try:
-                out, err = fn(path, **kw)
-            except KafkaFmtError as e:
-                print(f"kafkafmt: error: {path}: {type(e).__name__}: {e}", file=sys.stderr)
-                rc = 1
-                continue
-            for line in out:
-                print(line)
-            stderr_tail += err
-            continue
-        with open_readonly(path) as buf:
-            if args.json:
-                rc |= _dump_json(path, buf, args)
-                continue
-            print(f"Dumping {path}")
-            start = _start_offset(name) if suffix == ".log" else None
-            res = dump_log(buf, filename=name, abspath=os.path.abspath(path), deep=args.deep,
-                           print_data=args.print_data_log, skip_metadata=args.skip_record_metadata,
-                           max_bytes=args.max_bytes, start_offset=start, emit=print)
-            stderr_tail += res.stderr
-            if res.error is not None:
-                print(f"kafkafmt: error: {path}: {type(res.error).__name__}: {res.error}", file=sys.stderr)
-                rc = 1
     for line in stderr_tail:
         print(line, file=sys.stderr)
     return rc
+
+
+def _error(path: str, e: KafkaFmtError) -> None:
+    print(f"kafkafmt: error: {path}: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
+    """Dump one file; the exit status it adds (1 for an error, or with ``--strict`` for anything invalid)."""
+    name = os.path.basename(path)
+    suffix = name[name.rfind("."):] if "." in name else ""
+    if os.path.isdir(path):
+        raise NoSuchFileError(f"is a directory; give the segment files (e.g. {os.path.join(path, '*.log')})")
+    if not os.path.exists(path):
+        raise NoSuchFileError("no such file")
+    if suffix in (".index", ".timeindex"):
+        if args.json:
+            print(f"kafkafmt: --json does not apply to index files, skipping {path}", file=sys.stderr)
+            return 0
+        print(f"Dumping {path}")
+        from ..log import dump as index_dump
+        fn = index_dump.dump_index if suffix == ".index" else index_dump.dump_time_index
+        kw = {"verify_only": args.verify_index_only, "sanity_check_only": args.index_sanity_check}
+        if suffix == ".index":
+            kw["max_message_size"] = args.max_message_size
+        out, err = fn(path, **kw)
+        for line in out:
+            print(line)
+        stderr_tail += err
+        return int(bool(args.strict and err))
+    with open_readonly(path) as buf:
+        if args.json:
+            return _dump_json(path, buf, args)
+        print(f"Dumping {path}")
+        start = _start_offset(name) if suffix == ".log" else None
+        res = dump_log(buf, filename=name, abspath=os.path.abspath(path), deep=args.deep,
+                       print_data=args.print_data_log, skip_metadata=args.skip_record_metadata,
+                       max_bytes=args.max_bytes, start_offset=start, emit=print)
+    stderr_tail += res.stderr
+    if res.error is not None:
+        _error(path, res.error)
+        return 1
+    if args.strict and (res.invalid_batches or (res.trailing_bytes and args.max_bytes is None)):
+        print(f"kafkafmt: error: {path}: --strict: {res.invalid_batches} invalid batch(es), "
+              f"{res.trailing_bytes} invalid trailing byte(s)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _dump_json(path: str, buf, args) -> int:
@@ -109,6 +120,6 @@ def _dump_json(path: str, buf, args) -> int:
         if pos < end:
             print(json.dumps({"file": path, "trailingBytes": end - pos, "position": pos}), file=sys.stderr)
     except KafkaFmtError as e:
-        print(f"kafkafmt: error: {path}: {type(e).__name__}: {e}", file=sys.stderr)
+        _error(path, e.with_traceback(None))
         return 1
     return 0
