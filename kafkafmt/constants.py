@@ -60,7 +60,7 @@ NO_TIMESTAMP_EXTENDED = INT64_MIN
 DEFAULT_RECORD_MAX_OVERHEAD = 21
 
 #: Default cap on the bytes one decompression may produce (kafkafmt's own guard, configurable).
-DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024  # the default of kafkafmt.limits (see there)
 #: kafka-dump-log / broker default max.message.bytes (1 MiB + LOG_OVERHEAD).
 DEFAULT_MAX_MESSAGE_BYTES = 1048588
 

@@ -14,6 +14,7 @@ Nothing else escapes: library errors are wrapped.
 from __future__ import annotations
 
 from kafkafmt.constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_VALUE_V2, CompressionType
+from kafkafmt.limits import current_limits
 from kafkafmt.errors import (
     CompressionFramingError,
     IllegalArgumentError,
@@ -26,7 +27,7 @@ from . import lz4 as lz4_codec
 from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
-__all__ = ["compress", "decompress", "check_codec_for_magic", "codec_of", "validate_level"]
+__all__ = ["compress", "decompress", "decompress_buffer", "check_codec_for_magic", "codec_of", "validate_level"]
 
 
 def codec_of(codec: CompressionType | int) -> CompressionType:
@@ -84,13 +85,26 @@ def compress(codec: CompressionType | int, data: bytes | memoryview, *, magic: i
 
 def decompress(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
                max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Decompress a whole ``codec`` stream as Kafka's reader for message format ``magic`` does
+    (see :func:`decompress_buffer`, which this copies into ``bytes``)."""
+    return bytes(decompress_buffer(codec, data, magic=magic, max_bytes=max_bytes))
+
+
+def decompress_buffer(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
+                      max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | bytearray:
     """Decompress a whole ``codec`` stream as Kafka's reader for message format ``magic`` does.
 
+    Returns the codec's output buffer itself (a ``bytearray`` grown in place), so decoding up to
+    ``max_bytes`` costs one copy of the output, not two; the record readers use this.
+
+    ``max_bytes`` left at its default means :func:`kafkafmt.limits.current_limits`' cap.
     Raises DecompressionLimitError as soon as the output would exceed ``max_bytes`` and
     CompressionFramingError (with ``position``) for a malformed or truncated stream.
     """
     ctype = codec_of(codec)
     check_codec_for_magic(ctype, magic)
+    if max_bytes == DEFAULT_MAX_DECOMPRESSED_BYTES:  # not chosen by the caller: the limit in force
+        max_bytes = current_limits().max_decompressed_bytes
     if max_bytes < 0:
         raise IllegalArgumentError(f"max_bytes must be >= 0, got {max_bytes}")
     if ctype is CompressionType.NONE:

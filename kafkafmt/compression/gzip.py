@@ -113,7 +113,7 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
     except _HeaderError as e:
         raise CompressionFramingError(f"gzip: {e.reason}", position=e.position) from None
 
-    out: list[bytes] = []
+    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
     total = 0
     # The JDK's view of the input: `pos` is how far the underlying stream has been read;
     # [inp_start, inp_end) is what its 8 KiB buffer still holds for the inflater.
@@ -145,7 +145,7 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
                         f"gzip: decompressed data exceeds max_bytes={max_bytes}", position=inp_start)
                 crc = zlib.crc32(chunk, crc)
                 size += len(chunk)
-                out.append(chunk)
+                out += chunk
             if inflater.eof:
                 break
             pending = inflater.unconsumed_tail
@@ -173,4 +173,4 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
             inp_start = header_end
         else:
             inp_start = inp_end = pos
-    return b"".join(out)
+    return out

@@ -152,7 +152,7 @@ def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
             raise _fail(f"{DESCRIPTOR_HASH_MISMATCH} (HC {buf[pos]:#04x}, expected {expected:#04x})", pos)
     pos += 1
 
-    out: list[bytes] = []
+    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
     total = 0
     while True:
         if n - pos < 4:
@@ -187,5 +187,5 @@ def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
             if xxhash.xxh32_intdigest(block, seed=0) != _U32.unpack_from(buf, pos)[0]:
                 raise _fail(BLOCK_HASH_MISMATCH, pos)
             pos += 4
-        out.append(chunk)
-    return b"".join(out)
+        out += chunk
+    return out

@@ -108,7 +108,7 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
     if n < header_size or bytes(buf[:len(XERIAL_MAGIC)]) != XERIAL_MAGIC:
         return _raw_block(buf, 0, n, max_bytes)
 
-    out: list[bytes] = []
+    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
     total = 0
     pos = header_size
     while n - pos >= 4:
@@ -146,6 +146,6 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
                 "(truncated stream)", position=pos)
         block = _raw_block(buf, start, start + chunk_size, max_bytes - total)
         total += len(block)
-        out.append(block)
+        out += block
         pos = start + chunk_size
-    return b"".join(out)
+    return out

@@ -62,7 +62,7 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
     buf = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     n = len(buf)
     dctx = zstandard.ZstdDecompressor()
-    out: list[bytes] = []
+    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
     total = 0
     pos = 0
     last_piece_start = (n - 1) // SOURCE_READ_SIZE * SOURCE_READ_SIZE
@@ -74,7 +74,7 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
                 if frame_start > last_piece_start:
                     # zstd-jni: the previous frame ended inside the last source piece, so
                     # frameFinished is still true at EOF and the partial frame is ignored.
-                    return b"".join(out)
+                    return out
                 raise CompressionFramingError("zstd: Truncated source (the last frame is incomplete)",
                                               position=n)
             feed = (max_bytes - total) // _MAX_EXPANSION_PER_BYTE
@@ -90,6 +90,6 @@ def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
                 if total > max_bytes:
                     raise DecompressionLimitError(
                         f"zstd: decompressed data exceeds max_bytes={max_bytes}", position=pos - len(piece))
-                out.append(chunk)
+                out += chunk
         pos -= len(dobj.unused_data)
-    return b"".join(out)
+    return out

@@ -19,6 +19,7 @@ from ..crc import crc32c
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
     UnsupportedCompressionError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
+from ..limits import check_record_count
 from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, size_of_varint, wrap64
 from .batch import RecordBatch
 from .record import Header, Record, parse_control_record
@@ -309,14 +310,18 @@ class DefaultRecordBatch(RecordBatch):
 
     # --- records -----------------------------------------------------------------------------
     def payload(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
-        """The uncompressed records area, and its byte position in the input (None if decompressed)."""
+        """The uncompressed records area, and its byte position in the input (None if decompressed).
+
+        A batch declaring more records than ``max_records_per_batch`` is refused first (kafkafmt.limits).
+        """
+        check_record_count(self.count, position=self.position)
         start = self.position + RECORD_BATCH_OVERHEAD
         raw = memoryview(self._buf)[start:self.end]
         codec = self.compression
         if codec == CompressionType.NONE:
             return raw, start
         try:
-            return _compression.decompress(codec, raw, magic=2, max_bytes=max_decompressed_bytes), None
+            return _compression.decompress_buffer(codec, raw, magic=2, max_bytes=max_decompressed_bytes), None
         except KafkaFmtError as e:
             raise e.at(start)
 

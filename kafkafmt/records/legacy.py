@@ -26,6 +26,7 @@ from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from ..varint import wrap8, wrap64
 from .batch import RecordBatch
 from .record import Record
+from ..limits import check_record_count, current_limits
 from .walker import INNER, BatchWalker
 
 _LAYOUT = {0: LEGACY_V0, 1: LEGACY_V1}
@@ -119,6 +120,20 @@ def _inner_spans(data, wrapper_position: int, lenient: bool):
         yield pos, span
 
 
+def _count_inner_entries(data) -> int:
+    """How many whole inner entries the walk finds, counting no further than ``max_records_per_batch + 1``
+    (a cheap pass before any entry is parsed; an error ends the count, the parsing pass reports it)."""
+    count, stop = 0, current_limits().max_records_per_batch + 1
+    try:
+        for _ in BatchWalker(data, rules=INNER):
+            count += 1
+            if count >= stop:
+                break
+    except CorruptRecordError:
+        pass
+    return count
+
+
 class LegacyMessage:
     """A parsed v0/v1 log entry (shallow: key and value are views).
 
@@ -132,7 +147,7 @@ class LegacyMessage:
     """
 
     __slots__ = ("buf", "position", "offset", "size", "crc", "magic", "attributes", "timestamp",
-                 "key", "value", "end", "_lenient")
+                 "_key", "_value", "end", "_lenient")
 
     def __init__(self, buf, position: int, end: int | None = None, *, lenient: bool = False,
                  layout_magic: int | None = None):
@@ -171,22 +186,35 @@ class LegacyMessage:
         self.attributes = fields[4] & 0xFF
         self.timestamp = fields[5] if layout is LEGACY_V1 else NO_TIMESTAMP
         pos = position + layout.size
-        self.key, pos = self._slice(pos, fields[-1], "key")
+        self._key, pos = self._slice(pos, fields[-1], "key")
         if pos + LEGACY_VALUE_LENGTH.size > self.end:
             raise CorruptRecordError("the message is too short for its header" if lenient else
                                      "Record is corrupt (value length runs past the message end)", position=pos)
         (vlen,) = LEGACY_VALUE_LENGTH.unpack_from(buf, pos)
         pos += LEGACY_VALUE_LENGTH.size
-        self.value, pos = self._slice(pos, vlen, "value")
+        self._value, pos = self._slice(pos, vlen, "value")
 
     def _slice(self, pos: int, length: int, what: str):
+        """``(start, length)`` of a length-prefixed field (None if null) and the position after it: views
+        are made only when asked for, so the inner messages of a large wrapper stay small."""
         if length < 0:  # Utils.sizeDelimited: any negative length is null
             return None, pos
         if pos + length > self.end:
             raise CorruptRecordError(f"a length of {length} runs past the message end" if self._lenient else
                                      f"Record is corrupt ({what} length {length} runs past the message end)",
                                      position=pos)
-        return memoryview(self.buf)[pos:pos + length], pos + length
+        return (pos, length), pos + length
+
+    def _view(self, span):
+        return None if span is None else memoryview(self.buf)[span[0]:span[0] + span[1]]
+
+    @property
+    def key(self) -> memoryview | None:
+        return self._view(self._key)
+
+    @property
+    def value(self) -> memoryview | None:
+        return self._view(self._value)
 
     @property
     def codec(self) -> CompressionType:
@@ -209,9 +237,10 @@ class LegacyMessage:
                                      position=self.position)
 
     def to_record(self, offset: int, timestamp: int, ts_type: TimestampType, position: int | None) -> Record:
+        key, value = self._key, self._value
         return Record(offset=offset, timestamp=timestamp, timestamp_type=ts_type,
-                      key=None if self.key is None else bytes(self.key),
-                      value=None if self.value is None else bytes(self.value),
+                      key=None if key is None else bytes(self.buf[key[0]:key[0] + key[1]]),
+                      value=None if value is None else bytes(self.buf[value[0]:value[0] + value[1]]),
                       magic=self.magic, attributes=self.attributes, size=LOG_OVERHEAD + self.size,
                       position=position, stored_offset=self.offset,
                       stored_timestamp=self.timestamp if self.magic == 1 else None,
@@ -296,8 +325,12 @@ class LegacyRecordBatch(RecordBatch):
                                      position=self.position)
         return inner
 
-    def decompressed_value(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
-        """A wrapper's value, decompressed: its inner message set (``DeepRecordsIterator``'s checks first)."""
+    def decompressed_value(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                           ) -> bytes | bytearray:
+        """A wrapper's value, decompressed: its inner message set (``DeepRecordsIterator``'s checks first).
+
+        A set of more inner entries than ``max_records_per_batch`` is refused (kafkafmt.limits).
+        """
         m = self.message
         if m.magic not in (0, 1):  # pragma: no cover - only magic 0/1 entries become LegacyRecordBatch
             raise InvalidRecordError(f"Invalid wrapper magic found in legacy deep record iterator {m.magic}",
@@ -312,9 +345,11 @@ class LegacyRecordBatch(RecordBatch):
                                      position=self.position)
         value_pos = self.end - len(m.value)
         try:
-            return _compression.decompress(codec, m.value, magic=m.magic, max_bytes=max_decompressed_bytes)
+            data = _compression.decompress_buffer(codec, m.value, magic=m.magic, max_bytes=max_decompressed_bytes)
         except KafkaFmtError as e:
             raise e.at(value_pos)
+        check_record_count(_count_inner_entries(data), position=self.position, what="inner messages")
+        return data
 
     def inner_offsets_base(self, inner: list[LegacyMessage]) -> int | None:
         """What to add to each inner offset: None for v0 (absolute), else ``wrapper - lastInner`` (KIP-31).
