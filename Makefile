@@ -7,6 +7,7 @@
 #   make bench        ratios against kafka-python and aiokafka (C and pure Python), build/bench/results.json (< 10 min)
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
+#   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +16,10 @@ EXTRAS ?= dev,spark,notebooks
 STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= $(shell $(PY) -c 'import sys; sys.path.insert(0, "tests/fuzz"); import targets; print(" ".join(sorted(targets.TARGETS)))' 2>/dev/null)
+
+.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline fuzz
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -58,5 +62,17 @@ pipeline: setup
 	test -d data/logs/default || $(PY) -m kafkafmt gen --scenario default --out data/logs/default
 	$(PY) -m kafkafmt pipeline --logs data/logs/default --out data/derived/default
 
+# corpora persist in .fuzz/corpus/TARGET between runs; crashes land in .fuzz/crashes/ (then: a fix and a
+# copy under tests/fuzz/regressions/TARGET/); per-target figures are appended to .fuzz/campaign.tsv
+fuzz: setup
+	@mkdir -p .fuzz/crashes
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS)s"; \
+	  $(PY) tests/fuzz/atheris_main.py $$t .fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 \
+	    -rss_limit_mb=2000 -artifact_prefix=.fuzz/crashes/$$t- -print_final_stats=1 2> .fuzz/$$t.log; \
+	  rc=$$?; runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' .fuzz/$$t.log); \
+	  printf '%s\t%s\t%s\t%s\n' "$$t" "$(FUZZ_SECONDS)" "$${runs:-?}" "$$rc" | tee -a .fuzz/campaign.tsv; \
+	done
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target
+	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target .fuzz
