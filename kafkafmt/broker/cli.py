@@ -14,6 +14,7 @@ import sys
 
 from ..errors import KafkaFmtError
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
+from ..io import atomic_write, read_input
 from .fetch import fetch
 from .validator import ORIGINS, validate_messages_and_assign_offsets
 
@@ -36,14 +37,12 @@ def parse_topic_config(pairs) -> LogConfig:
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return read_input(path)
 
 
 def _write_output(path: str | None, data: bytes) -> None:
     if path:
-        with open(path, "wb") as f:
-            f.write(data)
+        atomic_write(path, data)
 
 
 def register(sub) -> None:

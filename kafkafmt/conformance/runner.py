@@ -23,8 +23,11 @@ Phases (so that the JVM tools run once per run, not once per case):
                   kafka-dump-log (``--deep-iteration``, ``--verify-index-only``,
                   ``--index-sanity-check``) finds no mismatch in them.
 
-A check is ``agree``, ``DIFFER`` (with the first difference explained), ``pending`` (the kafkafmt
-module it needs is not there yet, or the case gives nothing to compare) or ``error``.
+A check is ``agree``, ``DIFFER`` (with the first difference explained), ``pending`` (it should have
+run but could not, e.g. no Kafka oracle), ``n/a`` (the case gives it nothing to compare, e.g. an
+empty log after a rejected produce) or ``error`` (including a kafkafmt module that fails to import).
+A case agrees only when every check that applies agrees: one pending check makes the case pending
+(which the test suite fails under ``CI=true``), and a case with nothing to compare is pending too.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ from .cases import Case, CaseError, materialize
 from .client import ProtocolError, error_name
 from .explain import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
 
-AGREE, DIFFER, PENDING, ERROR = "agree", "DIFFER", "pending", "error"
+AGREE, DIFFER, PENDING, ERROR, NOT_APPLICABLE = "agree", "DIFFER", "pending", "error", "n/a"
 
 QUIET_LOG4J = "log4j.rootLogger=OFF\n"
 _STDIO_LOCK = __import__("threading").Lock()
@@ -158,9 +161,9 @@ class CaseResult:
             return ERROR
         if DIFFER in st:
             return DIFFER
-        if AGREE in st:
-            return AGREE
-        return PENDING
+        if PENDING in st or AGREE not in st:
+            return PENDING
+        return AGREE
 
     @property
     def agrees(self) -> bool:
@@ -174,7 +177,7 @@ class CaseResult:
 
     def summary(self) -> str:
         def tag(c):
-            if c.status != AGREE:
+            if c.status not in (AGREE, NOT_APPLICABLE):
                 return f"{c.name}={c.status}"
             return c.name + ("~" if "identical except compressed payload" in c.detail else "")
         names = " ".join(tag(c) for c in self.checks)
@@ -449,7 +452,7 @@ class Runner:
         try:
             codes, outs, notes = predict_produce(case, res.produce)
         except ImportError as e:
-            res.add("produce", PENDING, f"kafkafmt produce path not available yet ({e.name or e})")
+            res.add("produce", ERROR, f"kafkafmt produce path failed to import ({e.name or e})")
             return
         if codes != broker_codes:
             res.add("produce", DIFFER, f"error codes: broker {[error_name(c) for c in broker_codes]} vs kafkafmt "
@@ -486,8 +489,8 @@ class Runner:
         try:
             fetch_mod = KafkafmtModels.fetch_module()
         except ImportError as e:
-            fetch_mod = None
-            pend.append(f"kafkafmt fetch path not available yet ({e.name or e})")
+            res.add("fetch", ERROR, f"kafkafmt fetch path failed to import ({e.name or e})")
+            return
         log_files = _segment_files(res.snapshot, ".log")
         ctx = dict(getattr(res, "_ctx", {"now": 0}))
         ctx["lat"] = [st.lat for st in res.produce]
@@ -522,10 +525,12 @@ class Runner:
                     done += 1
         if problems:
             res.add("fetch", DIFFER, "; ".join(problems))
+        elif pend:  # some fetch could not be predicted: the check does not agree as a whole
+            res.add("fetch", PENDING, f"{done} comparison(s) identical, not predicted: {'; '.join(pend)}")
         elif done:
-            res.add("fetch", AGREE, f"{done} comparison(s) identical" + (f" ({'; '.join(pend)})" if pend else ""))
+            res.add("fetch", AGREE, f"{done} comparison(s) identical")
         else:
-            res.add("fetch", PENDING, "; ".join(pend) or "nothing to compare")
+            res.add("fetch", NOT_APPLICABLE, "nothing to compare")
 
     def check_read(self, case: Case, res: CaseResult) -> None:
         if "read" not in case.checks:
@@ -535,7 +540,7 @@ class Runner:
             return
         log = _read_log(res.snapshot)
         if not log:
-            res.add("read", PENDING, "empty log")
+            res.add("read", NOT_APPLICABLE, "empty log")
             return
         try:
             theirs = self.oracle.call("read", bytes=log)
@@ -561,7 +566,7 @@ class Runner:
         for r in todo:
             k = r.case.id
             if k not in jres:
-                r.add("dump", PENDING, "no .log file")
+                r.add("dump", NOT_APPLICABLE, "no .log file")
                 continue
             why = _compare_tool_outputs(jres[k], kres[k])
             n = len(groups[k])
@@ -621,14 +626,14 @@ class Runner:
             import kafkafmt.log.dump  # noqa: F401
         except ImportError as e:
             for r in todo:
-                r.add("dump-index", PENDING, f"kafkafmt index dump not available yet ({e.name or e})")
+                r.add("dump-index", ERROR, f"kafkafmt index dump failed to import ({e.name or e})")
             return
         # An empty .log with its preallocated (all-zero) .index makes DumpLogSegments die with
         # NoSuchElementException (entry 0 = (0, 0) names no batch); checked once, where a case asks
         # for it ("dumpEmptyLogIndex"), not on every rejected produce.
         skipped = [r for r in todo if not _read_log(r.snapshot) and not r.case.raw.get("dumpEmptyLogIndex")]
         for r in skipped:
-            r.add("dump-index", PENDING, "empty log (see a case with dumpEmptyLogIndex)")
+            r.add("dump-index", NOT_APPLICABLE, "empty log (see a case with dumpEmptyLogIndex)")
         todo = [r for r in todo if r not in skipped]
         groups = {r.case.id: _segment_files(r.snapshot, ".index") + _segment_files(r.snapshot, ".timeindex")
                   for r in todo}
@@ -647,7 +652,7 @@ class Runner:
         for r in todo:
             files = groups[r.case.id]
             if not files:
-                r.add("dump-index", PENDING, "no index files")
+                r.add("dump-index", NOT_APPLICABLE, "no index files")
                 continue
             entries = 0
             for f in files:
@@ -668,7 +673,7 @@ class Runner:
             getattr(log_mod, "Log")
         except (ImportError, AttributeError) as e:
             for r in todo:
-                r.add("segments", PENDING, f"kafkafmt.log.Log not available yet ({getattr(e, 'name', None) or e})")
+                r.add("segments", ERROR, f"kafkafmt.log.Log failed to import ({getattr(e, 'name', None) or e})")
             return
         written: dict[str, Path] = {}
         probs: dict[str, list[str]] = {}
@@ -1016,5 +1021,6 @@ def results_to_json(results: list[CaseResult]) -> str:
                        for r in results], indent=2)
 
 
-__all__ = ["Runner", "CaseResult", "Check", "AGREE", "DIFFER", "PENDING", "ERROR", "results_to_json",
+__all__ = ["Runner", "CaseResult", "Check", "AGREE", "DIFFER", "PENDING", "ERROR", "NOT_APPLICABLE",
+           "results_to_json",
            "kafkafmt_read", "compare_read", "predict_produce", "topic_config"]
