@@ -44,7 +44,8 @@ from typing import Any, Iterable, Mapping
 
 from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
-                      RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError)
+                      RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError,
+                      UnsupportedOperationError)
 from ..config import LogConfig
 from ..records import MemoryRecords
 from .clock import Clock, SystemClock
@@ -54,6 +55,7 @@ from .file_records import TimestampAndOffset
 from .files import (CLEAN_SHUTDOWN_FILE, DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
                     parse_topic_partition_name, time_index_file, transaction_index_file)
 from .loader import LogLoading
+from .readonly import open_read_only
 from .retention import LogRetention
 from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
 
@@ -185,16 +187,24 @@ class Log(LogLoading, LogRetention):
     @classmethod
     def open(cls, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
              *, clean_shutdown: bool | None = None, recovery_point: int | None = None,
-             log_start_offset: int | None = None, **kwargs) -> "Log":
+             log_start_offset: int | None = None, read_only: bool = False, **kwargs) -> "Log":
         """Reopen an existing partition directory, as ``UnifiedLog.apply`` / ``LogLoader`` do.
 
         ``clean_shutdown``: whether the broker shut down cleanly (None: the ``.kafka_cleanshutdown``
         marker decides); ``False`` forces recovery from ``recovery_point`` (§7.5).
         ``recovery_point`` / ``log_start_offset``: what Kafka's LogManager passes from its checkpoint
         files (None: read from this directory's checkpoints).
+        ``read_only``: never write, rename, truncate or delete anything in ``dir``; the log answers as
+        the recovered log would, and :attr:`recovery_changes` says what opening it for real would
+        change (see :mod:`kafkafmt.log.readonly`).  Opening for writing changes the directory even
+        when nothing is appended: leftovers are deleted, segments recovered, indexes resized,
+        checkpoints rewritten, the clean-shutdown marker removed.
         """
         if not Path(dir).is_dir():
             raise NoSuchFileError(f"{dir} is not a log directory")
+        if read_only:
+            return open_read_only(cls, dir, config, clock, clean_shutdown=clean_shutdown,
+                                  recovery_point=recovery_point, log_start_offset=log_start_offset, **kwargs)
         return cls(dir, config, clock, clean_shutdown=clean_shutdown, recovery_point=recovery_point,
                    log_start_offset=log_start_offset, **kwargs)
 
@@ -329,6 +339,7 @@ class Log(LogLoading, LogRetention):
         """
         if origin not in ORIGINS:
             raise ValueError(f"unknown append origin {origin!r}; one of {ORIGINS}")
+        self._check_writable("append_as_leader")
         epoch = self.leader_epoch if leader_epoch is None else leader_epoch
         return self._append(records, origin=origin, validate=origin != "RAFT_LEADER", leader_epoch=epoch,
                             ignore_record_size=False, leader=True)
@@ -341,6 +352,7 @@ class Log(LogLoading, LogRetention):
 
         ``companion_entries`` (kip33-variant only): the leader's time index entries for these offsets.
         """
+        self._check_writable("append_as_follower")
         epoch = self.leader_epoch if leader_epoch is None else leader_epoch
         return self._append(records, origin="REPLICATION", validate=False, leader_epoch=epoch,
                             ignore_record_size=True, leader=False, companion_entries=companion_entries)
@@ -501,6 +513,7 @@ class Log(LogLoading, LogRetention):
              companion_entries=None) -> LogSegment:
         """``UnifiedLog.roll`` / ``LocalLog.roll``: a new active segment at max(expected, LEO)."""
         self._check_open()
+        self._check_writable("roll")
         leo = self.log_end_offset
         new_offset = max(expected_next_offset if expected_next_offset is not None else 0, leo)
         active = self.active_segment
@@ -564,6 +577,7 @@ class Log(LogLoading, LogRetention):
     def flush(self) -> None:
         """Flush everything up to the log end offset (``flush(forceFlushActiveSegment=true)``)."""
         self._check_open()
+        self._check_writable("flush")
         leo = self.log_end_offset
         if self.durable:
             for seg in self.segments:
@@ -677,6 +691,7 @@ class Log(LogLoading, LogRetention):
     def truncate_to(self, target_offset: int) -> bool:
         """``UnifiedLog.truncateTo``: drop offsets >= target (whole batches); True iff target < LEO."""
         self._check_open()
+        self._check_writable("truncate_to")
         if target_offset < 0:
             raise IllegalArgumentError(f"Cannot truncate partition {self.topic_partition} to a negative offset "
                                        f"({target_offset}).")
@@ -703,6 +718,7 @@ class Log(LogLoading, LogRetention):
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
         """Delete everything and start an empty log at ``new_offset``."""
         self._check_open()
+        self._check_writable("truncate_fully_and_start_at")
         segs = self.segments
         if segs:
             self._remove_and_delete_segments(segs[:-1], "truncation")
@@ -720,10 +736,23 @@ class Log(LogLoading, LogRetention):
         if self._closed:
             raise KafkaStorageError(f"The memory mapped buffer for log of {self.topic_partition} is already closed")
 
+    #: set by ``Log.open(..., read_only=True)``: the directory read, and what recovery changed in its copy
+    read_only: bool = False
+    source_dir: Path | None = None
+    recovery_changes: tuple[dict, ...] | list[dict] = ()
+
+    def _check_writable(self, operation: str) -> None:
+        if self.read_only:
+            raise UnsupportedOperationError(f"{operation} on a log opened read-only ({self.source_dir})")
+
     def close(self) -> None:
         """Clean shutdown: flush to the LEO, close every segment (final time index entries, trims),
         write the checkpoints and the clean-shutdown marker."""
         if self._closed:
+            return
+        if self.read_only:  # nothing to write: drop the private copy
+            self.close_handlers()
+            self._scratch_cleanup()
             return
         self.flush()
         for seg in self.segments:
@@ -748,6 +777,7 @@ class Log(LogLoading, LogRetention):
 
     def delete(self) -> None:
         """Delete every file and the directory."""
+        self._check_writable("delete")
         if not self._closed:
             self.close_handlers()
         for name in os.listdir(self.dir):

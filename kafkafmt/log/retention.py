@@ -24,6 +24,7 @@ class LogRetention:
     def delete_old_segments(self) -> int:
         """``UnifiedLog.deleteOldSegments``: log start offset rule, then (cleanup.policy=delete) size, time."""
         self._check_open()
+        self._check_writable("delete_old_segments")
         n = self._delete_log_start_offset_breached_segments()
         if self.config.delete:
             n += self._delete_retention_size_breached_segments()
@@ -108,6 +109,7 @@ class LogRetention:
     def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "client delete records") -> bool:
         """``maybeIncrementLogStartOffset`` (also DeleteRecords): never beyond the high watermark."""
         self._check_open()
+        self._check_writable("maybe_increment_log_start_offset")
         if new_log_start_offset > self.high_watermark:
             raise OffsetOutOfRangeError(
                 f"Cannot increment the log start offset to {new_log_start_offset} of partition "
