@@ -42,6 +42,36 @@ def open_readonly(path: str | os.PathLike):
             _close_map(m, sys.exc_info()[1])
 
 
+def remove_stale_temp_files(path: str | os.PathLike) -> list[Path]:
+    """Delete the temp files of :func:`atomic_write` for ``path`` whose writer process is gone."""
+    path = Path(path)
+    removed = []
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.parent / name)
+                removed.append(path.parent / name)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def read_input(path: str | os.PathLike) -> bytes:
     """The whole content of a (small) input file, with :func:`open_readonly`'s errors."""
     with open_readonly(path) as buf:
@@ -70,10 +100,16 @@ def _close_map(m: mmap.mmap, pending: BaseException | None) -> None:
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temp file in the same directory, fsync, rename."""
+    """Write ``data`` to ``path`` atomically: a temp file in the same directory, fsync, rename.
+
+    A reader sees the old file or the whole new one, never a part.  The temp file is named
+    ``.NAME.PID.XXXXXXXX.tmp``; one left by a writer that was killed (its PID no longer runs) is
+    removed by the next write of the same path.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temp_files(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
