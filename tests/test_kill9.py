@@ -18,7 +18,7 @@ from pathlib import Path
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.records import MemoryRecords
 
-ROUNDS = 4
+ROUNDS = 3
 
 
 def _kill_when(proc: subprocess.Popen, condition, timeout: float = 60.0) -> bool:

@@ -25,7 +25,7 @@ from targets import KNOWN_OPEN, TARGETS, run_target
 
 HERE = Path(__file__).parent
 #: seconds of coverage-guided fuzzing in the bounded run (FUZZ_BOUNDED_SECONDS overrides)
-ATHERIS_SECONDS = int(os.environ.get("FUZZ_BOUNDED_SECONDS", "20"))
+ATHERIS_SECONDS = int(os.environ.get("FUZZ_BOUNDED_SECONDS", "15"))
 EXAMPLES = {"recovery": 40, "index": 60, "explain": 80}
 FUZZED = sorted(t for t in TARGETS if t not in KNOWN_OPEN)
 
