@@ -214,6 +214,16 @@ def test_a_negative_position_from_a_corrupt_index_is_an_error_not_oserror(tmp_pa
             seg.log.read(-1, 10)
 
 
+def test_a_timestamp_lookup_through_a_mutated_index_is_an_error_not_oserror(tmp_path):
+    d = _log_dir(tmp_path)  # cleanly closed: the indexes are trusted as they are
+    (d / "00000000000000000000.index").write_bytes(struct.pack(">ii", 1, -8))
+    (d / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", 1699999999000, 1))
+    with Log.open(d, LogConfig(), SimulatedClock(2000)) as log:
+        with pytest.raises(IllegalArgumentError, match="Negative position") as ei:
+            log.fetch_offset_by_timestamp(1699999999000)
+    assert ei.value.position == -8
+
+
 def test_split_of_an_overflowed_segment_without_a_batch_is_an_error_not_stopiteration(tmp_path):
     from kafkafmt.log.errors import KafkaStorageError
     d = _log_dir(tmp_path)
