@@ -9,7 +9,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from .errors import KafkaFmtError, NoSuchFileError
+from .errors import FileAccessError, NoSuchFileError
 
 
 @contextlib.contextmanager
@@ -90,11 +90,9 @@ def _close_map(m: mmap.mmap, pending: BaseException | None) -> None:
         return
     except BufferError:
         pass
-    tb = pending.__traceback__ if pending is not None else None
-    while pending is not None:
+    while pending is not None:  # the error and the errors it was raised from
         traceback.clear_frames(pending.__traceback__)
         pending = pending.__cause__ or pending.__context__
-    del tb
     with contextlib.suppress(BufferError):
         m.close()
 

@@ -4,8 +4,6 @@ that was found by fuzzing or by hand and fixed."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import struct
 import subprocess
 import sys

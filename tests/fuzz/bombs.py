@@ -6,7 +6,6 @@ zstd frames, xerial snappy chunks, independent lz4 blocks.
 """
 from __future__ import annotations
 
-import struct
 
 from kafkafmt.compression import gzip as gzip_codec
 from kafkafmt.compression import lz4 as lz4_codec
@@ -67,4 +66,4 @@ def _wrap(codec: str, payload: bytes, magic: int, *, count: int) -> bytes:
     return encode_legacy_entry(0, magic, int(ctype), 0, None, payload)
 
 
-__all__ = ["CODECS", "stream", "zero_bomb", "tiny_records", "struct"]
+__all__ = ["CODECS", "stream", "zero_bomb", "tiny_records"]
