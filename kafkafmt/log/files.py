@@ -31,7 +31,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, IllegalArgumentError
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
@@ -54,7 +54,7 @@ CHECKPOINT_VERSION = 0
 def filename_prefix_from_offset(offset: int) -> str:
     """``LogFileUtils.filenamePrefixFromOffset``: the offset zero-padded to 20 digits."""
     if offset < 0:
-        raise ValueError(f"segment base offsets are never negative (got {offset})")
+        raise IllegalArgumentError(f"segment base offsets are never negative (got {offset})")
     return f"{offset:020d}"
 
 

@@ -114,6 +114,9 @@ class LogLoading:
                 if first is None:  # Kafka: NoSuchElementException from batchesFrom(position).iterator().next()
                     raise KafkaStorageError(f"Failed to split {segment}: no whole batch at position {position}",
                                             position=position)
+                if first.base_offset < 0:  # Kafka would name a segment file after it; kafkafmt refuses
+                    raise KafkaStorageError(f"Failed to split {segment}: the batch at position {position} has a "
+                                            f"negative base offset {first.base_offset}", position=position)
                 for f in (log_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
                           offset_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
                           time_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX)):
