@@ -207,15 +207,18 @@ def _read_log(snapshot: Path) -> bytes:
     return b"".join(p.read_bytes() for p in _segment_files(snapshot, ".log"))
 
 
-def topic_config(case: Case):
+def topic_config(case: Case, before_produce: int | None = None):
     """The case's topic as kafkafmt configures it: the profile's broker settings (IBP, ``log.*``
-    defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig."""
+    defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig.
+    ``before_produce``: the configs in force at that produce request (the case's ``alter`` steps up
+    to it applied); ``None``: after every alter (what the fetches see)."""
     from ..config import BrokerConfig, LogConfig
     prof = PROFILES.get(case.broker, {})
     broker_props = {"inter.broker.protocol.version": prof.get("inter.broker.protocol.version", "3.9"),
                     **{k: v for k, v in prof.items() if k.startswith("log.")},
                     **_BROKER_LOG_DEFAULTS}
-    return LogConfig.from_properties(case.topic, broker=BrokerConfig.from_properties(broker_props))
+    return LogConfig.from_properties(case.topic_at(before_produce),
+                                     broker=BrokerConfig.from_properties(broker_props))
 
 
 def _kafkafmt_error_code(e: BaseException) -> int:
@@ -252,10 +255,10 @@ class KafkafmtModels:
 def predict_produce(case: Case, steps: list[ProduceStep]) -> tuple[list[int], list[bytes], list[str]]:
     """kafkafmt's produce path for each request: (error codes, validated bytes of the successes, notes)."""
     validator = KafkafmtModels.validator()
-    cfg = topic_config(case)
     offset = 0
     codes, outs, notes = [], [], []
     for st in steps:
+        cfg = topic_config(case, st.index)
         now = st.lat if st.lat is not None else st.wall_now
         try:
             res = validator.validate_messages_and_assign_offsets(
@@ -379,6 +382,7 @@ class Runner:
                 raise CaseError(f"CreateTopics {topic} {case.topic}: {error_name(err)} {msg}")
             c.wait_for_leader(topic)
             for i, p in enumerate(case.produce):
+                self._alter(broker, c, case, i)
                 if "hex" in p:
                     data = bytes.fromhex(p["hex"])
                 else:
@@ -398,6 +402,7 @@ class Runner:
                                  wall)
                 res.produce.append(st)
                 ctx["lat"].append(r.log_append_time if r.log_append_time >= 0 else None)
+            self._alter(broker, c, case, len(case.produce))
             for i, f in enumerate(case.fetch):
                 version = int(f.get("version", 4))
                 r = c.fetch(topic, 0, int(f.get("offset", 0)), version=version,
@@ -413,6 +418,25 @@ class Runner:
         res.snapshot = snap
         self._fill_lat(res)
         res._ctx = ctx  # type: ignore[attr-defined]
+
+    def _alter(self, broker, client, case: Case, before_produce: int, timeout: float = 30.0) -> None:
+        """Send the case's ``alter`` steps due before produce request ``before_produce``
+        (IncrementalAlterConfigs), then wait until the broker has applied them: in ZooKeeper mode the
+        change reaches the log through a config-change notification (``ZkConfigManager`` logs
+        "Processing override for entityPath: topics/<topic>", then ``TopicConfigHandler`` calls
+        ``UnifiedLog.updateConfig``)."""
+        for a in (a for a in case.alter if a["beforeProduce"] == before_produce):
+            marker = f"Processing override for entityPath: topics/{case.topic_name} "
+            seen = _count_lines(broker.dir / "kafka.log", marker)
+            err, msg = client.alter_topic_configs(case.topic_name, a["configs"])
+            if err:
+                raise CaseError(f"IncrementalAlterConfigs {case.topic_name} {a['configs']}: {error_name(err)} {msg}")
+            deadline = time.monotonic() + timeout
+            while _count_lines(broker.dir / "kafka.log", marker) <= seen:
+                if time.monotonic() > deadline:
+                    raise CaseError(f"the broker did not apply {a['configs']} within {timeout}s")
+                time.sleep(0.02)
+            time.sleep(_CONFIG_SETTLE_S)
 
     def _fill_lat(self, res: CaseResult) -> None:
         """The broker's log-append time of each successful append (from the response, else the log)."""
@@ -885,7 +909,7 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
         if int(f.name.split(".")[0]) <= fs.offset:
             seg = f
     data = seg.read_bytes() if seg is not None else b""
-    cfg = topic_config(case)
+    cfg = topic_config(case)  # after every alter: the fetches come last
     max_bytes = int(fs.spec.get("partitionMaxBytes", fs.spec.get("maxBytes", 1 << 20)))
     r = fetch_mod.fetch(data, topic_config=cfg, fetch_version=fs.version, fetch_offset=fs.offset, max_bytes=max_bytes)
     code = 0 if not r.error else _code(r.error)
@@ -895,6 +919,18 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
 #: broker-level log settings of every profile (BASE_BROKER_CONFIG) as topic properties
 #: the test broker's own log settings (conformance/broker.py BASE_BROKER_CONFIG)
 _BROKER_LOG_DEFAULTS = {"log.segment.bytes": "1048576", "log.index.size.max.bytes": "8192"}
+
+
+#: after the broker logs a topic config change, the handler applies it to the log in the same thread
+#: within microseconds; this margin covers the gap between the log line and UnifiedLog.updateConfig
+_CONFIG_SETTLE_S = 0.1
+
+
+def _count_lines(path: Path, marker: str) -> int:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").count(marker)
+    except FileNotFoundError:
+        return 0
 
 
 def _compare_tool_outputs(j, k) -> str | None:
@@ -975,10 +1011,14 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
     if d.exists():
         shutil.rmtree(d)
     clock = SimulatedClock(r.produce[0].wall_now if r.produce else 0)
-    log = log_mod.Log(d, topic_config(case), clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
+    cfg = topic_config(case, 0)
+    log = log_mod.Log(d, cfg, clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
     problems = []
     try:
         for st in r.produce:
+            if topic_config(case, st.index) != cfg:  # the case's alter steps (UnifiedLog.updateConfig)
+                cfg = topic_config(case, st.index)
+                log.update_config(cfg)
             if st.error_code != 0:
                 continue
             clock.set(st.lat if st.lat is not None else st.wall_now)
