@@ -18,7 +18,8 @@ A case file is ``{"group": ..., "about": ..., "defaults": {...}, "cases": [case,
                  "log": [<spec>, {"from": [0, 0], "baseOffset": 0, "partitionLeaderEpoch": 0}]},
       "alter": [{"beforeProduce": 1,                # change the live topic's configs before produce
                  "configs": {"message.format.version": "0.10.0"}}],  # request 1 (len(produce): before
-                                                    # the fetches); IncrementalAlterConfigs SET, null DELETEs
+                                                    # the fetches); IncrementalAlterConfigs SET, null DELETEs;
+                                                    # "error": "INVALID_CONFIG" = the broker must reject it
       "fetch": [{"version": 0, "offset": 0, "expect": {"batches": [...], "tailHex": "..."}}],
       "xfail": "reason (a kafkafmt bug; strict)",   # the case is expected to DIFFER
       "kafkaBug": "a genuine Kafka bug this case documents"
@@ -47,7 +48,7 @@ TS_KEYS = {"timestamp", "maxTimestamp", "baseTimestamp", "storedTimestamp", "log
 _TS_EXPR = re.compile(r"^\s*(now|lat)(?:\[(\d+)\])?\s*(?:([+-])\s*(\d+))?\s*$")
 
 #: checks a case may run (default: every one that applies)
-ALL_CHECKS = ("produce", "stored", "fetch", "dump", "dump-index", "read", "segments")
+ALL_CHECKS = ("produce", "stored", "fetch", "dump", "dump-index", "read", "segments", "alter")
 
 
 class CaseError(ValueError):
@@ -77,8 +78,8 @@ class Case:
         every ``alter``, i.e. at the fetches): ``topic`` with the alters up to it applied in order."""
         out = dict(self.topic)
         for a in self.alter:
-            if before_produce is not None and a["beforeProduce"] > before_produce:
-                continue
+            if a.get("error") or (before_produce is not None and a["beforeProduce"] > before_produce):
+                continue  # a rejected alter changes nothing
             for k, v in a["configs"].items():
                 if v is None:
                     out.pop(k, None)
@@ -140,7 +141,7 @@ def _load_alter(path: Path, name: str, alter, n_produce: int) -> list[dict]:
     out = []
     for i, a in enumerate(alter):
         where = f"{path}: case {name}: alter[{i}]"
-        if not isinstance(a, dict) or set(a) - {"beforeProduce", "configs", "about"}:
+        if not isinstance(a, dict) or set(a) - {"beforeProduce", "configs", "about", "error"}:
             raise CaseError(f"{where}: expected {{'beforeProduce': int, 'configs': {{...}}}}")
         at, cfg = a.get("beforeProduce"), a.get("configs")
         if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= n_produce:
@@ -148,7 +149,8 @@ def _load_alter(path: Path, name: str, alter, n_produce: int) -> list[dict]:
                             f"{n_produce} produce requests; {n_produce} = after the last one)")
         if not isinstance(cfg, dict) or not cfg:
             raise CaseError(f"{where}: configs must be a non-empty object of topic configs")
-        out.append({"beforeProduce": at, "configs": {k: None if v is None else str(v) for k, v in cfg.items()}})
+        out.append({"beforeProduce": at, "configs": {k: None if v is None else str(v) for k, v in cfg.items()},
+                    "error": a.get("error")})
     return sorted(out, key=lambda a: a["beforeProduce"])
 
 

@@ -145,6 +145,7 @@ class CaseResult:
     checks: list[Check] = field(default_factory=list)
     produce: list[ProduceStep] = field(default_factory=list)
     fetches: list[FetchStep] = field(default_factory=list)
+    alters: list[tuple[int, str | None]] = field(default_factory=list)  #: the broker's (error code, message)
     snapshot: Path | None = None
     seconds: float = 0.0
     setup_error: str | None = None
@@ -212,13 +213,16 @@ def topic_config(case: Case, before_produce: int | None = None):
     defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig.
     ``before_produce``: the configs in force at that produce request (the case's ``alter`` steps up
     to it applied); ``None``: after every alter (what the fetches see)."""
+    return _log_config(case, case.topic_at(before_produce))
+
+
+def _log_config(case: Case, topic_props: dict):
     from ..config import BrokerConfig, LogConfig
     prof = PROFILES.get(case.broker, {})
     broker_props = {"inter.broker.protocol.version": prof.get("inter.broker.protocol.version", "3.9"),
                     **{k: v for k, v in prof.items() if k.startswith("log.")},
                     **_BROKER_LOG_DEFAULTS}
-    return LogConfig.from_properties(case.topic_at(before_produce),
-                                     broker=BrokerConfig.from_properties(broker_props))
+    return LogConfig.from_properties(topic_props, broker=BrokerConfig.from_properties(broker_props))
 
 
 def _kafkafmt_error_code(e: BaseException) -> int:
@@ -382,7 +386,7 @@ class Runner:
                 raise CaseError(f"CreateTopics {topic} {case.topic}: {error_name(err)} {msg}")
             c.wait_for_leader(topic)
             for i, p in enumerate(case.produce):
-                self._alter(broker, c, case, i)
+                self._alter(broker, c, case, i, res)
                 if "hex" in p:
                     data = bytes.fromhex(p["hex"])
                 else:
@@ -402,7 +406,7 @@ class Runner:
                                  wall)
                 res.produce.append(st)
                 ctx["lat"].append(r.log_append_time if r.log_append_time >= 0 else None)
-            self._alter(broker, c, case, len(case.produce))
+            self._alter(broker, c, case, len(case.produce), res)
             for i, f in enumerate(case.fetch):
                 version = int(f.get("version", 4))
                 r = c.fetch(topic, 0, int(f.get("offset", 0)), version=version,
@@ -419,7 +423,8 @@ class Runner:
         self._fill_lat(res)
         res._ctx = ctx  # type: ignore[attr-defined]
 
-    def _alter(self, broker, client, case: Case, before_produce: int, timeout: float = 30.0) -> None:
+    def _alter(self, broker, client, case: Case, before_produce: int, res: CaseResult,
+               timeout: float = 30.0) -> None:
         """Send the case's ``alter`` steps due before produce request ``before_produce``
         (IncrementalAlterConfigs), then wait until the broker has applied them: in ZooKeeper mode the
         change reaches the log through a config-change notification (``ZkConfigManager`` logs
@@ -429,6 +434,12 @@ class Runner:
             marker = f"Processing override for entityPath: topics/{case.topic_name} "
             seen = _count_lines(broker.dir / "kafka.log", marker)
             err, msg = client.alter_topic_configs(case.topic_name, a["configs"])
+            res.alters.append((err, msg))
+            if a.get("error"):
+                if err != _code(a["error"]):
+                    raise CaseError(f"IncrementalAlterConfigs {a['configs']}: the broker answered "
+                                    f"{error_name(err)} {msg or ''}, the case expects {a['error']}")
+                continue
             if err:
                 raise CaseError(f"IncrementalAlterConfigs {case.topic_name} {a['configs']}: {error_name(err)} {msg}")
             deadline = time.monotonic() + timeout
@@ -550,6 +561,31 @@ class Runner:
             res.add("fetch", AGREE, f"{done} comparison(s) identical" + (f" ({'; '.join(pend)})" if pend else ""))
         else:
             res.add("fetch", PENDING, "; ".join(pend) or "nothing to compare")
+
+    def check_alter(self, case: Case, res: CaseResult) -> None:
+        """Each ``alter`` step: the broker's answer vs kafkafmt's validation of the changed topic config
+        (``LogConfig.with_properties``; a ``ConfigError`` is Kafka's ``ConfigException`` → INVALID_CONFIG,
+        and Kafka's message ends with kafkafmt's)."""
+        if not case.alter or "alter" not in case.checks:
+            return
+        props, problems = dict(case.topic), []
+        for i, (a, (err, msg)) in enumerate(zip(case.alter, res.alters)):
+            new = {**props, **a["configs"]}
+            new = {k: v for k, v in new.items() if v is not None}
+            try:
+                _log_config(case, new)
+                ours, why = 0, None
+            except KafkaFmtError as e:
+                ours, why = _code("INVALID_CONFIG"), e.reason
+            if ours != err:
+                problems.append(f"alter #{i} {a['configs']}: broker {error_name(err)} {msg or ''} vs kafkafmt "
+                                f"{error_name(ours)} {why or ''}")
+            elif err and not (msg or "").endswith(str(why)):
+                problems.append(f"alter #{i}: message: broker {msg!r} vs kafkafmt {why!r}")
+            if not err:
+                props = new
+        res.add("alter", DIFFER if problems else AGREE,
+                "; ".join(problems) or f"{len(res.alters)} IncrementalAlterConfigs answer(s) as kafkafmt validates them")
 
     def check_read(self, case: Case, res: CaseResult) -> None:
         if "read" not in case.checks:
@@ -766,7 +802,7 @@ class Runner:
         self.timings["broker"] = t_checks - t_start
         for r in ok:
             t0 = time.monotonic()
-            for fn in (self.check_produce, self.check_stored, self.check_fetch, self.check_read):
+            for fn in (self.check_produce, self.check_stored, self.check_fetch, self.check_read, self.check_alter):
                 try:
                     fn(r.case, r)
                 except Exception as e:
