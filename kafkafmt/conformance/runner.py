@@ -417,7 +417,7 @@ class Runner:
         snap = self.workdir / "snapshots" / topic
         snap.mkdir(parents=True, exist_ok=True)
         for p in sorted(broker.partition_dir(topic).iterdir()):
-            if p.suffix in (".log", ".index", ".timeindex"):
+            if p.suffix in (".log", ".index", ".timeindex") or (case.alter and p.name == _EPOCH_CHECKPOINT):
                 shutil.copyfile(p, snap / p.name)
         res.snapshot = snap
         self._fill_lat(res)
@@ -962,6 +962,11 @@ _BROKER_LOG_DEFAULTS = {"log.segment.bytes": "1048576", "log.index.size.max.byte
 _CONFIG_SETTLE_S = 0.1
 
 
+#: the partition's leader epoch checkpoint (``LeaderEpochCheckpointFile``): compared in cases that alter
+#: the topic, since ``UnifiedLog.updateConfig`` re-initialises the cache when the record version changes
+_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
 def _count_lines(path: Path, marker: str) -> int:
     try:
         return path.read_text(encoding="utf-8", errors="replace").count(marker)
@@ -1063,7 +1068,7 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
             except KafkaFmtError as e:
                 problems.append(f"request {st.index}: the broker appended it, kafkafmt.log raised "
                                 f"{type(e).__name__}: {e}")
-        names = sorted(p.name for p in r.snapshot.iterdir())
+        names = sorted(p.name for p in r.snapshot.iterdir() if p.name != _EPOCH_CHECKPOINT)
         ours = sorted(p.name for p in d.iterdir() if p.suffix in (".log", ".index", ".timeindex"))
         if names != ours:
             problems.append(f"segment files: broker {names} vs kafkafmt {ours}")
@@ -1082,6 +1087,11 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
                 problems.append(f"{name}: {why}")
     finally:
         log.close()
+    if case.alter:  # a record-version change re-initialises the leader epoch cache (deleted below v2)
+        theirs, mine = (p / _EPOCH_CHECKPOINT for p in (r.snapshot, d))
+        t, m = (f.read_text() if f.exists() else None for f in (theirs, mine))
+        if t != m:
+            problems.append(f"{_EPOCH_CHECKPOINT}: broker {t!r} vs kafkafmt {m!r}")
     return d, problems
 
 
