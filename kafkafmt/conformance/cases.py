@@ -16,6 +16,10 @@ A case file is ``{"group": ..., "about": ..., "defaults": {...}, "cases": [case,
       ],
       "expect": {"errors": ["NONE"],                # the case author's expectation (a guard)
                  "log": [<spec>, {"from": [0, 0], "baseOffset": 0, "partitionLeaderEpoch": 0}]},
+      "alter": [{"beforeProduce": 1,                # change the live topic's configs before produce
+                 "configs": {"message.format.version": "0.10.0"}}],  # request 1 (len(produce): before
+                                                    # the fetches); IncrementalAlterConfigs SET, null DELETEs;
+                                                    # "error": "INVALID_CONFIG" = the broker must reject it
       "fetch": [{"version": 0, "offset": 0, "expect": {"batches": [...], "tailHex": "..."}}],
       "xfail": "reason (a kafkafmt bug; strict)",   # the case is expected to DIFFER
       "kafkaBug": "a genuine Kafka bug this case documents"
@@ -44,7 +48,7 @@ TS_KEYS = {"timestamp", "maxTimestamp", "baseTimestamp", "storedTimestamp", "log
 _TS_EXPR = re.compile(r"^\s*(now|lat)(?:\[(\d+)\])?\s*(?:([+-])\s*(\d+))?\s*$")
 
 #: checks a case may run (default: every one that applies)
-ALL_CHECKS = ("produce", "stored", "fetch", "dump", "dump-index", "read", "segments")
+ALL_CHECKS = ("produce", "stored", "fetch", "dump", "dump-index", "read", "segments", "alter")
 
 
 class CaseError(ValueError):
@@ -62,11 +66,26 @@ class Case:
     topic: dict = field(default_factory=dict)
     produce: list = field(default_factory=list)
     fetch: list = field(default_factory=list)
+    alter: list = field(default_factory=list)
     expect: dict = field(default_factory=dict)
     checks: tuple = ALL_CHECKS
     xfail: str | None = None
     kafka_bug: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
+
+    def topic_at(self, before_produce: int | None = None) -> dict:
+        """The topic's configs in force when produce request ``before_produce`` is sent (``None``: after
+        every ``alter``, i.e. at the fetches): ``topic`` with the alters up to it applied in order."""
+        out = dict(self.topic)
+        for a in self.alter:
+            if a.get("error") or (before_produce is not None and a["beforeProduce"] > before_produce):
+                continue  # a rejected alter changes nothing
+            for k, v in a["configs"].items():
+                if v is None:
+                    out.pop(k, None)
+                else:
+                    out[k] = v
+        return out
 
     @property
     def topic_name(self) -> str:
@@ -105,11 +124,34 @@ def load_file(path: Path) -> list[Case]:
         if unknown:
             raise CaseError(f"{path}: case {name}: unknown checks {sorted(unknown)}")
         checks = tuple(ch for ch in checks if ch not in set(c.get("skipChecks", ())))
+        alter = _load_alter(path, name, c.get("alter", []), len(c.get("produce", [])))
         cases.append(Case(id=f"{group}/{name}", group=group, name=name, file=path, about=c.get("about", ""),
                           broker=c.get("broker", "legacy"), topic={k: str(v) for k, v in c.get("topic", {}).items()},
-                          produce=c.get("produce", []), fetch=c.get("fetch", []), expect=c.get("expect", {}),
+                          produce=c.get("produce", []), fetch=c.get("fetch", []), alter=alter,
+                          expect=c.get("expect", {}),
                           checks=checks, xfail=c.get("xfail"), kafka_bug=c.get("kafkaBug"), raw=c))
     return cases
+
+
+def _load_alter(path: Path, name: str, alter, n_produce: int) -> list[dict]:
+    """A case's ``alter`` steps, checked and sorted by ``beforeProduce`` (stable: same-point steps keep
+    their order); values become strings, ``null`` stays (a DELETE)."""
+    if not isinstance(alter, list):
+        raise CaseError(f"{path}: case {name}: 'alter' must be a list")
+    out = []
+    for i, a in enumerate(alter):
+        where = f"{path}: case {name}: alter[{i}]"
+        if not isinstance(a, dict) or set(a) - {"beforeProduce", "configs", "about", "error"}:
+            raise CaseError(f"{where}: expected {{'beforeProduce': int, 'configs': {{...}}}}")
+        at, cfg = a.get("beforeProduce"), a.get("configs")
+        if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= n_produce:
+            raise CaseError(f"{where}: beforeProduce must be an int in 0..{n_produce} (the case has "
+                            f"{n_produce} produce requests; {n_produce} = after the last one)")
+        if not isinstance(cfg, dict) or not cfg:
+            raise CaseError(f"{where}: configs must be a non-empty object of topic configs")
+        out.append({"beforeProduce": at, "configs": {k: None if v is None else str(v) for k, v in cfg.items()},
+                    "error": a.get("error")})
+    return sorted(out, key=lambda a: a["beforeProduce"])
 
 
 def load_cases(directory: Path | None = None, select: list[str] | None = None) -> list[Case]:

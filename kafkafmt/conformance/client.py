@@ -14,6 +14,8 @@ ListOffsets         2        1-5
 Metadata            3        1
 ApiVersions         18       0
 CreateTopics        19       2-4
+IncrementalAlter-   44       0     (topic configs: SET / DELETE; KIP-339)
+Configs
 ==================  =======  ===============================================================
 
 The record bytes given to :meth:`KafkaClient.produce` go on the wire verbatim, and
@@ -33,6 +35,12 @@ API_LIST_OFFSETS = 2
 API_METADATA = 3
 API_API_VERSIONS = 18
 API_CREATE_TOPICS = 19
+API_INCREMENTAL_ALTER_CONFIGS = 44
+
+#: ConfigResource.Type.TOPIC (org.apache.kafka.common.config.ConfigResource)
+RESOURCE_TOPIC = 2
+#: AlterConfigOp.OpType ids (org.apache.kafka.clients.admin.AlterConfigOp)
+CONFIG_OP_SET, CONFIG_OP_DELETE = 0, 1
 
 #: error codes used by the runner (org.apache.kafka.common.protocol.Errors)
 ERROR_NAMES = {
@@ -323,6 +331,45 @@ class KafkaClient:
                 continue
             return err, msg
 
+    # -- IncrementalAlterConfigs v0 -------------------------------------------------------------------
+    @staticmethod
+    def incremental_alter_configs_body(topic: str, configs: dict[str, str | None], *,
+                                       validate_only: bool = False) -> bytes:
+        """IncrementalAlterConfigsRequest v0 (``IncrementalAlterConfigsRequest.json``) for one topic:
+        resources [resource_type int8, resource_name string, configs [name string, config_operation int8,
+        value nullable string]], validate_only bool.  A ``None`` value DELETEs the key (back to the
+        broker default), any other value SETs it."""
+        items = sorted(configs.items())
+
+        def cfg(w, kv):
+            name, value = kv
+            w.string(name).int8(CONFIG_OP_DELETE if value is None else CONFIG_OP_SET)
+            w.string(None if value is None else str(value))
+
+        def resource(w, _):
+            w.int8(RESOURCE_TOPIC).string(topic).array(items, cfg)
+
+        return Writer().array([None], resource).boolean(validate_only).getvalue()
+
+    @staticmethod
+    def parse_incremental_alter_configs_response(r: Reader) -> list[tuple[int, str | None, int, str]]:
+        """IncrementalAlterConfigsResponse v0 after the header: throttle_time_ms int32, responses
+        [error_code int16, error_message nullable string, resource_type int8, resource_name string]."""
+        r.int32()  # throttle_time_ms
+        return r.array(lambda r: (r.int16(), r.string(), r.int8(), r.string())) or []
+
+    def alter_topic_configs(self, topic: str, configs: dict[str, str | None], *,
+                            validate_only: bool = False) -> tuple[int, str | None]:
+        """Change a topic's configs as ``kafka-configs --alter --add-config/--delete-config`` does
+        (IncrementalAlterConfigs v0); returns ``(error_code, error_message)``.  In ZooKeeper mode the
+        broker applies the change asynchronously (a ZK config-change notification)."""
+        body = self.incremental_alter_configs_body(topic, configs, validate_only=validate_only)
+        r = self.request(API_INCREMENTAL_ALTER_CONFIGS, 0, body)
+        res = self.parse_incremental_alter_configs_response(r)
+        if len(res) != 1 or res[0][2] != RESOURCE_TOPIC or res[0][3] != topic:
+            raise ProtocolError(f"IncrementalAlterConfigs: unexpected resources in the response: {res}")
+        return res[0][0], res[0][1]
+
     # -- Produce v0-v8 ----------------------------------------------------------------------------------
     def produce(self, topic: str, partition: int, records: bytes, *, version: int, acks: int = -1,
                 timeout_ms: int = 30000, transactional_id: str | None = None) -> ProduceResult:
@@ -452,5 +499,5 @@ class KafkaClient:
         return topics[0][1][0]
 
 
-__all__ = ["KafkaClient", "ProduceResult", "FetchResult", "ListOffsetsResult", "ProtocolError", "error_name",
+__all__ = ["KafkaClient", "API_INCREMENTAL_ALTER_CONFIGS", "RESOURCE_TOPIC", "ProduceResult", "FetchResult", "ListOffsetsResult", "ProtocolError", "error_name",
            "ERROR_NAMES", "RETRIABLE", "Writer", "Reader"]

@@ -148,6 +148,7 @@ class CaseResult:
     checks: list[Check] = field(default_factory=list)
     produce: list[ProduceStep] = field(default_factory=list)
     fetches: list[FetchStep] = field(default_factory=list)
+    alters: list[tuple[int, str | None]] = field(default_factory=list)  #: the broker's (error code, message)
     snapshot: Path | None = None
     seconds: float = 0.0
     setup_error: str | None = None
@@ -210,15 +211,21 @@ def _read_log(snapshot: Path) -> bytes:
     return b"".join(p.read_bytes() for p in _segment_files(snapshot, ".log"))
 
 
-def topic_config(case: Case):
+def topic_config(case: Case, before_produce: int | None = None):
     """The case's topic as kafkafmt configures it: the profile's broker settings (IBP, ``log.*``
-    defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig."""
+    defaults, the broker's segment sizes) under the case's topic overrides, in one LogConfig.
+    ``before_produce``: the configs in force at that produce request (the case's ``alter`` steps up
+    to it applied); ``None``: after every alter (what the fetches see)."""
+    return _log_config(case, case.topic_at(before_produce))
+
+
+def _log_config(case: Case, topic_props: dict):
     from ..config import BrokerConfig, LogConfig
     prof = PROFILES.get(case.broker, {})
     broker_props = {"inter.broker.protocol.version": prof.get("inter.broker.protocol.version", "3.9"),
                     **{k: v for k, v in prof.items() if k.startswith("log.")},
                     **_BROKER_LOG_DEFAULTS}
-    return LogConfig.from_properties(case.topic, broker=BrokerConfig.from_properties(broker_props))
+    return LogConfig.from_properties(topic_props, broker=BrokerConfig.from_properties(broker_props))
 
 
 def _kafkafmt_error_code(e: BaseException) -> int:
@@ -255,10 +262,10 @@ class KafkafmtModels:
 def predict_produce(case: Case, steps: list[ProduceStep]) -> tuple[list[int], list[bytes], list[str]]:
     """kafkafmt's produce path for each request: (error codes, validated bytes of the successes, notes)."""
     validator = KafkafmtModels.validator()
-    cfg = topic_config(case)
     offset = 0
     codes, outs, notes = [], [], []
     for st in steps:
+        cfg = topic_config(case, st.index)
         now = st.lat if st.lat is not None else st.wall_now
         try:
             res = validator.validate_messages_and_assign_offsets(
@@ -382,6 +389,7 @@ class Runner:
                 raise CaseError(f"CreateTopics {topic} {case.topic}: {error_name(err)} {msg}")
             c.wait_for_leader(topic)
             for i, p in enumerate(case.produce):
+                self._alter(broker, c, case, i, res)
                 if "hex" in p:
                     data = bytes.fromhex(p["hex"])
                 else:
@@ -401,6 +409,7 @@ class Runner:
                                  wall)
                 res.produce.append(st)
                 ctx["lat"].append(r.log_append_time if r.log_append_time >= 0 else None)
+            self._alter(broker, c, case, len(case.produce), res)
             for i, f in enumerate(case.fetch):
                 version = int(f.get("version", 4))
                 r = c.fetch(topic, 0, int(f.get("offset", 0)), version=version,
@@ -411,11 +420,37 @@ class Runner:
         snap = self.workdir / "snapshots" / topic
         snap.mkdir(parents=True, exist_ok=True)
         for p in sorted(broker.partition_dir(topic).iterdir()):
-            if p.suffix in (".log", ".index", ".timeindex"):
+            if p.suffix in (".log", ".index", ".timeindex") or (case.alter and p.name == _EPOCH_CHECKPOINT):
                 shutil.copyfile(p, snap / p.name)
         res.snapshot = snap
         self._fill_lat(res)
         res._ctx = ctx  # type: ignore[attr-defined]
+
+    def _alter(self, broker, client, case: Case, before_produce: int, res: CaseResult,
+               timeout: float = 30.0) -> None:
+        """Send the case's ``alter`` steps due before produce request ``before_produce``
+        (IncrementalAlterConfigs), then wait until the broker has applied them: in ZooKeeper mode the
+        change reaches the log through a config-change notification (``ZkConfigManager`` logs
+        "Processing override for entityPath: topics/<topic>", then ``TopicConfigHandler`` calls
+        ``UnifiedLog.updateConfig``)."""
+        for a in (a for a in case.alter if a["beforeProduce"] == before_produce):
+            marker = f"Processing override for entityPath: topics/{case.topic_name} "
+            seen = _count_lines(broker.dir / "kafka.log", marker)
+            err, msg = client.alter_topic_configs(case.topic_name, a["configs"])
+            res.alters.append((err, msg))
+            if a.get("error"):
+                if err != _code(a["error"]):
+                    raise CaseError(f"IncrementalAlterConfigs {a['configs']}: the broker answered "
+                                    f"{error_name(err)} {msg or ''}, the case expects {a['error']}")
+                continue
+            if err:
+                raise CaseError(f"IncrementalAlterConfigs {case.topic_name} {a['configs']}: {error_name(err)} {msg}")
+            deadline = time.monotonic() + timeout
+            while _count_lines(broker.dir / "kafka.log", marker) <= seen:
+                if time.monotonic() > deadline:
+                    raise CaseError(f"the broker did not apply {a['configs']} within {timeout}s")
+                time.sleep(0.02)
+            time.sleep(_CONFIG_SETTLE_S)
 
     def _fill_lat(self, res: CaseResult) -> None:
         """The broker's log-append time of each successful append (from the response, else the log)."""
@@ -531,6 +566,31 @@ class Runner:
             res.add("fetch", AGREE, f"{done} comparison(s) identical")
         else:
             res.add("fetch", NOT_APPLICABLE, "nothing to compare")
+
+    def check_alter(self, case: Case, res: CaseResult) -> None:
+        """Each ``alter`` step: the broker's answer vs kafkafmt's validation of the changed topic config
+        (``LogConfig.with_properties``; a ``ConfigError`` is Kafka's ``ConfigException`` → INVALID_CONFIG,
+        and Kafka's message ends with kafkafmt's)."""
+        if not case.alter or "alter" not in case.checks:
+            return
+        props, problems = dict(case.topic), []
+        for i, (a, (err, msg)) in enumerate(zip(case.alter, res.alters)):
+            new = {**props, **a["configs"]}
+            new = {k: v for k, v in new.items() if v is not None}
+            try:
+                _log_config(case, new)
+                ours, why = 0, None
+            except KafkaFmtError as e:
+                ours, why = _code("INVALID_CONFIG"), e.reason
+            if ours != err:
+                problems.append(f"alter #{i} {a['configs']}: broker {error_name(err)} {msg or ''} vs kafkafmt "
+                                f"{error_name(ours)} {why or ''}")
+            elif err and not (msg or "").endswith(str(why)):
+                problems.append(f"alter #{i}: message: broker {msg!r} vs kafkafmt {why!r}")
+            if not err:
+                props = new
+        res.add("alter", DIFFER if problems else AGREE,
+                "; ".join(problems) or f"{len(res.alters)} IncrementalAlterConfigs answer(s) as kafkafmt validates them")
 
     def check_read(self, case: Case, res: CaseResult) -> None:
         if "read" not in case.checks:
@@ -747,7 +807,7 @@ class Runner:
         self.timings["broker"] = t_checks - t_start
         for r in ok:
             t0 = time.monotonic()
-            for fn in (self.check_produce, self.check_stored, self.check_fetch, self.check_read):
+            for fn in (self.check_produce, self.check_stored, self.check_fetch, self.check_read, self.check_alter):
                 try:
                     fn(r.case, r)
                 except Exception as e:
@@ -890,7 +950,7 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
         if int(f.name.split(".")[0]) <= fs.offset:
             seg = f
     data = seg.read_bytes() if seg is not None else b""
-    cfg = topic_config(case)
+    cfg = topic_config(case)  # after every alter: the fetches come last
     max_bytes = int(fs.spec.get("partitionMaxBytes", fs.spec.get("maxBytes", 1 << 20)))
     r = fetch_mod.fetch(data, topic_config=cfg, fetch_version=fs.version, fetch_offset=fs.offset, max_bytes=max_bytes)
     code = 0 if not r.error else _code(r.error)
@@ -900,6 +960,23 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
 #: broker-level log settings of every profile (BASE_BROKER_CONFIG) as topic properties
 #: the test broker's own log settings (conformance/broker.py BASE_BROKER_CONFIG)
 _BROKER_LOG_DEFAULTS = {"log.segment.bytes": "1048576", "log.index.size.max.bytes": "8192"}
+
+
+#: after the broker logs a topic config change, the handler applies it to the log in the same thread
+#: within microseconds; this margin covers the gap between the log line and UnifiedLog.updateConfig
+_CONFIG_SETTLE_S = 0.1
+
+
+#: the partition's leader epoch checkpoint (``LeaderEpochCheckpointFile``): compared in cases that alter
+#: the topic, since ``UnifiedLog.updateConfig`` re-initialises the cache when the record version changes
+_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
+def _count_lines(path: Path, marker: str) -> int:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").count(marker)
+    except FileNotFoundError:
+        return 0
 
 
 def _compare_tool_outputs(j, k) -> str | None:
@@ -980,10 +1057,14 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
     if d.exists():
         shutil.rmtree(d)
     clock = SimulatedClock(r.produce[0].wall_now if r.produce else 0)
-    log = log_mod.Log(d, topic_config(case), clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
+    cfg = topic_config(case, 0)
+    log = log_mod.Log(d, cfg, clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
     problems = []
     try:
         for st in r.produce:
+            if topic_config(case, st.index) != cfg:  # the case's alter steps (UnifiedLog.updateConfig)
+                cfg = topic_config(case, st.index)
+                log.update_config(cfg)
             if st.error_code != 0:
                 continue
             clock.set(st.lat if st.lat is not None else st.wall_now)
@@ -992,7 +1073,7 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
             except KafkaFmtError as e:
                 problems.append(f"request {st.index}: the broker appended it, kafkafmt.log raised "
                                 f"{type(e).__name__}: {e}")
-        names = sorted(p.name for p in r.snapshot.iterdir())
+        names = sorted(p.name for p in r.snapshot.iterdir() if p.name != _EPOCH_CHECKPOINT)
         ours = sorted(p.name for p in d.iterdir() if p.suffix in (".log", ".index", ".timeindex"))
         if names != ours:
             problems.append(f"segment files: broker {names} vs kafkafmt {ours}")
@@ -1011,6 +1092,11 @@ def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[
                 problems.append(f"{name}: {why}")
     finally:
         log.close()
+    if case.alter:  # a record-version change re-initialises the leader epoch cache (deleted below v2)
+        theirs, mine = (p / _EPOCH_CHECKPOINT for p in (r.snapshot, d))
+        t, m = (f.read_text() if f.exists() else None for f in (theirs, mine))
+        if t != m:
+            problems.append(f"{_EPOCH_CHECKPOINT}: broker {t!r} vs kafkafmt {m!r}")
     return d, problems
 
 
