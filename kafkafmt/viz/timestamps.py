@@ -8,7 +8,7 @@ Every outcome comes from the broker model: :func:`kafkafmt.broker.validator.vali
 """
 from __future__ import annotations
 
-from ..broker.config import TopicConfig
+from ..config import LogConfig
 from ..broker.consumer import consumer_view
 from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
@@ -24,9 +24,9 @@ READERS = {"consumer 0.9 (fetch v1)": 0, "consumer 0.10 (fetch v3)": 1, "consume
 
 def topic_config(*, timestamp_type: str = "CreateTime", difference_max_ms: int = INT64_MAX,
                  before_max_ms: int = INT64_MAX, after_max_ms: int = INT64_MAX,
-                 message_format_version: str = "3.0-IV1") -> TopicConfig:
+                 message_format_version: str = "3.0-IV1") -> LogConfig:
     """A topic with Kafka's timestamp settings (``INT64_MAX`` = Kafka's default: no bound)."""
-    return TopicConfig(timestamp_type=timestamp_type, timestamp_difference_max_ms=difference_max_ms,
+    return LogConfig(timestamp_type=timestamp_type, timestamp_difference_max_ms=difference_max_ms,
                        timestamp_before_max_ms=before_max_ms, timestamp_after_max_ms=after_max_ms,
                        message_format_version=message_format_version)
 
@@ -39,7 +39,7 @@ def producer_batch(create_times: list[int], *, codec: str = "none", magic: int =
     return b.build()
 
 
-def skew_outcomes(skews_ms, config: TopicConfig, *, now: int = NOW_MS) -> list[dict]:
+def skew_outcomes(skews_ms, config: LogConfig, *, now: int = NOW_MS) -> list[dict]:
     """One produce per skewed producer clock (CreateTime = now + skew): appended or rejected, and what is stored."""
     rows, offset = [], 0
     for skew in skews_ms:
@@ -70,7 +70,7 @@ def skew_table(max_skew_h: float, *, producers: int = 9, before_h: float | None 
     if max_skew_h < 0:
         raise ValueError("max skew must be >= 0")
 
-    def ms(h):  # a negative bound is left to TopicConfig, which rejects it as Kafka's LogConfig does
+    def ms(h):  # a negative bound is left to LogConfig, which rejects it as Kafka's LogConfig does
         return INT64_MAX if h is None else int(h * HOUR_MS)
     cfg = topic_config(timestamp_type=timestamp_type, difference_max_ms=ms(difference_h), before_max_ms=ms(before_h),
                        after_max_ms=ms(after_h))
