@@ -36,23 +36,6 @@ def line_plot(df, *, x: str, y: str, hue: str | None = None, title: str = "", xl
     return fig
 
 
-def step_plot(xs: Sequence, ys: Sequence, *, title: str = "", xlabel: str = "", ylabel: str = "",
-              points: Sequence[tuple] = (), points_label: str = ""):
-    """A step line (``where='post'``) with optional scatter points: growth curves such as index entries."""
-    fig, ax = _figure()
-    ax.step(list(xs), list(ys), where="post")
-    if points:
-        px, py = zip(*points)
-        ax.scatter(px, py, color="C3", zorder=3, s=18, label=points_label or None)
-        if points_label:
-            ax.legend(fontsize="small")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    return fig
-
-
 def bar_plot(labels: Sequence[str], values: Sequence[float], *, title: str = "", ylabel: str = "",
              colors: Sequence[str] | None = None):
     """Vertical bars, one per label."""
@@ -80,4 +63,4 @@ def histogram(values: Sequence[float], *, bins: int = 20, title: str = "", xlabe
     return fig
 
 
-__all__ = ["line_plot", "step_plot", "bar_plot", "histogram"]
+__all__ = ["line_plot", "bar_plot", "histogram"]
