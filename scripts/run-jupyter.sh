@@ -4,6 +4,8 @@
 set -euo pipefail
 VENV=${1:-.venv}
 PORT=${2:-8888}
+ROOT_FLAG=()
+if [ "$(id -u)" = "0" ]; then ROOT_FLAG=(--allow-root); fi  # containers often run as root
 TOKEN=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))')
 echo
 echo "kafkafmt workbench: open http://127.0.0.1:${PORT}/lab/tree/01-format-anatomy.ipynb?token=${TOKEN}"
@@ -11,4 +13,4 @@ echo "(JupyterLab on 127.0.0.1 only; the HTML report is in build/report/index.ht
 echo
 exec "$VENV/bin/jupyter" lab --no-browser --ip=127.0.0.1 --port="$PORT" --ServerApp.port_retries=0 \
     --IdentityProvider.token="$TOKEN" --ServerApp.root_dir="$(pwd)/notebooks" \
-    --LabApp.news_url=None --ServerApp.log_level=WARN
+    --LabApp.news_url=None --ServerApp.log_level=WARN "${ROOT_FLAG[@]}"
