@@ -77,6 +77,7 @@ def skew_table(max_skew_h: float, *, producers: int = 9, before_h: float | None 
     step = 2 * max_skew_h / (producers - 1)
     skews = [int((-max_skew_h + i * step) * HOUR_MS) for i in range(producers)]
     df = pd.DataFrame(skew_outcomes(skews, cfg))
+    df["stored_timestamp"] = df["stored_timestamp"].astype("Int64")  # None (rejected) stays missing, not NaN
     df.insert(1, "skew_h", df["skew_ms"] / HOUR_MS)
     return df
 
