@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from ..errors import KafkaFmtError
 
 #: the errors a widget combination may legitimately raise: shown as one line
-USER_ERRORS = (KafkaFmtError, ValueError, KeyError)
+USER_ERRORS = (KafkaFmtError, ValueError)
 
 
 def one_line(err: BaseException) -> str:
