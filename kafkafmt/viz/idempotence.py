@@ -59,6 +59,15 @@ def disagreements(a: str = "seed", b: str = "kafka") -> list[dict]:
     return out
 
 
+def computed_table():
+    """Seed 003's mode × broker × topic-format table computed scenario by scenario
+    (:mod:`kafkafmt.scenarios.matrices`): the seed's cell, the computed outcome and Kafka 3.9.2's."""
+    import pandas as pd
+    from ..scenarios.matrices import matrix_table
+    headers, table = matrix_table("seed003")
+    return pd.DataFrame(table, columns=headers)
+
+
 def idempotent_batch(n: int = 3, *, producer_id: int = 4242, producer_epoch: int = 0, base_sequence: int = 0) -> bytes:
     """A v2 batch as an idempotent producer sends it (producer id, epoch and sequence set)."""
     b = MemoryRecordsBuilder(2, "none", base_offset=0, producer_id=producer_id, producer_epoch=producer_epoch,
@@ -79,5 +88,5 @@ def downgrade(to_magic: int, n: int = 3) -> dict:
             "bytes_after": len(d.records)}
 
 
-__all__ = ["rows", "short_outcome", "outcome_grid", "disagreements", "idempotent_batch", "downgrade",
+__all__ = ["rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch", "downgrade",
            "VARIANTS", "CLIENTS", "BROKERS", "MODES"]

@@ -2,9 +2,10 @@
 what Kafka 3.9.2's broker rules and consumer do with the same bytes, and the bytes with and without
 the ``isTimestampExtended`` bit.
 
-The seed's cells come from :mod:`kafkafmt.kip228`; the "Kafka 3.9.2" column is computed by running
-the bytes through :func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets` and
-:func:`kafkafmt.broker.consumer.consumer_view`.
+The matrices are computed by :mod:`kafkafmt.scenarios.matrices` (each cell a scenario on real bytes);
+:func:`kafka_broker` and :func:`kafka_consumer` run one batch straight through
+:func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets` and
+:func:`kafkafmt.broker.consumer.consumer_view` for the byte view.
 """
 from __future__ import annotations
 
@@ -40,18 +41,20 @@ def kafka_broker(timestamp: int, extended: bool, *, now: int = NOW_MS) -> dict:
             "kafka": f"✓ stored {stored}" + (" (bit kept)" if kip228.is_extended(b) else "")}
 
 
-def producer_table(now: int = NOW_MS):
-    """The seed's producer matrix (old/new broker) with a computed Kafka 3.9.2 column."""
+def matrix(name: str):
+    """A seed-002 matrix computed cell by cell by :mod:`kafkafmt.scenarios.matrices` (the seed's cell, the
+    computed outcome, which of the seed's readings it agrees with, and Kafka 3.9.2's), as a DataFrame."""
     import pandas as pd
-    out = []
-    for producer, ts, ext in PRODUCER_ROWS:
-        row = {"producer": producer, "sends": ts, "isTimestampExtended": int(ext)}
-        for broker in ("old", "new"):
-            c = kip228.producer_outcome(producer, ts, broker)
-            row[f"seed: {broker} broker"] = ("✓ " if c.ok else "✗ ") + c.result
-        row["Kafka 3.9.2 broker (computed)"] = kafka_broker(ts, ext, now=now)["kafka"]
-        out.append(row)
-    return pd.DataFrame(out)
+    from ..scenarios.matrices import matrix_table
+    if name not in ("seed002-producer", "seed002-consumer"):
+        raise ValueError("name must be seed002-producer or seed002-consumer")
+    headers, rows = matrix_table(name)
+    return pd.DataFrame(rows, columns=headers)
+
+
+def producer_table():
+    """Seed 002's producer matrix: old/new producer × old/new broker, computed, beside Kafka 3.9.2."""
+    return matrix("seed002-producer")
 
 
 def kafka_consumer(timestamp: int, extended: bool) -> str:
@@ -64,17 +67,8 @@ def kafka_consumer(timestamp: int, extended: bool) -> str:
 
 
 def consumer_table():
-    """The seed's consumer matrix with a computed Kafka 3.9.2 consumer column."""
-    import pandas as pd
-    out = []
-    for ts, ext in ((NO_TIMESTAMP, False), (NO_TIMESTAMP, True), (NO_TIMESTAMP_EXTENDED, True)):
-        row = {"record timestamp": ts, "isTimestampExtended": int(ext)}
-        for who in ("old", "new"):
-            c = kip228.consumer_interpretation(who, ts, ext)
-            row[f"seed: {who} consumer"] = ("✓ " if c.ok else "✗ ") + c.result
-        row["Kafka 3.9.2 consumer (computed)"] = kafka_consumer(ts, ext)
-        out.append(row)
-    return pd.DataFrame(out)
+    """Seed 002's consumer matrix: record timestamp × bit × old/new consumer, computed, beside Kafka 3.9.2."""
+    return matrix("seed002-consumer")
 
 
 def bit_difference(timestamp: int) -> list[dict]:
@@ -96,5 +90,5 @@ def changed_fields(timestamp: int) -> list[str]:
     return seen
 
 
-__all__ = ["batch", "kafka_broker", "producer_table", "kafka_consumer", "consumer_table", "bit_difference",
+__all__ = ["batch", "kafka_broker", "matrix", "producer_table", "kafka_consumer", "consumer_table", "bit_difference",
            "changed_fields", "PRODUCER_ROWS"]

@@ -58,11 +58,24 @@ def test_plain_encoding_refuses_negative_timestamps():
         neg.batch(-5, extended=False)
 
 
-def test_tables_have_the_seed_and_kafka_columns():
+def test_scenario_matrices_agree_with_a_direct_run_through_the_validator():
+    """Two independent paths to Kafka 3.9.2's cell: the scenario cluster and one validator call."""
     p = neg.producer_table()
-    assert list(p.columns)[-1] == "Kafka 3.9.2 broker (computed)" and len(p) == 3
+    assert {"seed", "computed", "Kafka 3.9.2"} <= set(p.columns)
+    cell = p[(p["producer"] == "new") & (p["sends"] == "-1L") & (p["broker"] == "old")]["Kafka 3.9.2"].item()
+    direct = neg.kafka_broker(-1, True)
+    assert cell == "stored -1L, isTimestampExtended=1" and direct["stored"] == -1 and direct["bit kept"]
     c = neg.consumer_table()
-    assert c["Kafka 3.9.2 consumer (computed)"].tolist()[0] == "timestamp -1 (CreateTime)"
+    old = c[(c["consumer"] == "old") & (c["record timestamp"] == "-1L") & (c["isTimestampExtended"] == "0")]
+    assert old["Kafka 3.9.2"].item().startswith("NO_TIMESTAMP (-1L)")
+    assert neg.kafka_consumer(-1, False) == "timestamp -1 (CreateTime)"
+    with pytest.raises(ValueError):
+        neg.matrix("seed003")
+
+
+def test_seed003_computed_table_covers_modes_brokers_and_formats():
+    t = idem.computed_table()
+    assert len(t) == 30 and "Kafka 3.9.2" in t.columns
 
 
 @pytest.mark.java
