@@ -10,6 +10,7 @@ the fuller version of this; this stepper needs only the broker rules.)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..broker.consumer import consumer_view
 from ..broker.fetch import fetch, fetch_version_for_magic
@@ -90,4 +91,31 @@ def conversions_per_step(*, codec: str = "gzip") -> list[dict]:
     return out
 
 
-__all__ = ["Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step"]
+#: the shipped scenarios of seeds 000 and 004 (kafkafmt/scenarios/data), for the scenario stepper
+SCENARIOS = ("seed000-rolling-upgrade", "seed000-trial-rollback", "seed004-migration")
+HOP_COLUMNS = ("path", "actor", "request", "magic_in", "magic_out", "conversion", "recompressed", "records",
+               "records_touched", "bytes_in", "bytes_out", "error")
+
+
+@lru_cache(maxsize=8)
+def _scenario(name: str):
+    from ..scenarios import load_scenario, run_scenario
+    return run_scenario(load_scenario(name))
+
+
+def scenario_step(name: str, step: int) -> dict:
+    """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
+    cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
+    seed's warnings, and where Kafka 3.9.2 differs."""
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {SCENARIOS}")
+    res = _scenario(name)
+    if not 1 <= step <= len(res.steps):
+        raise ValueError(f"{name} has steps 1..{len(res.steps)}")
+    s = res.steps[step - 1]
+    return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
+            "seed_vs_kafka": s.seed_vs_kafka,
+            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
+
+
+__all__ = ["Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS", "scenario_step"]

@@ -58,3 +58,15 @@ def test_upgrade_steps_and_the_rollback_hazard():
     assert rb["zero copy"] and rb["reads"].startswith("✗")
     with pytest.raises(ValueError):
         upgrade.run(len(upgrade.STEPS))
+
+
+def test_scenario_stepper_reads_the_shipped_scenarios():
+    d = upgrade.scenario_step("seed000-rolling-upgrade", 14)
+    assert d["steps"] == 17 and d["ok"]
+    (hop,) = d["hops"]
+    assert hop["conversion"] == "converted down v1→v0" and hop["magic_in"] == 1 and hop["magic_out"] == 0
+    assert any("zero-copy" in w for w in d["warnings"])
+    with pytest.raises(ValueError, match="steps 1..6"):
+        upgrade.scenario_step("seed000-trial-rollback", 7)
+    with pytest.raises(ValueError):
+        upgrade.scenario_step("nope", 1)
