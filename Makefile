@@ -1,6 +1,7 @@
 # kafkafmt: one entry point for setting up and running everything.
-#   make run          set up, generate the sample, execute the notebooks and start JupyterLab (prints its URL)
-#   make run-headless the same for servers: execute the notebooks and write the HTML report, no Jupyter
+#   make run          set up, write the samples, generate the default logs and run the pipeline (make pipeline),
+#                     execute the notebooks (HTML report) and start JupyterLab (prints its URL)
+#   make run-headless the same for servers: everything but JupyterLab
 #   make report       execute every notebook to HTML under build/report/
 #   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
 #   make test         set up, then run the whole test suite and nbval on notebooks/ (what .ci/run calls)
@@ -60,6 +61,8 @@ run: run-headless
 run-headless: setup
 	$(PY) -m kafkafmt samples --out data/samples
 	$(PY) -m kafkafmt dump data/samples/v2-headers.bin data/samples/v1-gzip-wrapper.bin --deep
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory pipeline; \
+	else echo "run: no Java 17, so no Spark pipeline (data/derived); the notebooks build their own small samples"; fi
 	$(MAKE) --no-print-directory report
 
 report: setup
