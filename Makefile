@@ -1,6 +1,10 @@
 # kafkafmt: one entry point for setting up and running everything.
-#   make run          set up, then run the main job (generate the sample logs and dump them)
-#   make test         set up, then run the whole test suite (what .ci/run calls)
+#   make run          set up, write the samples, generate the default logs and run the pipeline (make pipeline),
+#                     execute the notebooks (HTML report) and start JupyterLab (prints its URL)
+#   make run-headless the same for servers: everything but JupyterLab
+#   make report       execute every notebook to HTML under build/report/
+#   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
+#   make test         set up, then run the whole test suite and nbval on notebooks/ (what .ci/run calls)
 #   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
 #   make conformance  run every differential case against a live Kafka 3.9.2 broker and print the report
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
@@ -15,11 +19,15 @@ PY := $(VENV)/bin/python
 EXTRAS ?= dev,spark,notebooks
 STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
+NBVAL_EXTRA ?=
 
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(shell $(PY) -c 'import sys; sys.path.insert(0, "tests/fuzz"); import targets; print(" ".join(sorted(targets.TARGETS)))' 2>/dev/null)
+NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
+NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 180 -p no:cacheprovider
+JUPYTER_PORT ?= 8888
 
-.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline fuzz
+.PHONY: setup run run-headless report notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick pipeline fuzz
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -32,7 +40,10 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-setup: $(STAMP) check-java
+setup: $(STAMP) check-java ensure-chromium
+
+ensure-chromium:
+	@bash scripts/ensure-chromium.sh
 
 check-java:
 	@bash scripts/check-java.sh
@@ -44,13 +55,29 @@ oracle: setup
 conformance: oracle
 	$(MAKE) -C conformance conformance PYTHON=$(abspath $(PY))
 
-run: setup
+run: run-headless
+	@bash scripts/run-jupyter.sh $(VENV) $(JUPYTER_PORT)
+
+run-headless: setup
 	$(PY) -m kafkafmt samples --out data/samples
 	$(PY) -m kafkafmt dump data/samples/v2-headers.bin data/samples/v1-gzip-wrapper.bin --deep
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory pipeline; \
+	else echo "run: no Java 17, so no Spark pipeline (data/derived); the notebooks build their own small samples"; fi
+	$(MAKE) --no-print-directory report
+
+report: setup
+	@mkdir -p build/report
+	$(VENV)/bin/jupyter nbconvert --to html --execute --output-dir build/report $(NOTEBOOKS)
+	@$(PY) -m kafkafmt.viz.report build/report $(NOTEBOOKS)
+
+notebooks: setup
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace $(NOTEBOOKS)
+	$(VENV)/bin/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 
 test: setup
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/
 
 bench: setup
 	$(PY) benchmarks/bench.py
@@ -75,4 +102,4 @@ fuzz: setup
 	done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target .fuzz
+	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target .fuzz build

@@ -1,0 +1,121 @@
+"""Notebook 06 (rolling upgrade): seed 000's phases and seed 004's ``message.format.version`` plan as
+a stepper.  At each step a producer appends one batch to the same partition and three consumer
+generations fetch the whole log: which paths convert, what it costs, and the rollback.
+
+The steps are data (:data:`STEPS`); each step's outcome is computed by the produce path
+(:func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets`) and the fetch path
+(:func:`kafkafmt.broker.fetch.fetch`).  (The cluster scenario model of ``kafkafmt.scenarios`` is
+the fuller version of this; this stepper needs only the broker rules.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..broker.consumer import consumer_view
+from ..broker.fetch import fetch, fetch_version_for_magic
+from ..broker.validator import validate_messages_and_assign_offsets
+from ..config import LogConfig
+from .anatomy import build, sample_records
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the upgrade: the topic's ``message.format.version`` and what the producer sends."""
+
+    name: str
+    source: str
+    message_format_version: str
+    producer_magic: int
+
+
+STEPS = (
+    Step("old cluster: v0 producers and consumers", "seed 000, before phase 1", "0.9.0", 0),
+    Step("brokers upgraded, message.format.version=0.9.0; producers send v1 (ProduceRequest v2)",
+         "seed 000 phase 1, steps 1-8; seed 004", "0.9.0", 1),
+    Step("most consumers upgraded: message.format.version=0.10.0, rolling bounce",
+         "seed 000 phase 2, step 1", "0.10.0", 1),
+    Step("rollback: message.format.version=0.9.0 again", "seed 000 phase 2, step 3 (rollback)", "0.9.0", 1),
+    Step("forward again, and today: v2 producers on 0.11+ (KIP-98)", "seed 004; Kafka 0.11+", "3.0-IV1", 2),
+)
+#: the consumers that fetch at every step: (label, newest format they read)
+CONSUMERS = (("0.9 consumer (fetch v1)", 0), ("0.10 consumer (fetch v3)", 1), ("current consumer", 2))
+NOW_MS = 1_700_000_000_000
+
+
+def run(upto: int, *, codec: str = "gzip", records_per_step: int = 20) -> dict:
+    """Apply :data:`STEPS` ``[0..upto]``; return the produce rows of every step and the fetch rows of the last."""
+    if not 0 <= upto < len(STEPS):
+        raise ValueError(f"step must be 0..{len(STEPS) - 1}")
+    log, produce = b"", []
+    for i, step in enumerate(STEPS[:upto + 1]):
+        cfg = LogConfig(message_format_version=step.message_format_version)
+        sent = build(step.producer_magic, codec, sample_records(records_per_step, seed=i))
+        offset = produce[-1]["next_offset"] if produce else 0
+        res = validate_messages_and_assign_offsets(sent, cfg, offset=offset, now=NOW_MS + i * 60_000)
+        log += res.records
+        produce.append({"step": i, "what": step.name, "message.format.version": step.message_format_version,
+                        "producer sends": f"v{step.producer_magic}", "stored as": f"v{res.to_magic}",
+                        "converted on produce": res.converted, "recompressed": res.recompressed,
+                        "next_offset": res.next_offset})
+    cfg = LogConfig(message_format_version=STEPS[upto].message_format_version)
+    fetches = []
+    for label, magic in CONSUMERS:
+        res = fetch(log, topic_config=cfg, fetch_version=fetch_version_for_magic(magic))
+        c = res.cost
+        fetches.append({"consumer": label, "reads": reads(res.records, magic), "zero copy": res.zero_copy,
+                        "converted to": "-" if res.to_magic is None else f"v{res.to_magic}",
+                        "bytes on disk": c.bytes_read, "bytes sent": c.bytes_out,
+                        "records re-encoded": c.records_touched, "recompressions": c.compressions})
+    return {"step": STEPS[upto], "produce": produce, "fetch": fetches, "log_bytes": len(log)}
+
+
+def reads(records: bytes, client_magic: int) -> str:
+    """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, or its error)."""
+    view = consumer_view(records, client_magic=client_magic)
+    garbled = sum(r.garbled for r in view.records)
+    if view.error:
+        return f"✗ {view.error}"
+    return f"✗ {garbled} garbled records" if garbled else f"ok ({len(view.records)} records)"
+
+
+def conversions_per_step(*, codec: str = "gzip") -> list[dict]:
+    """For every step: how many of the three consumers are served zero-copy, and the records re-encoded."""
+    out = []
+    for i in range(len(STEPS)):
+        r = run(i, codec=codec)
+        out.append({"step": i, "zero_copy_consumers": sum(f["zero copy"] for f in r["fetch"]),
+                    "records_re_encoded": sum(f["records re-encoded"] for f in r["fetch"]),
+                    "converted_on_produce": r["produce"][-1]["converted on produce"],
+                    "consumers_failing": sum(not f["reads"].startswith("ok") for f in r["fetch"])})
+    return out
+
+
+#: the shipped scenarios of seeds 000 and 004 (kafkafmt/scenarios/data), for the scenario stepper
+SCENARIOS = ("seed000-rolling-upgrade", "seed000-trial-rollback", "seed004-migration")
+HOP_COLUMNS = ("path", "actor", "request", "magic_in", "magic_out", "conversion", "recompressed", "records",
+               "records_touched", "bytes_in", "bytes_out", "error")
+
+
+@lru_cache(maxsize=8)
+def _scenario(name: str):
+    from ..scenarios import load_scenario, run_scenario
+    return run_scenario(load_scenario(name))
+
+
+def scenario_step(name: str, step: int) -> dict:
+    """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
+    cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
+    seed's warnings, and where Kafka 3.9.2 differs."""
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {SCENARIOS}")
+    res = _scenario(name)
+    if not 1 <= step <= len(res.steps):
+        raise ValueError(f"{name} has steps 1..{len(res.steps)}")
+    s = res.steps[step - 1]
+    return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
+            "seed_vs_kafka": s.seed_vs_kafka,
+            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
+
+
+__all__ = ["Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS", "scenario_step"]
