@@ -200,3 +200,36 @@ def test_paths_globs_and_segment_files(sample_logs):
     seg = ks.plan({"path": str(one)})
     assert {s.segment for s in seg.splits} == {str(one)}
     assert len(all_parts.offset_ranges) == 16
+
+
+def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs, tmp_path):
+    """The writer's staging and commit (what Spark's tasks and driver call), in this process."""
+    from kafkafmt.spark.write import WriteOptions, build_logs, stage
+
+    src = ks.read_all(ks.plan({"path": str(sample_logs / "magic2-none-0")}))
+    expected = rows_of(src)
+    half = src.num_rows // 2
+    for magic, codecs in ((0, ("none", "snappy")), (1, ("gzip", "lz4")), (2, ("zstd", "none"))):
+        for codec in codecs:
+            out = tmp_path / f"w{magic}{codec}"
+            cols = ["key", "value", "timestamp", "partition"] + (["headers"] if magic == 2 else [])
+            opts = WriteOptions.parse({"path": str(out), "topic": "w", "magic": str(magic), "codec": codec,
+                                       "batchSize": "300", "segmentBytes": "2000"})
+            staged = [stage(src.select(cols).slice(half).to_batches(), opts, "000001-0"),   # task order wins
+                      stage(src.select(cols).slice(0, half).to_batches(), opts, "000000-0")]
+            build_logs(staged, opts)
+            assert sorted(p.name for p in out.iterdir()) == ["w-0"]
+            written = direct_decode(out / "w-0")
+            assert len(list((out / "w-0").glob("*.log"))) > 1
+            assert [r[0] for r in written] == list(range(len(expected)))
+            assert [(r[3], r[4]) for r in written] == [(r[3], r[4]) for r in expected]
+            assert [r[1] for r in written] == ([-1] * len(expected) if magic == 0 else [r[1] for r in expected])
+            if magic == 2:
+                assert fingerprint(written) == fingerprint(expected)
+            back = ks.read_all(ks.plan({"path": str(out), "level": "batch"}))
+            assert set(back.column("codec").to_pylist()) == {codec} and set(back.column("magic").to_pylist()) == {magic}
+            # the written directory loads as a clean Kafka log (no recovery needed)
+            with Log.open(out / "w-0") as log:
+                assert log.log_end_offset == len(expected)
+    with pytest.raises(ConfigError):
+        WriteOptions.parse({"path": str(tmp_path), "magic": "1", "codec": "zstd"})
