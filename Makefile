@@ -8,6 +8,7 @@
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
+#   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,7 +20,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(shell $(PY) -c 'import sys; sys.path.insert(0, "tests/fuzz"); import targets; print(" ".join(sorted(targets.TARGETS)))' 2>/dev/null)
 
-.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline fuzz
+.PHONY: setup run test oracle conformance check-java clean help bench bench-quick pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -73,6 +74,9 @@ fuzz: setup
 	  rc=$$?; runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' .fuzz/$$t.log); \
 	  printf '%s\t%s\t%s\t%s\n' "$$t" "$(FUZZ_SECONDS)" "$${runs:-?}" "$$rc" | tee -a .fuzz/campaign.tsv; \
 	done
+
+bench-spark: setup
+	$(PY) benchmarks/spark_read.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target .fuzz
