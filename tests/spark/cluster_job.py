@@ -1,6 +1,6 @@
 """Run by test_cluster.py in its own process: read sample logs on a standalone cluster, print a JSON summary.
 
-Usage: python cluster_job.py MASTER_URL LOG_DIRS OUT_JSON SPARK_LOG_DIR
+Usage: python cluster_job.py MASTER_URL '["partition dir or glob", ...]' OUT_JSON SPARK_LOG_DIR
 """
 import json
 import sys
@@ -10,6 +10,7 @@ from spark_logs import fingerprint
 
 
 def main(master: str, logs: str, out: str, log_dir: str) -> None:
+    logs = json.loads(logs)
     spark = kafkafmt.spark.session(master, app_name="kafkafmt-cluster-test", log_dir=log_dir,
                                    executor_memory="512m", conf={"spark.cores.max": "2"})
     try:
@@ -26,11 +27,9 @@ def main(master: str, logs: str, out: str, log_dir: str) -> None:
         summary = {name: {"offsets": [row[0] for row in sorted(rows)], "timestamps": [row[1] for row in sorted(rows)],
                           "fingerprint": fingerprint(sorted(rows))} for name, rows in parts.items()}
         executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
-        hosts = sorted({r["host"] for r in spark.sparkContext.parallelize(range(8), 8).map(
-            lambda _: {"host": __import__("socket").gethostname()}).collect()})
         with open(out, "w") as f:
             json.dump({"partitions": summary, "executors": executors, "spark_partitions": df.rdd.getNumPartitions(),
-                       "master": spark.sparkContext.master, "hosts": hosts}, f)
+                       "master": spark.sparkContext.master}, f)
     finally:
         spark.stop()
 

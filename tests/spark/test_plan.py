@@ -233,3 +233,35 @@ def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs,
                 assert log.log_end_offset == len(expected)
     with pytest.raises(ConfigError):
         WriteOptions.parse({"path": str(tmp_path), "magic": "1", "codec": "zstd"})
+
+
+def test_a_batch_that_passes_its_crc_but_does_not_decompress(tmp_path):
+    """Garbage inside a gzip batch with a recomputed (valid) v2 CRC: the decoder, not the CRC, finds it."""
+    from kafkafmt.crc import crc32c
+    from kafkafmt.records import MemoryRecords
+
+    d = build_partition(tmp_path / "gz-0", [(2, "gzip")], seed=11, batches_per_step=6)
+    seg = sorted(d.glob("*.log"))[0]
+    data = bytearray(seg.read_bytes())
+    victim = list(MemoryRecords(bytes(data)).batches())[3]
+    start = victim.position
+    crc_at, covered_from = start + 17, start + 21        # v2: CRC-32C over attributes..end (kafka-rules §1)
+    for i in range(start + 61, victim.end):               # the compressed records area
+        data[i] = 0x5A
+    data[crc_at:crc_at + 4] = crc32c(bytes(data[covered_from:victim.end])).to_bytes(4, "big")
+    seg.write_bytes(bytes(data))
+    with pytest.raises(KafkaFmtError) as e:
+        ks.read_all(ks.plan({"path": str(d)}))
+    assert str(seg) in str(e.value) and start <= e.value.position < victim.end
+    t = ks.read_all(ks.plan({"path": str(d), "mode": "PERMISSIVE"}))
+    errors = t.filter(t.column("error").is_valid())
+    assert errors.num_rows == 1 and errors.column("position")[0].as_py() == start
+    kept = t.filter(t.column("error").is_null()).column("offset").to_pylist()
+    assert kept == [r[0] for r in direct_decode_prefix(d, start)]
+
+
+def direct_decode_prefix(d, end_position):
+    from kafkafmt.records import MemoryRecords
+
+    seg = sorted(d.glob("*.log"))[0]
+    return [(r.offset,) for b in MemoryRecords(seg.read_bytes()[:end_position]).batches() for r in b.records()]
