@@ -116,3 +116,15 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     frame.write.format("kafkafmt").option("topic", "copy").mode("overwrite").save(str(out))
     assert len(direct_decode(out / "copy-0")) == len(rows)
     assert [p.name for p in out.iterdir()] == ["copy-0"]
+
+
+def test_session_is_quiet_loopback_and_registered(spark):
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.ui.enabled") == "false" and conf.get("spark.driver.host") == "127.0.0.1"
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    log4j = conf.get("spark.driver.extraJavaOptions").split("file:", 1)[1]
+    jvm_log = __import__("pathlib").Path(log4j).with_name("spark-jvm.log")
+    assert "incubator" in jvm_log.read_text()           # the JVM's own stderr went to the log file
+    import kafkafmt.spark
+
+    assert kafkafmt.spark.register(spark) is spark      # registering again is harmless
