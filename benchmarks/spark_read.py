@@ -98,7 +98,7 @@ def main(argv=None) -> int:
 
     spark = ks.session("local[2]", log_dir=OUT / "spark-logs")
     try:
-        parquet = OUT / "records.parquet"
+        parquet = OUT / f"records-{args.mb}-{args.partitions}.parquet"   # same records as the log
         if not (parquet / "_SUCCESS").exists():
             spark.read.format("kafkafmt").load(str(logs)).write.mode("overwrite").parquet(str(parquet))
         python_s, python_all = timed(lambda: ks.read_all(ks.plan(options)), args.repeat)
