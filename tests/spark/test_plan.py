@@ -77,10 +77,10 @@ def test_offset_options_equal_filtering_and_prune_segments(big_partition):
     assert len(segments) >= 4
     lo, hi = full[len(full) // 3][0] + 1, full[len(full) // 2][0]
     spec = lambda off: json.dumps({"big": {"0": off}})  # noqa: E731
-    OPENED.opened.clear()
-    p = ks.plan({"path": str(big_partition), "startingOffsets": spec(lo), "endingOffsets": spec(hi)})
-    assert OPENED.logs() == []                       # planning an offset range reads indexes only
-    got = rows_of(ks.read_all(p))
+    with OPENED.recording():
+        p = ks.plan({"path": str(big_partition), "startingOffsets": spec(lo), "endingOffsets": spec(hi)})
+        assert OPENED.logs() == []                   # planning an offset range reads indexes only
+        got = rows_of(ks.read_all(p))
     assert got == [r for r in full if lo <= r[0] < hi]
     opened = set(OPENED.logs())
     assert 0 < len(opened) < len(segments)
@@ -114,12 +114,15 @@ def test_timestamp_options_answer_like_offsets_for_times(big_partition, tmp_path
     # offsetsForTimes: the first record (in offset order) with a timestamp >= the target
     assert start == next(r[0] for r in full if r[1] >= start_ts)
     assert end == next(r[0] for r in full if r[1] >= end_ts)
-    OPENED.opened.clear()
-    p = ks.plan({"path": str(big_partition), "startingTimestamp": str(start_ts), "endingTimestamp": str(end_ts)})
+    with OPENED.recording():
+        p = ks.plan({"path": str(big_partition), "startingTimestamp": str(start_ts), "endingTimestamp": str(end_ts)})
     planned_logs = OPENED.logs()
     assert p.offset_ranges == {("big", 0): (start, end)}
     assert len(set(planned_logs)) <= 2 < len(list(big_partition.glob("*.log")))   # only the answering segments
-    got = rows_of(ks.read_all(p))
+    with OPENED.recording():
+        got = rows_of(ks.read_all(p))
+    assert set(OPENED.logs()) == {s.segment for s in p.splits}
+    assert len(set(OPENED.logs())) < len(list(big_partition.glob("*.log")))   # earlier/later segments never opened
     assert got == [r for r in full if start <= r[0] < end]
     # reads start mid-segment: the first split does not start at byte 0 of its segment
     assert p.splits[0].start > 0
