@@ -11,7 +11,8 @@
 
 The log (v2, lz4 and uncompressed batches alternating, ~100-byte values, keys from 10k, headers on
 some records) is built once with kafkafmt.log under ``build/bench-spark/`` (seeded) and reused.
-Times are medians of ``--repeat`` runs after one warm-up; the session start is not timed.  Results
+Times are medians of ``--repeat`` rounds after one warm-up, the engines alternating within each
+round; the session start is not timed.  Results
 go to stdout and ``build/bench-spark/results.json``; the figures vary with the machine's load.
 """
 from __future__ import annotations
@@ -70,14 +71,18 @@ def build_log(root: Path, mb: int, partitions: int, seed: int = 1) -> Path:
     return root
 
 
-def timed(fn, repeat: int) -> tuple[float, list[float]]:
-    fn()  # warm-up (Python workers started, files in the page cache)
-    times = []
+def timed(engines: dict, repeat: int) -> dict[str, list[float]]:
+    """Run every engine once to warm up, then ``repeat`` rounds, the engines alternating within each
+    round so that a change in the machine's load falls on all of them alike."""
+    for fn in engines.values():
+        fn()  # warm-up (Python workers started, files in the page cache)
+    times: dict[str, list[float]] = {name: [] for name in engines}
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), times
+        for name, fn in engines.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return times
 
 
 def main(argv=None) -> int:
@@ -101,12 +106,12 @@ def main(argv=None) -> int:
         parquet = OUT / f"records-{args.mb}-{args.partitions}.parquet"   # same records as the log
         if not (parquet / "_SUCCESS").exists():
             spark.read.format("kafkafmt").load(str(logs)).write.mode("overwrite").parquet(str(parquet))
-        python_s, python_all = timed(lambda: ks.read_all(ks.plan(options)), args.repeat)
-        spark_s, spark_all = timed(
-            lambda: spark.read.format("kafkafmt").load(str(logs)).write.format("noop").mode("overwrite").save(),
-            args.repeat)
-        parquet_s, parquet_all = timed(
-            lambda: spark.read.parquet(str(parquet)).write.format("noop").mode("overwrite").save(), args.repeat)
+        times = timed({
+            "python": lambda: ks.read_all(ks.plan(options)),
+            "spark_local2": lambda: spark.read.format("kafkafmt").load(str(logs)).write.format("noop")
+            .mode("overwrite").save(),
+            "spark_parquet": lambda: spark.read.parquet(str(parquet)).write.format("noop").mode("overwrite").save(),
+        }, args.repeat)
         spark_rows = spark.read.format("kafkafmt").load(str(logs)).count()
         parquet_rows = spark.read.parquet(str(parquet)).count()
     finally:
@@ -114,12 +119,13 @@ def main(argv=None) -> int:
     assert rows == spark_rows == parquet_rows, (rows, spark_rows, parquet_rows)
 
     computed = {"records": rows, "bytes": size, "partitions": args.partitions}
+    median = {name: statistics.median(ts) for name, ts in times.items()}
     measured = {
-        "seconds": {"python": python_all, "spark_local2": spark_all, "spark_parquet": parquet_all},
-        "median_s": {"python": python_s, "spark_local2": spark_s, "spark_parquet": parquet_s},
-        "records_per_s": {"python": rows / python_s, "spark_local2": rows / spark_s,
-                          "spark_parquet": rows / parquet_s},
-        "ratios": {"spark_vs_python": python_s / spark_s, "spark_vs_parquet": spark_s / parquet_s},
+        "seconds": times,
+        "median_s": median,
+        "records_per_s": {name: rows / s for name, s in median.items()},
+        "ratios": {"spark_vs_python": median["python"] / median["spark_local2"],
+                   "spark_vs_parquet": median["spark_local2"] / median["spark_parquet"]},
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform(),
                     "load_average": os.getloadavg()},
     }

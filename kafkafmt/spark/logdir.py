@@ -239,6 +239,9 @@ def discover(paths: Iterable[str | os.PathLike]) -> list[PartitionDir]:
 
 
 def _is_partition_name(name: str) -> bool:
+    """``topic-partition``, not a directory being deleted, moved or left stray (``-delete``, ``-future``, ``-stray``)."""
+    if name.endswith(("-delete", "-future", "-stray")):
+        return False
     try:
         parse_topic_partition_name(name)
         return True
