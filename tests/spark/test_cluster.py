@@ -47,23 +47,30 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def stop(pid: int) -> None:
-    """SIGTERM, then SIGKILL after 15 s, for one PID we started."""
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie awaiting its parent's wait does not count)."""
     try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.time() + 15
-    while time.time() < deadline:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stop(pids: list[int], grace: float = 10.0) -> None:
+    """SIGTERM to every PID we started at once, then SIGKILL to whatever still runs after ``grace`` s."""
+    for pid in pids:
         try:
-            os.kill(pid, 0)
+            os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
-            return
+            pass
+    deadline = time.time() + grace
+    while time.time() < deadline and any(alive(p) for p in pids):
         time.sleep(0.2)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    for pid in pids:
+        if alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def alive_workers(ui_port: int) -> int:
@@ -114,12 +121,12 @@ def cluster(tmp_path):
             time.sleep(1)
         yield f"spark://127.0.0.1:{port}"
     finally:
-        leftovers = [c for p in procs for c in descendants(p.pid)]
-        for p in reversed(procs):       # workers first (they stop their executors), then the master
-            stop(p.pid)
+        # the daemons and every process below them (executors, their Python workers), all by PID
+        started = [p.pid for p in procs] + [c for p in procs for c in descendants(p.pid)]
+        stop(started)
+        for p in procs:
             p.wait(timeout=30)
-        for pid in leftovers:           # anything a daemon left behind
-            stop(pid)
+        assert not [pid for pid in started if alive(pid)]
 
 
 def test_data_source_on_a_standalone_cluster(cluster, sample_logs, tmp_path):
