@@ -49,7 +49,7 @@ def _fail(split: Split, position: int, reason: str) -> KafkaFmtError:
 
 
 def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
-    """The batch headers of the whole whole-batch prefix of ``data``, and where/why it ends early."""
+    """The batch headers of the whole batches ``data`` starts with, and where and why they end early."""
     try:
         table = batches_table(MemoryRecords(data, strict=True))
         problem = None
