@@ -12,6 +12,7 @@
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
+#   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -27,7 +28,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
 NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 180 -p no:cacheprovider
 JUPYTER_PORT ?= 8888
 
-.PHONY: setup run run-headless report notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick pipeline fuzz
+.PHONY: setup run run-headless report notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -100,6 +101,9 @@ fuzz: setup
 	  rc=$$?; runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' .fuzz/$$t.log); \
 	  printf '%s\t%s\t%s\t%s\n' "$$t" "$(FUZZ_SECONDS)" "$${runs:-?}" "$$rc" | tee -a .fuzz/campaign.tsv; \
 	done
+
+bench-spark: setup
+	$(PY) benchmarks/spark_read.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis conformance/.cache conformance/target .fuzz build

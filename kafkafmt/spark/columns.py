@@ -92,10 +92,14 @@ def record_rows(records: pa.Table, batches: pa.Table, *, topic: str, partition: 
     def batch_col(name):
         return pc.take(batches.column(name), idx)
 
+    # the raw milliseconds: ``timestamp_ms`` where records_table also gives a timestamp column
+    names = records.column_names
+    ms = records.column("timestamp_ms" if "timestamp_ms" in names else "timestamp")
+
     cols = {
         "key": records.column("key"), "value": records.column("value"),
         "topic": _constant(topic, pa.string(), n), "partition": _constant(partition, pa.int32(), n),
-        "offset": records.column("offset"), "timestamp": timestamps(records.column("timestamp")),
+        "offset": records.column("offset"), "timestamp": timestamps(ms),
         "timestampType": pc.cast(records.column("timestamp_type"), pa.int32()),
         "headers": records.column("headers"),
         "magic": records.column("magic"), "codec": codec_names(records.column("compression")),

@@ -13,11 +13,12 @@ entries are not entries (Kafka rebuilds such an index on recovery), so they are 
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..constants import NO_TIMESTAMP
 from ..errors import NoSuchFileError
@@ -29,13 +30,23 @@ from ..log.index import OffsetIndex, TimeIndex
 
 
 class OpenCounter:
-    """Counts the files opened by planning and reading (the tests check pruning with it)."""
+    """Records the files opened by planning and reading while :meth:`recording` (tests check pruning)."""
 
     def __init__(self):
         self.opened: list[str] = []
+        self.active = False
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator["OpenCounter"]:
+        self.opened, self.active = [], True
+        try:
+            yield self
+        finally:
+            self.active = False
 
     def note(self, path: Path) -> None:
-        self.opened.append(os.fspath(path))
+        if self.active:
+            self.opened.append(os.fspath(path))
 
     def logs(self) -> list[str]:
         return [p for p in self.opened if p.endswith(LOG_FILE_SUFFIX)]
@@ -228,6 +239,9 @@ def discover(paths: Iterable[str | os.PathLike]) -> list[PartitionDir]:
 
 
 def _is_partition_name(name: str) -> bool:
+    """``topic-partition``, not a directory being deleted, moved or left stray (``-delete``, ``-future``, ``-stray``)."""
+    if name.endswith(("-delete", "-future", "-stray")):
+        return False
     try:
         parse_topic_partition_name(name)
         return True

@@ -16,7 +16,8 @@ Option names and meanings follow Spark's Kafka source (``KafkaSourceProvider``,
 ``maxBytesPerPartition``
     the largest byte range one Spark partition reads (default 128 MiB, as
     ``spark.sql.files.maxPartitionBytes``); larger segment ranges are cut at batch boundaries taken
-    from the ``.index``; small ranges are packed together up to it.
+    from the ``.index``; small ranges of one topic-partition are packed together up to it (each
+    topic-partition gets at least one Spark partition, as in Spark's Kafka source).
 ``minPartitions``
     at least this many Spark partitions when the data allows it (as Spark's Kafka source).
 ``level``
@@ -239,11 +240,14 @@ def _cut(split: Split, limit: int, boundaries: list[int]) -> list[Split]:
 
 
 def _pack(splits: list[Split], limit: int) -> list[list[Split]]:
-    """Consecutive splits grouped into Spark partitions of at most ``limit`` bytes (one split may exceed it)."""
+    """Consecutive splits of one topic-partition grouped into Spark partitions of at most ``limit`` bytes
+    (one split may exceed it).  Topic-partitions are never packed together: as in Spark's Kafka source,
+    each gets at least one Spark partition, so a read is spread over the cores."""
     groups: list[list[Split]] = []
     size = 0
     for s in splits:
-        if groups and size + s.size <= limit:
+        same = groups and (groups[-1][-1].topic, groups[-1][-1].partition) == (s.topic, s.partition)
+        if same and size + s.size <= limit:
             groups[-1].append(s)
             size += s.size
         else:

@@ -49,7 +49,7 @@ def _fail(split: Split, position: int, reason: str) -> KafkaFmtError:
 
 
 def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
-    """The batch headers of the whole whole-batch prefix of ``data``, and where/why it ends early."""
+    """The batch headers of the whole batches ``data`` starts with, and where and why they end early."""
     try:
         table = batches_table(MemoryRecords(data, strict=True))
         problem = None
@@ -89,6 +89,21 @@ def _chunks(positions: list[int], sizes: list[int]) -> Iterator[tuple[int, int, 
             first = i + 1
 
 
+def _decodable_prefix(data: bytes, positions: list[int], sizes: list[int], first: int, end: int,
+                      options: ReadOptions) -> tuple[list[tuple[int, pa.Table]], tuple[int, str]]:
+    """PERMISSIVE: decode the chunk batch by batch; the tables before the first failing batch, and it."""
+    out = []
+    for i in range(first, len(positions)):
+        if positions[i] >= end:
+            break
+        try:
+            out.append((i, records_table(MemoryRecords(data, start=positions[i], end=positions[i] + sizes[i]),
+                                         include_data=options.include_data)))
+        except KafkaFmtError as e:
+            return out, (positions[i], e.reason)
+    raise AssertionError("a chunk failed to decode but each of its batches decodes")
+
+
 def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
     """The rows of ``split`` (:data:`~kafkafmt.spark.columns.RECORD_SCHEMA` or ``BATCH_SCHEMA``)."""
     data = read_range(split.segment, split.start, split.end)
@@ -105,21 +120,26 @@ def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
         positions = batches.column("position").to_pylist()
         sizes = batches.column("size").to_pylist()
         for first, lo, hi in _chunks(positions, sizes):
+            chunk_failed = False
             try:
-                recs = records_table(MemoryRecords(data, start=lo, end=hi),
-                                     include_data=options.include_data)
+                recs = [(first, records_table(MemoryRecords(data, start=lo, end=hi),
+                                              include_data=options.include_data))]
             except KafkaFmtError as e:
-                at = split.start + (e.position if e.position is not None else lo)
                 if options.mode == "FAILFAST":
+                    at = split.start + (e.position if e.position is not None else lo)
                     raise _fail(split, at, e.reason) from e
-                problem = (at, e.reason)
+                recs, broken = _decodable_prefix(data, positions, sizes, first, hi, options)
+                problem = (split.start + broken[0], broken[1])
+                chunk_failed = True
+            for base, table in recs:
+                table = table.set_column(table.schema.get_field_index("batch_position"), "batch_position",
+                                         pc.add(table.column("batch_position"), split.start))
+                rows = _in_range(columns.record_rows(table, batches, batch_index_base=base, **where),
+                                 "offset", "offset", split)
+                if rows.num_rows:
+                    yield rows
+            if chunk_failed:
                 break
-            recs = recs.set_column(recs.schema.get_field_index("batch_position"), "batch_position",
-                                   pc.add(recs.column("batch_position"), split.start))
-            rows = columns.record_rows(recs, batches, batch_index_base=first, **where)
-            rows = _in_range(rows, "offset", "offset", split)
-            if rows.num_rows:
-                yield rows
     if problem is not None:
         yield columns.error_row(columns.schema_for(options.level), position=problem[0], reason=problem[1], **where)
 

@@ -77,10 +77,10 @@ def test_offset_options_equal_filtering_and_prune_segments(big_partition):
     assert len(segments) >= 4
     lo, hi = full[len(full) // 3][0] + 1, full[len(full) // 2][0]
     spec = lambda off: json.dumps({"big": {"0": off}})  # noqa: E731
-    OPENED.opened.clear()
-    p = ks.plan({"path": str(big_partition), "startingOffsets": spec(lo), "endingOffsets": spec(hi)})
-    assert OPENED.logs() == []                       # planning an offset range reads indexes only
-    got = rows_of(ks.read_all(p))
+    with OPENED.recording():
+        p = ks.plan({"path": str(big_partition), "startingOffsets": spec(lo), "endingOffsets": spec(hi)})
+        assert OPENED.logs() == []                   # planning an offset range reads indexes only
+        got = rows_of(ks.read_all(p))
     assert got == [r for r in full if lo <= r[0] < hi]
     opened = set(OPENED.logs())
     assert 0 < len(opened) < len(segments)
@@ -114,12 +114,15 @@ def test_timestamp_options_answer_like_offsets_for_times(big_partition, tmp_path
     # offsetsForTimes: the first record (in offset order) with a timestamp >= the target
     assert start == next(r[0] for r in full if r[1] >= start_ts)
     assert end == next(r[0] for r in full if r[1] >= end_ts)
-    OPENED.opened.clear()
-    p = ks.plan({"path": str(big_partition), "startingTimestamp": str(start_ts), "endingTimestamp": str(end_ts)})
+    with OPENED.recording():
+        p = ks.plan({"path": str(big_partition), "startingTimestamp": str(start_ts), "endingTimestamp": str(end_ts)})
     planned_logs = OPENED.logs()
     assert p.offset_ranges == {("big", 0): (start, end)}
     assert len(set(planned_logs)) <= 2 < len(list(big_partition.glob("*.log")))   # only the answering segments
-    got = rows_of(ks.read_all(p))
+    with OPENED.recording():
+        got = rows_of(ks.read_all(p))
+    assert set(OPENED.logs()) == {s.segment for s in p.splits}
+    assert len(set(OPENED.logs())) < len(list(big_partition.glob("*.log")))   # earlier/later segments never opened
     assert got == [r for r in full if start <= r[0] < end]
     # reads start mid-segment: the first split does not start at byte 0 of its segment
     assert p.splits[0].start > 0
@@ -200,3 +203,69 @@ def test_paths_globs_and_segment_files(sample_logs):
     seg = ks.plan({"path": str(one)})
     assert {s.segment for s in seg.splits} == {str(one)}
     assert len(all_parts.offset_ranges) == 16
+    assert len(all_parts.partitions) >= 16          # one Spark partition per topic-partition at least
+
+
+def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs, tmp_path):
+    """The writer's staging and commit (what Spark's tasks and driver call), in this process."""
+    from kafkafmt.spark.write import WriteOptions, build_logs, stage
+
+    src = ks.read_all(ks.plan({"path": str(sample_logs / "magic2-none-0")}))
+    expected = rows_of(src)
+    half = src.num_rows // 2
+    for magic, codecs in ((0, ("none", "snappy")), (1, ("gzip", "lz4")), (2, ("zstd", "none"))):
+        for codec in codecs:
+            out = tmp_path / f"w{magic}{codec}"
+            cols = ["key", "value", "timestamp", "partition"] + (["headers"] if magic == 2 else [])
+            opts = WriteOptions.parse({"path": str(out), "topic": "w", "magic": str(magic), "codec": codec,
+                                       "batchSize": "300", "segmentBytes": "2000"})
+            staged = [stage(src.select(cols).slice(half).to_batches(), opts, "000001-0"),   # task order wins
+                      stage(src.select(cols).slice(0, half).to_batches(), opts, "000000-0")]
+            build_logs(staged, opts)
+            assert sorted(p.name for p in out.iterdir()) == ["w-0"]
+            written = direct_decode(out / "w-0")
+            assert len(list((out / "w-0").glob("*.log"))) > 1
+            assert [r[0] for r in written] == list(range(len(expected)))
+            assert [(r[3], r[4]) for r in written] == [(r[3], r[4]) for r in expected]
+            assert [r[1] for r in written] == ([-1] * len(expected) if magic == 0 else [r[1] for r in expected])
+            if magic == 2:
+                assert fingerprint(written) == fingerprint(expected)
+            back = ks.read_all(ks.plan({"path": str(out), "level": "batch"}))
+            assert set(back.column("codec").to_pylist()) == {codec} and set(back.column("magic").to_pylist()) == {magic}
+            # the written directory loads as a clean Kafka log (no recovery needed)
+            with Log.open(out / "w-0") as log:
+                assert log.log_end_offset == len(expected)
+    with pytest.raises(ConfigError):
+        WriteOptions.parse({"path": str(tmp_path), "magic": "1", "codec": "zstd"})
+
+
+def test_a_batch_that_passes_its_crc_but_does_not_decompress(tmp_path):
+    """Garbage inside a gzip batch with a recomputed (valid) v2 CRC: the decoder, not the CRC, finds it."""
+    from kafkafmt.crc import crc32c
+    from kafkafmt.records import MemoryRecords
+
+    d = build_partition(tmp_path / "gz-0", [(2, "gzip")], seed=11, batches_per_step=6)
+    seg = sorted(d.glob("*.log"))[0]
+    data = bytearray(seg.read_bytes())
+    victim = list(MemoryRecords(bytes(data)).batches())[3]
+    start = victim.position
+    crc_at, covered_from = start + 17, start + 21        # v2: CRC-32C over attributes..end (kafka-rules §1)
+    for i in range(start + 61, victim.end):               # the compressed records area
+        data[i] = 0x5A
+    data[crc_at:crc_at + 4] = crc32c(bytes(data[covered_from:victim.end])).to_bytes(4, "big")
+    seg.write_bytes(bytes(data))
+    with pytest.raises(KafkaFmtError) as e:
+        ks.read_all(ks.plan({"path": str(d)}))
+    assert str(seg) in str(e.value) and start <= e.value.position < victim.end
+    t = ks.read_all(ks.plan({"path": str(d), "mode": "PERMISSIVE"}))
+    errors = t.filter(t.column("error").is_valid())
+    assert errors.num_rows == 1 and errors.column("position")[0].as_py() == start
+    kept = t.filter(t.column("error").is_null()).column("offset").to_pylist()
+    assert kept == [r[0] for r in direct_decode_prefix(d, start)]
+
+
+def direct_decode_prefix(d, end_position):
+    from kafkafmt.records import MemoryRecords
+
+    seg = sorted(d.glob("*.log"))[0]
+    return [(r.offset,) for b in MemoryRecords(seg.read_bytes()[:end_position]).batches() for r in b.records()]

@@ -1,0 +1,130 @@
+"""The data source and the writer on a real local[2] Spark session (one session for the whole run).
+
+Spark's rows are compared with the direct decode of the ``.log`` files (record objects, not the
+columnar path), and the input directories are checked byte-for-byte and mtime-identical afterwards.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from kafkafmt.log import Log
+from spark_logs import build_partition, direct_decode, fingerprint, snapshot
+
+COLUMNS = ("offset", "ms", "timestampType", "key", "value", "headers", "isControl")
+
+
+def spark_rows(df, by_partition=False):
+    """``(offset, ms, type, key, value, headers, isControl)`` tuples in offset order from ONE Spark job;
+    with ``by_partition``, a dict ``{(topic, partition): rows}``."""
+    from pyspark.sql import functions as F
+
+    t = df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ms"), "timestampType", "key",
+                  "value", "headers", "isControl").toArrow()
+    out: dict = {}
+    for r in t.to_pylist():
+        out.setdefault((r["topic"], r["partition"]), []).append(
+            (r["offset"], r["ms"], r["timestampType"], r["key"], r["value"],
+             tuple((h["key"], h["value"]) for h in r["headers"] or ()), r["isControl"]))
+    for rows in out.values():
+        rows.sort(key=lambda row: row[0])
+    if by_partition:
+        return out
+    assert len(out) <= 1
+    return next(iter(out.values()), [])
+
+
+def test_spark_rows_equal_direct_decode_every_magic_codec_txn_many_partitions(spark, sample_logs):
+    before = snapshot(sample_logs)
+    df = spark.read.format("kafkafmt").load(str(sample_logs))
+    assert df.columns[:8] == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+    got = spark_rows(df, by_partition=True)
+    parts = sorted(sample_logs.iterdir())
+    assert len(got) == len(parts) == 16
+    for d in parts:
+        topic, partition = d.name.rsplit("-", 1)
+        rows, expected = got[(topic, int(partition))], direct_decode(d)
+        assert len(rows) == len(expected) > 0                              # count
+        assert [r[:3] for r in rows] == [r[:3] for r in expected]         # offsets, timestamps, types
+        assert [r[6] for r in rows] == [r[6] for r in expected]           # control records flagged
+        assert fingerprint(rows) == fingerprint(expected)                 # keys, values, headers
+    assert any(r[6] for r in got[("txn", 0)]) and not any(r[6] for r in got[("upgrade", 0)])
+    assert snapshot(sample_logs) == before
+
+
+def test_spark_options_equal_filtering_a_full_read(spark, sample_logs, tmp_path):
+    d = build_partition(tmp_path / "opt-0", [(2, "gzip"), (2, "none")], seed=5, batches_per_step=40)
+    before = snapshot(d)
+    full = spark_rows(spark.read.format("kafkafmt").load(str(d)))
+    lo, hi = full[len(full) // 4][0], full[3 * len(full) // 4][0]
+    spec = lambda off: json.dumps({"opt": {"0": off}})  # noqa: E731
+    ranged = spark.read.format("kafkafmt").option("startingOffsets", spec(lo)).option("endingOffsets", spec(hi))
+    assert spark_rows(ranged.load(str(d))) == [r for r in full if lo <= r[0] < hi]
+    copy = tmp_path / "copy" / "opt-0"
+    shutil.copytree(d, copy)
+    target = sorted(r[1] for r in full)[len(full) // 2] - 1
+    with Log.open(copy) as reference:
+        start = reference.fetch_offset_by_timestamp(target).offset
+    by_time = spark.read.format("kafkafmt").option("startingTimestamp", target).load(str(d))
+    assert spark_rows(by_time) == [r for r in full if r[0] >= start]
+    split = spark.read.format("kafkafmt").option("maxBytesPerPartition", 2000).load(str(d))
+    assert split.rdd.getNumPartitions() > 5
+    assert spark_rows(split) == full
+    batches = spark.read.format("kafkafmt").option("level", "batch").load(str(d)).toArrow()
+    assert batches.num_rows == 80 and all(batches.column("crcValid").to_pylist())
+    assert snapshot(d) == before
+
+
+def test_spark_failfast_names_file_and_position(spark, tmp_path):
+    d = build_partition(tmp_path / "bad-0", [(2, "none")], seed=3, batches_per_step=30)
+    seg = sorted(d.glob("*.log"))[0]
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    seg.write_bytes(bytes(data))
+    before = snapshot(d)
+    with pytest.raises(Exception) as e:
+        spark.read.format("kafkafmt").load(str(d)).count()
+    text = str(e.value)
+    assert "CorruptRecordError" in text and str(seg) in text and "byte position" in text
+    permissive = spark.read.format("kafkafmt").option("mode", "PERMISSIVE").load(str(d))
+    errors = permissive.where("error is not null").collect()
+    assert len(errors) == 1 and errors[0]["segment"] == str(seg) and f"byte position {errors[0]['position']}" in text
+    assert snapshot(d) == before
+
+
+def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
+    src = spark.read.format("kafkafmt").load(str(sample_logs / "magic2-none-0"))
+    rows = spark_rows(src)
+    for magic, codec in ((2, "zstd"),):
+        out = tmp_path / f"out-{magic}-{codec}"
+        frame = src.select("key", "value", "timestamp", "partition", *(["headers"] if magic == 2 else []))
+        frame.write.format("kafkafmt").option("topic", "copy").option("magic", magic).option("codec", codec) \
+            .option("batchSize", 400).mode("append").save(str(out))
+        assert [p.name for p in out.iterdir()] == ["copy-0"]          # nothing staged is left behind
+        written = direct_decode(out / "copy-0")
+        assert [r[0] for r in written] == list(range(len(rows)))
+        assert [(r[1], r[3], r[4]) for r in written] == [(r[1], r[3], r[4]) for r in rows]
+        if magic == 2:
+            assert fingerprint(written) == fingerprint(rows)
+        back = spark.read.format("kafkafmt").option("level", "batch").load(str(out)).toArrow()
+        assert set(back.column("magic").to_pylist()) == {magic} and set(back.column("codec").to_pylist()) == {codec}
+        assert back.num_rows > 3 and all(back.column("crcValid").to_pylist())
+    with pytest.raises(Exception, match="already exists"):
+        frame.write.format("kafkafmt").option("topic", "copy").mode("append").save(str(out))
+    frame.write.format("kafkafmt").option("topic", "copy").mode("overwrite").save(str(out))
+    assert len(direct_decode(out / "copy-0")) == len(rows)
+    assert [p.name for p in out.iterdir()] == ["copy-0"]
+
+
+def test_session_is_quiet_loopback_and_registered(spark):
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.ui.enabled") == "false" and conf.get("spark.driver.host") == "127.0.0.1"
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    log4j = conf.get("spark.driver.extraJavaOptions").split("file:", 1)[1]
+    jvm_log = __import__("pathlib").Path(log4j).with_name("spark-jvm.log")
+    assert "incubator" in jvm_log.read_text()           # the JVM's own stderr went to the log file
+    import kafkafmt.spark
+
+    assert kafkafmt.spark.register(spark) is spark      # registering again is harmless

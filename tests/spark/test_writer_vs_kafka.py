@@ -1,0 +1,45 @@
+"""The writer's log directories read by Apache Kafka 3.9.2 itself (kafka-dump-log in the log oracle's JVM):
+Kafka sees the offsets, timestamps and sizes written, and finds the indexes consistent."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+import kafkafmt.spark as ks
+from kafkafmt.spark.write import WriteOptions, build_logs, stage
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
+from kafka_log_oracle import log_oracle_or_skip  # noqa: E402
+
+RECORD = re.compile(r"\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+) keySize: (-?\d+) "
+                    r"valueSize: (-?\d+)")
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("magic,codec", [(2, "zstd"), (1, "snappy"), (0, "gzip")])
+def test_kafka_reads_what_the_writer_wrote(sample_logs, tmp_path, magic, codec):
+    oracle = log_oracle_or_skip()
+    src = ks.read_all(ks.plan({"path": str(sample_logs / "magic2-none-0")}))
+    cols = ["key", "value", "timestamp"] + (["headers"] if magic == 2 else [])
+    opts = WriteOptions.parse({"path": str(tmp_path), "topic": "k", "magic": str(magic), "codec": codec,
+                               "batchSize": "300", "segmentBytes": "1000"})
+    build_logs([stage(src.select(cols).to_batches(), opts, "000000-0")], opts)
+    seen = []
+    segments = sorted((tmp_path / "k-0").glob("*.log"))
+    assert len(segments) > 1
+    for seg in segments:
+        out, err, exc = oracle.dump("--files", str(seg), "--deep-iteration")
+        assert exc is None and not err
+        seen += [tuple(int(g) for g in m.groups()) for m in map(RECORD.search, out) if m]
+        idx = str(seg)[:-4] + ".index"
+        out, err, exc = oracle.dump("--files", idx, "--verify-index-only")
+        assert exc is None and not err                    # Kafka finds no index mismatch
+    rows = src.to_pylist()
+    assert [s[0] for s in seen] == list(range(len(rows)))
+    ms = [round(r["timestamp"].timestamp() * 1000) for r in rows]
+    assert [s[1] for s in seen] == (ms if magic > 0 else [-1] * len(rows))
+    assert [s[2] for s in seen] == [-1 if r["key"] is None else len(r["key"]) for r in rows]
+    assert [s[3] for s in seen] == [-1 if r["value"] is None else len(r["value"]) for r in rows]
