@@ -1,6 +1,9 @@
 """Run by test_cluster.py in its own process: read sample logs on a standalone cluster, print a JSON summary.
 
-Usage: python cluster_job.py MASTER_URL '["partition dir or glob", ...]' OUT_JSON SPARK_LOG_DIR
+Usage: python cluster_job.py MASTER_URL '["partition dir or glob", ...]' OUT_JSON SPARK_LOG_DIR [PIPELINE_LOGS PIPELINE_OUT]
+
+With PIPELINE_LOGS and PIPELINE_OUT it also runs the pipeline jobs (``kafkafmt.spark.pipeline.run_pipeline``)
+over the generated log directory PIPELINE_LOGS on the same cluster session.
 """
 import json
 import sys
@@ -9,7 +12,8 @@ import kafkafmt.spark
 from spark_logs import fingerprint
 
 
-def main(master: str, logs: str, out: str, log_dir: str) -> None:
+def main(master: str, logs: str, out: str, log_dir: str, pipeline_logs: str | None = None,
+         pipeline_out: str | None = None) -> None:
     logs = json.loads(logs)
     spark = kafkafmt.spark.session(master, app_name="kafkafmt-cluster-test", log_dir=log_dir,
                                    executor_memory="512m", conf={"spark.cores.max": "2"})
@@ -26,6 +30,10 @@ def main(master: str, logs: str, out: str, log_dir: str) -> None:
                  tuple((h["key"], h["value"]) for h in r["headers"] or ()), r["isControl"]))
         summary = {name: {"offsets": [row[0] for row in sorted(rows)], "timestamps": [row[1] for row in sorted(rows)],
                           "fingerprint": fingerprint(sorted(rows))} for name, rows in parts.items()}
+        if pipeline_logs:
+            from kafkafmt.spark.pipeline import run_pipeline
+            run_pipeline(pipeline_logs, pipeline_out, spark=spark, targets=10, window=21, sample_segments=1,
+                         progress=False)
         executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
         with open(out, "w") as f:
             json.dump({"partitions": summary, "executors": executors, "spark_partitions": df.rdd.getNumPartitions(),
@@ -35,4 +43,4 @@ def main(master: str, logs: str, out: str, log_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:7])

@@ -130,12 +130,19 @@ def cluster(tmp_path):
 
 
 def test_data_source_on_a_standalone_cluster(cluster, sample_logs, tmp_path):
+    """The data source and one pipeline job (every table of ``run_pipeline``) on the cluster's executors."""
+    from kafkafmt.log.generator import generate_logs
+    from kafkafmt.log.scenario import parse_scenario
+    from test_pipeline import SMALL
+    small = tmp_path / "small"
+    generate_logs(parse_scenario(SMALL), small, jobs=1, progress=False)
+    derived = tmp_path / "derived"
     out = tmp_path / "summary.json"
     chosen = [sample_logs / "upgrade-0", sample_logs / "txn-0", sample_logs / "magic1-gzip-0",
               sample_logs / "magic2-zstd-0"]
     job = subprocess.run([sys.executable, str(HERE / "cluster_job.py"), cluster, json.dumps([str(c) for c in chosen]),
                           str(out),
-                          str(tmp_path / "driver-logs")], cwd=tmp_path, capture_output=True, text=True,
+                          str(tmp_path / "driver-logs"), str(small), str(derived)], cwd=tmp_path, capture_output=True, text=True,
                          timeout=240, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                              [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])))
     assert job.returncode == 0, job.stderr[-3000:]
@@ -151,3 +158,16 @@ def test_data_source_on_a_standalone_cluster(cluster, sample_logs, tmp_path):
         assert got["offsets"] == [r[0] for r in expected]
         assert got["timestamps"] == [r[1] for r in expected]
         assert got["fingerprint"] == fingerprint(expected)
+    # the pipeline job ran on the executors: its tables are the library's, computed here without Spark
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from kafkafmt.spark.pipeline import OUTPUTS, partition_tables, segment_files, topic_settings
+    from test_pipeline import _direct_records
+    assert sorted(p.stem for p in derived.glob("*.parquet")) == sorted(OUTPUTS)
+    files, settings = segment_files(small), topic_settings(small)
+    for name in ("segments", "conversion_costs", "offsets_for_times"):
+        table = pq.read_table(derived / f"{name}.parquet").to_pandas()
+        for (topic, part), f in files.groupby(["topic", "partition"]):
+            direct = partition_tables(_direct_records(small, topic, part), f, settings[topic], targets=10, window=21)
+            got = table[(table["topic"] == topic) & (table["partition"] == part)].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, direct[name].reset_index(drop=True), check_dtype=False)
