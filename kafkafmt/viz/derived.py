@@ -1,0 +1,219 @@
+"""The Spark pipeline's tables for notebooks 04 and 05, and what those notebooks compute from them.
+
+:func:`load_derived` returns the tables ``kafkafmt pipeline`` writes (``segments``, ``producer_skew``,
+``offsets_for_times``, ``conversion_costs``): from ``data/derived/<name>/`` when ``make pipeline`` made
+them, otherwise it generates the shipped scenario itself (:func:`kafkafmt.log.generator.generate_logs`)
+and runs the pipeline through :func:`kafkafmt.spark.session` into a cache under
+``build/derived/<name>/`` (built in a temporary directory, then renamed), which later notebooks reuse.
+Both paths run the same seeded scenario, so they give identical tables; measured timings
+(``conversion_timings``, ``timings.json``) are never loaded.
+
+Retention (notebook 04): :func:`segment_deadlines` recomputes, for any ``retention.ms``, when each
+segment is deleted by time from its largest timestamp and when it would be under LogAppendTime
+(``UnifiedLog.deleteRetentionMsBreachedSegments``: a segment is eligible once ``now -
+largestTimestamp > retention.ms``, and ``deletableSegments`` deletes a prefix, so the deletion time
+is the running maximum); :func:`retention_finding` quantifies the bytes kept longer or deleted early.
+Fetch costs (notebook 05): :func:`fetch_costs` sums ``conversion_costs`` per fetch version;
+:func:`conversion_finding` quantifies what the oldest fetch version costs against the newest.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+#: the computed tables loaded (the pipeline's measured ``conversion_timings`` is left out on purpose)
+TABLES = ("segments", "producer_skew", "offsets_for_times", "conversion_costs")
+MINUTE_MS = 60_000
+
+
+@dataclass
+class Derived:
+    """The pipeline's computed tables (name → DataFrame) and where they were read from."""
+
+    tables: Mapping[str, pd.DataFrame]
+    source: Path = field(compare=False)
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The kafkafmt checkout above ``start`` (default: the working directory, e.g. ``notebooks/``):
+    the first ancestor holding ``pyproject.toml`` and ``kafkafmt/``; else ``start`` itself."""
+    here = Path(start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "pyproject.toml").is_file() and (d / "kafkafmt").is_dir():
+            return d
+    return here
+
+
+def _complete(directory: Path) -> bool:
+    return all((directory / f"{t}.parquet").is_file() for t in TABLES)
+
+
+def build_derived(name: str, cache: Path, *, root: Path, bar=None) -> Path:
+    """Generate the shipped scenario ``name`` and run the pipeline over it into ``cache`` (atomically:
+    a temporary sibling directory renamed at the end).  Returns ``cache``."""
+    from ..log.generator import generate_logs
+    from ..log.scenario import load_scenario
+    from ..spark import session
+    from ..spark.pipeline import run_pipeline
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{cache.name}.tmp-", dir=cache.parent))
+    try:
+        generate_logs(load_scenario(name), tmp / "logs", progress=False)
+        if bar is not None:
+            bar.update(1)
+        spark = session(log_dir=root / "build" / "spark")
+        try:
+            run_pipeline(tmp / "logs", tmp, spark=spark, progress=False)
+        finally:
+            spark.stop()
+        if bar is not None:
+            bar.update(1)
+        if cache.exists():
+            shutil.rmtree(cache)
+        os.replace(tmp, cache)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return cache
+
+
+def read_tables(directory: str | os.PathLike) -> dict[str, pd.DataFrame]:
+    """The computed tables of a pipeline output directory, sorted, with segment paths made relative
+    (``<topic>-<partition>/<base offset>.log``) so that where the logs lived does not show."""
+    out = {}
+    for t in TABLES:
+        df = pd.read_parquet(Path(directory) / f"{t}.parquet")
+        if "path" in df.columns:
+            df["path"] = df["path"].map(lambda p: "/".join(Path(p).parts[-2:]))
+        out[t] = df.reset_index(drop=True)
+    return out
+
+
+def load_derived(name: str = "default", *, root: str | os.PathLike | None = None, progress: bool = True) -> Derived:
+    """The pipeline's tables for scenario ``name``: ``<root>/data/derived/<name>/`` if complete, else the
+    cache ``<root>/build/derived/<name>/``, built first (:func:`build_derived`) when missing.
+
+    One tqdm bar of three steps (logs, pipeline, tables) shows on both paths, so a notebook's output
+    is the same whichever path ran.
+    """
+    from tqdm.auto import tqdm
+
+    base = Path(root) if root is not None else project_root()
+    data, cache = base / "data" / "derived" / name, base / "build" / "derived" / name
+    bar = tqdm(total=3, desc=f"derived tables ({name})", disable=not progress)
+    try:
+        if _complete(data):
+            source = data
+            bar.update(2)
+        else:
+            if not _complete(cache):
+                build_derived(name, cache, root=base, bar=bar)
+            else:
+                bar.update(2)
+            source = cache
+        tables = read_tables(source)
+        bar.update(1)
+    finally:
+        bar.close()
+    return Derived(tables, source)
+
+
+# ================================================================================================
+# notebook 04: retention over the pipeline's segments
+def partitions(segments: pd.DataFrame) -> list[str]:
+    """``topic-partition`` labels present in a segments table, sorted."""
+    return sorted({f"{t}-{p}" for t, p in zip(segments["topic"], segments["partition"])})
+
+
+def _select(frame: pd.DataFrame, partition: str) -> pd.DataFrame:
+    topic, _, part = partition.rpartition("-")
+    sel = frame[(frame["topic"] == topic) & (frame["partition"] == int(part))]
+    if sel.empty:
+        raise ValueError(f"no topic-partition {partition!r} in the pipeline's tables")
+    return sel
+
+
+def segment_deadlines(segments: pd.DataFrame, partition: str, *, retention_ms: int) -> pd.DataFrame:
+    """One partition's segments with, for ``retention_ms``: when retention deletes each by time from its
+    largest timestamp (``deleted_ms``), when it would under LogAppendTime (``lat_deleted_ms``: from the
+    segment's last append, its ``.log`` mtime), and ``outlives_ms`` = the difference (> 0: kept longer
+    than the broker's clock says; < 0: deleted early).  Times are ms after the partition's first append."""
+    if retention_ms < 1:
+        raise ValueError("retention.ms must be at least 1 ms here (-1 never deletes by time)")
+    s = _select(segments, partition).sort_values("base_offset")
+    start = int(s["last_modified_ms"].min())
+    deleted = (s["largest_timestamp"] + retention_ms + 1).cummax() - start
+    lat = (s["last_modified_ms"] + retention_ms + 1).cummax() - start
+    return pd.DataFrame({"base_offset": s["base_offset"].to_numpy(), "records": s["records"].to_numpy(),
+                         "size_bytes": s["size_bytes"].to_numpy(),
+                         "last_append_ms": (s["last_modified_ms"] - start).to_numpy(),
+                         "largest_timestamp_ms": (s["largest_timestamp"] - start).to_numpy(),
+                         "deleted_ms": deleted.to_numpy(), "lat_deleted_ms": lat.to_numpy(),
+                         "outlives_ms": (deleted - lat).to_numpy()})
+
+
+def retention_finding(segments: pd.DataFrame, *, retention_ms: int) -> pd.DataFrame:
+    """Per topic-partition: bytes (and segments) retention by largest timestamp keeps longer than
+    LogAppendTime would, bytes it deletes early, and the largest overshoot and undershoot in seconds."""
+    rows = []
+    for tp in partitions(segments):
+        d = segment_deadlines(segments, tp, retention_ms=retention_ms)
+        late, early = d[d["outlives_ms"] > 0], d[d["outlives_ms"] < 0]
+        rows.append({"partition": tp, "segments": len(d), "bytes": int(d["size_bytes"].sum()),
+                     "bytes_kept_longer": int(late["size_bytes"].sum()),
+                     "bytes_deleted_early": int(early["size_bytes"].sum()),
+                     "max_kept_longer_s": max(0.0, d["outlives_ms"].max() / 1000),
+                     "max_deleted_early_s": max(0.0, -d["outlives_ms"].min() / 1000)})
+    return pd.DataFrame(rows)
+
+
+# ================================================================================================
+# notebook 05: fetch costs over the pipeline's conversion_costs
+COST_COLUMNS = ("bytes_read", "bytes_out", "records_touched", "batches_rebuilt", "batches_copied",
+                "decompressions", "compressions")
+
+
+def fetch_costs(costs: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
+    """Per fetch version (over every segment of ``topic``, or of all topics): the cost counts summed,
+    the segments served zero-copy, those answered with an error (e.g. ``UNSUPPORTED_COMPRESSION_TYPE``)
+    and the bytes sent per byte read."""
+    c = costs if topic is None else costs[costs["topic"] == topic]
+    if c.empty:
+        raise ValueError(f"no topic {topic!r} in the pipeline's conversion costs")
+    g = c.groupby("fetch_version", sort=True)
+    out = g[list(COST_COLUMNS)].sum()
+    out.insert(0, "segments", g.size())
+    out.insert(1, "zero_copy_segments", g["zero_copy"].sum().astype("int64"))
+    out.insert(2, "error_segments", g["error"].count())
+    out["out_per_read"] = (out["bytes_out"] / out["bytes_read"]).round(3)
+    return out.reset_index()
+
+
+def conversion_finding(costs: pd.DataFrame) -> pd.DataFrame:
+    """Per topic: the oldest fetch version's records re-encoded, recompressions and bytes sent per byte
+    read, against the newest version's (which needs no conversion for a log at its format)."""
+    rows = []
+    for topic in sorted(costs["topic"].unique()):
+        f = fetch_costs(costs, topic)
+        old, new = f.iloc[0], f.iloc[-1]
+        rows.append({"topic": topic, "oldest_fetch": int(old["fetch_version"]),
+                     "records_touched_oldest": int(old["records_touched"]),
+                     "compressions_oldest": int(old["compressions"]), "out_per_read_oldest": float(old["out_per_read"]),
+                     "newest_fetch": int(new["fetch_version"]), "records_touched_newest": int(new["records_touched"]),
+                     "zero_copy_newest": f"{int(new['zero_copy_segments'])}/{int(new['segments'])}"})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "read_tables", "project_root",
+           "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
+           "conversion_finding"]
