@@ -57,9 +57,21 @@ def _complete(directory: Path) -> bool:
     return all((directory / f"{t}.parquet").is_file() for t in TABLES)
 
 
+def java_home() -> str:
+    """Where Spark will find Java (``JAVA_HOME`` or ``java`` on PATH); a :class:`NoSuchFileError` naming
+    what to do when there is none (Spark cannot start, so the sample cannot be built here)."""
+    found = os.environ.get("JAVA_HOME") or shutil.which("java")
+    if not found:
+        from ..errors import NoSuchFileError
+        raise NoSuchFileError("no Java (JAVA_HOME unset, no java on PATH): Spark cannot build the pipeline's tables; "
+                              "install Java 17, or run `make pipeline` where it is and copy data/derived/")
+    return found
+
+
 def build_derived(name: str, cache: Path, *, root: Path, bar=None) -> Path:
     """Generate the shipped scenario ``name`` and run the pipeline over it into ``cache`` (atomically:
     a temporary sibling directory renamed at the end).  Returns ``cache``."""
+    java_home()
     from ..log.generator import generate_logs
     from ..log.scenario import load_scenario
     from ..spark import session
@@ -214,6 +226,6 @@ def conversion_finding(costs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "read_tables", "project_root",
+__all__ = ["Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables", "project_root",
            "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
            "conversion_finding"]

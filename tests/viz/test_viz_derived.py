@@ -116,3 +116,12 @@ def test_project_root_is_found_from_the_notebooks_folder():
     root = derived.project_root()
     assert derived.project_root(root / "notebooks") == root
     assert (root / "pyproject.toml").is_file()
+
+
+def test_without_java_the_build_stops_with_one_clear_error(tmp_path, monkeypatch):
+    from kafkafmt.errors import NoSuchFileError
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(NoSuchFileError, match="no Java"):
+        derived.load_derived("s", root=tmp_path, progress=False)
+    assert not (tmp_path / "build" / "derived").exists()
