@@ -90,6 +90,7 @@ def build_derived(name: str, cache: Path, *, root: Path, bar=None) -> Path:
             spark.stop()
         if bar is not None:
             bar.update(1)
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the cache from other users of the checkout
         if cache.exists():
             shutil.rmtree(cache)
         os.replace(tmp, cache)
