@@ -63,7 +63,7 @@ run-headless: setup
 	$(PY) -m kafkafmt samples --out data/samples
 	$(PY) -m kafkafmt dump data/samples/v2-headers.bin data/samples/v1-gzip-wrapper.bin --deep
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory pipeline; \
-	else echo "run: no Java 17, so no Spark pipeline (data/derived); the notebooks build their own small samples"; fi
+	else echo "run: no Java 17, so no Spark pipeline (data/derived): notebooks 04 and 05 will fail in their last sections (NoSuchFileError: no Java)"; fi
 	$(MAKE) --no-print-directory report
 
 report: setup
