@@ -260,3 +260,60 @@ def test_every_buffer_type_gives_the_same_table():
     for buf in (bytearray(data), memoryview(data), memoryview(bytearray(data)), MemoryRecords(data)):
         assert records_table(buf).equals(want)
         assert list(decode_records(buf)) == list(MemoryRecords(data).records())
+
+
+def _lz4_batch_with_frame(frame_of) -> bytes:
+    """A v2 lz4 batch of records too large for one 64 KiB block (one value incompressible), its frame
+    rewritten by ``frame_of(records area)`` and its CRC recomputed."""
+    import lz4.block  # noqa: F401  (the codec's own dependency)
+    rnd = __import__("random").Random(5)
+    b = MemoryRecordsBuilder(2, CompressionType.LZ4, TimestampType.CREATE_TIME, 10)
+    b.append(1, b"k", bytes(rnd.getrandbits(8) for _ in range(70_000)))
+    b.append(2, None, b"abc" * 30_000, (Header("h", b"v"),))
+    b.append(3, b"", None)
+    data = bytearray(b.build())
+    area = records_area(bytes(data))
+    framed = frame_of(area)
+    start = DEFAULT_BATCH.size
+    data[start:] = framed
+    DEFAULT_BATCH.put(data, 0, "length", len(data) - 12)
+    DEFAULT_BATCH.put(data, 0, "crc", crc32c(bytes(data[DEFAULT_BATCH_CRC_START:])))
+    return bytes(data)
+
+
+def records_area(batch: bytes) -> bytes:
+    from kafkafmt.compression import decompress
+    return decompress(CompressionType.LZ4, batch[DEFAULT_BATCH.size:], magic=2)
+
+
+def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
+    """The columnar decoder decodes lz4 frames straight into one buffer (compression/lz4.decompress_into):
+    multi-block frames, stored (incompressible) blocks, frames with block and content checksums and a
+    content size, the decompression cap and a corrupt block give the reference's rows or error."""
+    import lz4.frame
+    from kafkafmt.compression import compress
+    kafka = _lz4_batch_with_frame(lambda area: compress(CompressionType.LZ4, area, magic=2))
+    checked = _lz4_batch_with_frame(lambda area: lz4.frame.compress(
+        area, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=True,
+        block_checksum=True, store_size=True))
+    assert records_table(kafka + checked).num_rows == 6
+    for data in (kafka, checked, kafka + checked):
+        assert_same(data)
+        assert_same_records(data)
+        for cap in (0, 65_536, 160_000, 200_000):
+            assert_same(data, max_decompressed_bytes=cap)
+    corrupt = bytearray(kafka)
+    corrupt[DEFAULT_BATCH.size + 7 + 4 + 20] ^= 0xFF  # inside the first block (stored raw: still decodes)
+    corrupt[-30] ^= 0xFF  # inside the last, compressed block
+    DEFAULT_BATCH.put(corrupt, 0, "crc", crc32c(bytes(corrupt[DEFAULT_BATCH_CRC_START:])))
+    assert_same(bytes(corrupt))
+    assert_same_records(bytes(corrupt))
+    # the codec's into-path itself writes exactly what decompress returns, at the buffer's start
+    import numpy as np
+    from kafkafmt.compression import lz4 as lz4_codec
+    for data in (kafka, checked):
+        frame = data[DEFAULT_BATCH.size:]
+        expected = lz4_codec.decompress(frame, 2, 10**6)
+        arena = np.zeros(400_000, np.uint8)
+        n = lz4_codec.decompress_into(frame, 2, 10**6, lambda need: arena[:need])
+        assert n == len(expected) and arena[:n].tobytes() == expected

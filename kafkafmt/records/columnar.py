@@ -44,6 +44,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
                          NO_PARTITION_LEADER_EPOCH,
                          NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_TIMESTAMP_TYPE_MASK,
                          CompressionType, TimestampType)
+from ..compression import lz4 as lz4_codec
 from ..errors import KafkaFmtError
 from . import fast
 from ..crc import crc32
@@ -115,7 +116,7 @@ BATCH_SCHEMA = pa.schema([
 
 #: records-area bytes decoded per Arrow record batch: bounds the memory of one step and keeps every
 #: binary column far below Arrow's 2 GiB per-array limit
-DEFAULT_CHUNK_BYTES = 32 << 20
+DEFAULT_CHUNK_BYTES = 16 << 20
 
 
 def _batches(source) -> Iterable[RecordBatch]:
@@ -166,7 +167,7 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
         raise ValueError(f"engine must be 'fast' or 'reference', not {engine!r}")
     opts = _Options(topic, partition, include_keys, include_values, include_headers, max_decompressed_bytes)
     buf, walk = _walk(source)
-    chunk = _Chunk(buf, opts, reference_only=engine == "reference")
+    chunk = _Chunk(buf, opts, reference_only=engine == "reference", chunk_bytes=chunk_bytes)
     tables = []
     try:
         for i, span in enumerate(walk):
@@ -210,6 +211,8 @@ def _meta(i: int, b: RecordBatch, valid: bool) -> tuple:
 
 
 _LAT_NONE = -2**63
+#: marks a piece held in the chunk's arena (decompressed straight into it)
+_ARENA = object()
 _TS_TYPES = {t.value: t for t in TimestampType}
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
 
@@ -218,10 +221,13 @@ class _Chunk:
     """Batches waiting to be decoded together: their records areas (views into the source, or
     decompressed bytes) and the kernel call each needs."""
 
-    def __init__(self, source, opts: _Options, *, reference_only: bool = False):
+    def __init__(self, source, opts: _Options, *, reference_only: bool = False,
+                 chunk_bytes: int = DEFAULT_CHUNK_BYTES):
         self.source = source
+        self.chunk_bytes = chunk_bytes
         self.opts = opts
         self.reference_only = reference_only
+        self.arena: np.ndarray | None = None  # kept across flushes: its pages are reused
         self._reset()
 
     def _reset(self):
@@ -233,10 +239,14 @@ class _Chunk:
         self.capacity = 0
         self.pending_bytes = 0
         self.all_source = True
+        self.all_arena = True
+        self.arena_used = 0  # bytes of self.arena holding decompressed records areas (pieces of _ARENA)
 
     def _piece(self, buf, start: int, end: int) -> int:
         if buf is not self.source:
             self.all_source = False
+        if buf is not _ARENA:
+            self.all_arena = False
         self.pieces.append((buf, start, end))
         self.pending_bytes += end - start
         return len(self.pieces) - 1
@@ -301,7 +311,9 @@ class _Chunk:
         if b.is_control or count < 0 or (b.attributes & 7) > CompressionType.ZSTD:
             self.steps.append(("ref", local))
             return
-        if b.is_compressed:
+        if b.compression == CompressionType.LZ4:
+            piece = self._decompress_into_arena(b)
+        elif b.is_compressed:
             data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)
             piece = self._piece(data, 0, len(data))
         else:
@@ -317,6 +329,33 @@ class _Chunk:
         else:
             self.steps.append(("v2", [local], [piece]))
         self.capacity += count
+
+    def _reserve(self, n: int) -> np.ndarray:
+        """At least ``n`` writable bytes at the end of the arena (grown by doubling)."""
+        need = self.arena_used + n
+        if self.arena is None or need > len(self.arena):
+            # a chunk flushes once its pieces reach chunk_bytes, so one allocation of that size (pages are
+            # only touched when written) rarely grows
+            grown = np.empty(max(need, 2 * len(self.arena) if self.arena is not None else need + self.chunk_bytes),
+                             dtype=np.uint8)
+            if self.arena is not None:
+                grown[:self.arena_used] = self.arena[:self.arena_used]
+            self.arena = grown
+        return self.arena[self.arena_used:]
+
+    def _decompress_into_arena(self, b) -> int:
+        """An lz4 batch's records area decompressed straight into the arena (no join, no copy into the
+        kernels' buffer); on any error the reference codec runs, and raises Kafka's error."""
+        start = b.position + RECORD_BATCH_OVERHEAD
+        try:
+            n = lz4_codec.decompress_into(memoryview(self.source)[start:b.end], 2, self.opts.max_decompressed_bytes,
+                                          self._reserve)
+        except KafkaFmtError:
+            data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)  # the reference's error
+            return self._piece(data, 0, len(data))
+        at = self.arena_used
+        self.arena_used += n
+        return self._piece(_ARENA, at, at + n)
 
     def _add_wrapper(self, local: int, b) -> None:
         m = b.message
@@ -363,15 +402,16 @@ class _Chunk:
 
     def _buffer(self):
         """One uint8 array holding every piece, and each piece's start in it."""
-        if self.all_source:
-            data = np.frombuffer(self.source, dtype=np.uint8)
+        if self.all_source or self.all_arena:
+            data = np.frombuffer(self.source, dtype=np.uint8) if self.all_source else self.arena[:self.arena_used]
             data.flags.writeable = False  # a bytearray source too: one kernel specialisation for every input
             return data, [s for _, s, _ in self.pieces]
         total = sum(e - s for _, s, e in self.pieces)
         data = np.empty(total, dtype=np.uint8)
         starts, at = [], 0
         for buf, s, e in self.pieces:
-            data[at:at + e - s] = np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            src = self.arena if buf is _ARENA else np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            data[at:at + e - s] = src[s:e] if buf is _ARENA else src
             starts.append(at)
             at += e - s
         data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
@@ -539,7 +579,7 @@ def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRE
     yielded before them are the reference's."""
     opts = _Options(None, None, True, True, True, max_decompressed_bytes)
     buf, walk = _walk(source)
-    chunk = _Chunk(buf, opts)
+    chunk = _Chunk(buf, opts, chunk_bytes=chunk_bytes)
     try:
         for i, span in enumerate(walk):
             if not chunk.add_plain(i, span):
