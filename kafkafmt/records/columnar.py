@@ -498,10 +498,11 @@ class _Chunk:
         cols["key"] = fast.binary_array(data, out[fast.F_KEY_POS], key_len) if o.keys else pa.nulls(n, pa.binary())
         cols["value"] = fast.binary_array(data, out[fast.F_VALUE_POS], value_len) if o.values else \
             pa.nulls(n, pa.binary())
-        cols["topic"] = pa.repeat(pa.scalar(o.topic, pa.string()), n)
-        cols["partition"] = pa.repeat(pa.scalar(o.partition, pa.int32()), n)
-        cols["offset"] = pa.array(out[fast.F_OFFSET])
-        ts = pa.array(out[fast.F_TIMESTAMP])
+        cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
+        cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
+            pa.repeat(pa.scalar(o.partition, pa.int32()), n)
+        cols["offset"] = pa.array(out[fast.F_OFFSET], pa.int64())
+        ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
         cols["timestamp"] = ts.view(pa.timestamp("ms"))
         tstype = out[fast.F_TSTYPE]
         cols["timestampType"] = pa.array(tstype.astype(np.int32))
@@ -516,10 +517,11 @@ class _Chunk:
         cols["key_size"] = pa.array(key_len.astype(np.int32))
         cols["value_size"] = pa.array(value_len.astype(np.int32))
         cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
-        metas = list(zip(*self.metas))
-        for name, values in zip(_BATCH_COLUMNS, metas):
+        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows
+        rows_per_batch = np.bincount(ids, minlength=len(self.metas))
+        for name, values in zip(_BATCH_COLUMNS, zip(*self.metas)):
             typ = RECORD_SCHEMA.field(name).type
-            cols[name] = pa.array(np.array(values, dtype=typ.to_pandas_dtype())[ids], typ)
+            cols[name] = pa.array(np.repeat(np.array(values, dtype=typ.to_pandas_dtype()), rows_per_batch), typ)
         return pa.table(cols, schema=RECORD_SCHEMA)
 
     def _fast_records(self, data, starts, out) -> list[Record]:
