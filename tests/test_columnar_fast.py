@@ -317,3 +317,39 @@ def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
         arena = np.zeros(400_000, np.uint8)
         n = lz4_codec.decompress_into(frame, 2, 10**6, lambda need: arena[:need])
         assert n == len(expected) and arena[:n].tobytes() == expected
+
+
+def test_compiled_run_of_plain_legacy_messages_agrees_with_the_reference():
+    """records_table takes consecutive uncompressed v0/v1 messages as one compiled run
+    (fast.legacy_plain_run) and the walker resumes after it: a run broken by a bad CRC, a compressed
+    wrapper, a v2 batch, a message over max_message_size, a short message and a cut tail, and runs split
+    across chunks, give the reference's rows or error."""
+    def plain(magic, n, base):
+        return b"".join(_one(magic, base + i) for i in range(n))
+
+    def _one(magic, offset):
+        b = MemoryRecordsBuilder(magic, CompressionType.NONE, TimestampType.CREATE_TIME, offset)
+        b.append(-1 if magic == 0 else 1000 + offset, b"k%d" % offset if offset % 3 else None, b"v" * (offset % 50))
+        return b.build()
+
+    run = plain(1, 40, 0) + plain(0, 30, 40) + plain(1, 30, 70)
+    wrapper = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 100)
+    wrapper.append(5, b"a", b"b")
+    v2 = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 121)
+    v2.append(6, b"c", b"d")
+    data = run + wrapper.build() + plain(1, 20, 101) + v2.build() + plain(0, 20, 122)
+    assert records_table(data).column("offset").to_pylist() == list(range(142))
+    bad_crc = bytearray(data)
+    bad_crc[len(plain(1, 40, 0)) + 12] ^= 0xFF  # the CRC of the first v0 message
+    for d in (data, bytes(bad_crc), data + data[:50], data[:-3]):
+        assert_same(d)
+        assert_same(d, check_crc=False)
+        assert_same(d, chunk_bytes=700)
+    t = records_table(bytes(bad_crc), check_crc=False)
+    assert t.column("crc_valid").to_pylist().count(False) == 1
+    assert t.column("batch_index").to_pylist() == list(range(142))
+    for limit in (60, 10_000):  # a message above max_message_size ends the run; the walker raises Kafka's error
+        src = MemoryRecords(data, max_message_size=limit)
+        fast_out = outcome(src)
+        ref_out = outcome(src, engine="reference")
+        assert (fast_out == ref_out) if isinstance(ref_out, tuple) else fast_out.equals(ref_out)

@@ -53,7 +53,7 @@ from ..layout import LEGACY_V0, LEGACY_V1
 from .batch import RecordBatch
 from .legacy import record_overhead
 from .memory import MemoryRecords, span_batch
-from .walker import MEMORY, BatchSpan, BatchWalker
+from .walker import MEMORY, BatchSpan, BatchWalker, span_at
 from .record import Header, Record
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -171,8 +171,17 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
     chunk = _Chunk(buf, opts, reference_only=engine == "reference", chunk_bytes=chunk_bytes)
     tables = []
     try:
-        for i, span in enumerate(walk):
-            if not chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
+        i = -1
+        for span in walk:
+            i += 1
+            if chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
+                # the uncompressed v0/v1 messages after it: one compiled run, then the walker goes on
+                n, run_end = chunk.add_plain_run(i + 1, span.end, walk.end, walk.max_message_size,
+                                                 max(chunk_bytes - chunk.pending_bytes, 1))
+                if n:
+                    i += n
+                    walk.resume_at(run_end)
+            else:
                 b = span_batch(buf, span)
                 valid = b.is_valid()
                 if check_crc and not valid:
@@ -218,6 +227,69 @@ _TS_TYPES = {t.value: t for t in TimestampType}
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
 
 
+#: a run's positions are sized for ``max_bytes`` plus one more message of any size
+_MAX_LEGACY_ENTRY_GUESS = 1 << 20
+_BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
+
+
+class _Metas:
+    """The per-batch column values of a chunk's batches, by local batch id (``_BATCH_COLUMNS`` order):
+    a tuple per batch, or column arrays for a compiled run of plain v0/v1 messages."""
+
+    def __init__(self):
+        self.blocks: list = []  # a list of tuples, or a tuple of column arrays (a run)
+        self.single: dict[int, tuple] = {}
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, local: int) -> tuple:
+        if local in self.single:
+            return self.single[local]
+        for start, cols in self._runs():
+            if start <= local < start + len(cols[0]):
+                return tuple(col[local - start].item() for col in cols)
+        raise IndexError(local)
+
+    def _runs(self):
+        at = 0
+        for block in self.blocks:
+            if isinstance(block, tuple):
+                yield at, block
+                at += len(block[0])
+            else:
+                at += len(block)
+
+    def append(self, meta: tuple) -> None:
+        if not self.blocks or isinstance(self.blocks[-1], tuple):
+            self.blocks.append([])
+        self.blocks[-1].append(meta)
+        self.single[self.n] = meta
+        self.n += 1
+
+    def append_run(self, index: int, positions: np.ndarray, magics: np.ndarray, timestamps: np.ndarray) -> None:
+        """Messages ``index``, ``index + 1``... of the record set at ``positions``: uncompressed, no
+        producer state, valid CRCs (``fast.legacy_plain_run`` checked them)."""
+        n = len(positions)
+        const = lambda dtype, v: np.full(n, v, dtype=dtype)  # noqa: E731
+        d = _BATCH_DTYPES
+        self.blocks.append((np.arange(index, index + n, dtype=d[0]), positions, magics, const(d[3], 0),
+                            const(d[4], NO_PRODUCER_ID), const(d[5], NO_PRODUCER_EPOCH),
+                            const(d[6], NO_PARTITION_LEADER_EPOCH), const(d[7], False), const(d[8], False),
+                            timestamps, const(d[10], True)))
+        self.n += n
+
+    def columns(self) -> list[np.ndarray]:
+        """Each column's values for every local batch id."""
+        parts = [[] for _ in _BATCH_COLUMNS]
+        for block in self.blocks:
+            cols = block if isinstance(block, tuple) else [np.array(v, dtype=dt) for v, dt in zip(zip(*block), _BATCH_DTYPES)]
+            for part, col in zip(parts, cols):
+                part.append(col)
+        return [np.concatenate(p).astype(dt, copy=False) if p else np.empty(0, dt) for p, dt in zip(parts, _BATCH_DTYPES)]
+
+
 class _Chunk:
     """Batches waiting to be decoded together: their records areas (views into the source, or
     decompressed bytes) and the kernel call each needs."""
@@ -232,8 +304,8 @@ class _Chunk:
         self._reset()
 
     def _reset(self):
-        self.metas: list[tuple] = []
-        self.batches: list[RecordBatch] = []
+        self.metas = _Metas()
+        self.batches: list = []  # RecordBatch, BatchSpan, or the position of a message of a compiled run
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
         self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
@@ -288,7 +360,31 @@ class _Chunk:
         self._add_plain_step(local, pos, end)
         return True
 
-    def _add_plain_step(self, local: int, position: int, end: int) -> None:
+    def add_plain_run(self, index: int, position: int, end: int, max_message_size: int | None,
+                      max_bytes: int) -> tuple[int, int]:
+        """Take the uncompressed v0/v1 messages that follow each other from ``position`` (up to about
+        ``max_bytes``) as one compiled run (``fast.legacy_plain_run``): the messages the walker would
+        yield one by one and :meth:`add_plain` take, with no Python step per message.  Returns how many
+        and where the run ends: the walker goes on from there."""
+        if self.reference_only or end - position < fast.MIN_LEGACY_ENTRY:
+            return 0, position
+        data = np.frombuffer(self.source, dtype=np.uint8)
+        data.flags.writeable = False
+        bound = min(end - position, max_bytes + _MAX_LEGACY_ENTRY_GUESS) // fast.MIN_LEGACY_ENTRY + 1
+        positions, timestamps = np.empty(bound, np.int64), np.empty(bound, np.int64)
+        magics = np.empty(bound, np.int8)
+        n, run_end = fast.legacy_plain_run(data, position, end, -1 if max_message_size is None else max_message_size,
+                                           max_bytes, positions, magics, timestamps)
+        del data
+        if n == 0:
+            return 0, position
+        local = len(self.metas)
+        self.metas.append_run(index, positions[:n], magics[:n], timestamps[:n])
+        self.batches.extend(positions[:n].tolist())
+        self._add_plain_step(local, position, run_end, n)
+        return n, run_end
+
+    def _add_plain_step(self, local: int, position: int, end: int, n: int = 1) -> None:
         """Uncompressed v0/v1 messages side by side are decoded by one kernel call."""
         last = self.steps[-1] if self.steps else None
         if last is not None and last[0] == "plain" and self.pieces[last[3]][2] == position \
@@ -296,15 +392,18 @@ class _Chunk:
             buf, s, _ = self.pieces[last[3]]
             self.pieces[last[3]] = (buf, s, end)
             self.pending_bytes += end - position
-            self.steps[-1] = ("plain", last[1], last[2] + 1, last[3])
+            self.steps[-1] = ("plain", last[1], last[2] + n, last[3])
         else:
-            self.steps.append(("plain", local, 1, self._piece(self.source, position, end)))
-        self.piece_of[local] = self.steps[-1][3]
-        self.capacity += 1
+            self.steps.append(("plain", local, n, self._piece(self.source, position, end)))
+        for i in range(local, local + n):
+            self.piece_of[i] = self.steps[-1][3]
+        self.capacity += n
 
     def batch(self, local: int) -> RecordBatch:
         """The batch view of a waiting batch (made from its span for plain legacy messages)."""
         b = self.batches[local]
+        if isinstance(b, int):  # a message of a compiled run
+            b = span_at(self.source, b, rules=MEMORY)
         return span_batch(self.source, b) if isinstance(b, BatchSpan) else b
 
     def _add_v2(self, local: int, b) -> None:
@@ -479,7 +578,8 @@ class _Chunk:
         done = 0
         while done < n:
             # restart after a failed entry: its batch knows where the next one starts
-            begin = s if done == 0 else s + (self.batches[local0 + done].position - self.pieces[piece][1])
+            b = self.batches[local0 + done]
+            begin = s if done == 0 else s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
             failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
             if nxt > row:
                 order.append(("fast", row, nxt))
@@ -520,9 +620,8 @@ class _Chunk:
         cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
         # the kernels write rows batch after batch, so a batch's values repeat over its run of rows
         rows_per_batch = np.bincount(ids, minlength=len(self.metas))
-        for name, values in zip(_BATCH_COLUMNS, zip(*self.metas)):
-            typ = RECORD_SCHEMA.field(name).type
-            cols[name] = pa.array(np.repeat(np.array(values, dtype=typ.to_pandas_dtype()), rows_per_batch), typ)
+        for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
+            cols[name] = pa.array(np.repeat(values, rows_per_batch), RECORD_SCHEMA.field(name).type)
         return pa.table(cols, schema=RECORD_SCHEMA)
 
     def _fast_records(self, data, starts, out) -> list[Record]:

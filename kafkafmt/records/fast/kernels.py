@@ -36,6 +36,7 @@ MIN_LEGACY_ENTRY = LOG_OVERHEAD + LEGACY_RECORD_OVERHEAD_V0
 _SIZE_AT = LEGACY_V0.offset_of("size")
 _MAGIC_AT = LEGACY_V0.offset_of("magic")
 _ATTRS_AT = LEGACY_V0.offset_of("attributes")
+_CRC_AT = LEGACY_V0.offset_of("crc")
 _TS_AT = LEGACY_V1.offset_of("timestamp")
 _HDR_V0 = LEGACY_V0.size  # offset of the key (after keyLength)
 _HDR_V1 = LEGACY_V1.size
@@ -272,6 +273,66 @@ def decode_legacy_plain(data, start, end, first_batch_id, row, out):
         k += 1
         p = entry_end
     return -1, row
+
+
+def _crc32_table() -> np.ndarray:
+    """CRC-32 (IEEE, reflected polynomial 0xEDB88320: zlib's, ``java.util.zip.CRC32``) byte table."""
+    table = np.zeros(256, dtype=np.uint32)
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table[n] = c
+    return table
+
+
+_CRC32_TABLE = _crc32_table()
+
+
+@njit(cache=True, nogil=True)
+def _crc32(data, p, end):
+    """CRC-32 of ``data[p:end]`` (``LegacyRecord.computeChecksum``)."""
+    c = np.uint32(0xFFFFFFFF)
+    for i in range(p, end):
+        c = _CRC32_TABLE[(c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True)
+def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, magics, timestamps):
+    """How many uncompressed v0/v1 log entries follow each other from ``start``, each one a message the
+    batch walker (MEMORY rules: ``ByteBufferLogInputStream.nextBatch``) yields whole and the columnar
+    decoder takes as it is: size field at least ``RECORD_OVERHEAD_V0`` and within ``max_message_size``
+    (-1: none), magic 0 or 1, the entry inside ``end``, no codec, a well-formed message and a valid CRC.
+    The run stops before the first entry that is anything else (the walker and the reference decoder
+    then take it), after ``max_bytes`` or when ``positions`` is full.  Writes each entry's position,
+    magic and timestamp (-1 for v0); returns ``(count, end of the run)``."""
+    p = start
+    k = 0
+    while k < positions.shape[0] and p - start < max_bytes:
+        if end - p < _MAGIC_AT + 1:
+            break
+        size = _be_int(data, p + _SIZE_AT, 4)
+        if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
+            break
+        magic = data[p + _MAGIC_AT]
+        if magic > 1 or size > end - p - LOG_OVERHEAD:
+            break
+        if magic == 1 and size < _HDR_V1 - LOG_OVERHEAD + _VLEN:
+            break
+        if data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+            break
+        entry_end, _, _, _, _ = _legacy_entry(data, p, end)
+        if entry_end < 0:
+            break
+        if np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF) != _crc32(data, p + _MAGIC_AT, entry_end):
+            break
+        positions[k] = p
+        magics[k] = magic
+        timestamps[k] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+        k += 1
+        p = entry_end
+    return k, p
 
 
 @njit(cache=True, nogil=True)
