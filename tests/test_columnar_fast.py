@@ -353,3 +353,15 @@ def test_compiled_run_of_plain_legacy_messages_agrees_with_the_reference():
         fast_out = outcome(src)
         ref_out = outcome(src, engine="reference")
         assert (fast_out == ref_out) if isinstance(ref_out, tuple) else fast_out.equals(ref_out)
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.integers(0, 20))
+def test_kernel_crc32_is_zlibs(data, skip):
+    """The run's CRC-32 (slicing-by-8 in the kernel) equals zlib's (Java's CRC32) on any span."""
+    import zlib
+    import numpy as np
+    from kafkafmt.records.fast.kernels import _crc32
+    arr = np.frombuffer(data, np.uint8)
+    start = min(skip, len(data))
+    assert int(_crc32(arr, start, len(data))) == zlib.crc32(data[start:])

@@ -308,6 +308,7 @@ class _Chunk:
         self.batches: list = []  # RecordBatch, BatchSpan, or the position of a message of a compiled run
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
+        self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
         self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
         self.capacity = 0
         self.pending_bytes = 0
@@ -395,8 +396,10 @@ class _Chunk:
             self.steps[-1] = ("plain", last[1], last[2] + n, last[3])
         else:
             self.steps.append(("plain", local, n, self._piece(self.source, position, end)))
-        for i in range(local, local + n):
-            self.piece_of[i] = self.steps[-1][3]
+        if n == 1:
+            self.piece_of[local] = self.steps[-1][3]
+        else:
+            self.run_pieces.append((local, n, self.steps[-1][3]))
         self.capacity += n
 
     def batch(self, local: int) -> RecordBatch:
@@ -628,7 +631,10 @@ class _Chunk:
         """Record objects equal to the reference decoder's, from the kernels' rows."""
         buf = self.source if self.all_source and isinstance(self.source, bytes) else data.tobytes()
         shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
-        for local, piece in self.piece_of.items():
+        piece_of = dict(self.piece_of)
+        for local0, n, piece in self.run_pieces:
+            piece_of.update(dict.fromkeys(range(local0, local0 + n), piece))
+        for local, piece in piece_of.items():
             src, s, _ = self.pieces[piece]
             shift[local] = s - starts[piece] if src is self.source else None
         cols = out.tolist()
