@@ -174,13 +174,9 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
         i = -1
         for span in walk:
             i += 1
-            if chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
-                # the uncompressed v0/v1 messages after it: one compiled run, then the walker goes on
-                n, run_end = chunk.add_plain_run(i + 1, span.end, walk.end, walk.max_message_size,
-                                                 max(chunk_bytes - chunk.pending_bytes, 1))
-                if n:
-                    i += n
-                    walk.resume_at(run_end)
+            taken = chunk.add_plain_and_run(i, span, walk, check_crc=True, raise_on_invalid=check_crc)
+            if taken:
+                i += taken - 1
             else:
                 b = span_batch(buf, span)
                 valid = b.is_valid()
@@ -360,6 +356,17 @@ class _Chunk:
         self.batches.append(span)
         self._add_plain_step(local, pos, end)
         return True
+
+    def add_plain_and_run(self, index: int, span: BatchSpan, walk: BatchWalker, **crc) -> int:
+        """:meth:`add_plain`, then the compiled run of the plain messages after it (the walker resumes
+        after the run): how many messages were taken, 0 if ``span`` is not one for :meth:`add_plain`."""
+        if not self.add_plain(index, span, **crc):
+            return 0
+        n, run_end = self.add_plain_run(index + 1, span.end, walk.end, walk.max_message_size,
+                                        max(self.chunk_bytes - self.pending_bytes, 1))
+        if n:
+            walk.resume_at(run_end)
+        return 1 + n
 
     def add_plain_run(self, index: int, position: int, end: int, max_message_size: int | None,
                       max_bytes: int) -> tuple[int, int]:
@@ -719,8 +726,13 @@ def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRE
     buf, walk = _walk(source)
     chunk = _Chunk(buf, opts, chunk_bytes=chunk_bytes)
     try:
-        for i, span in enumerate(walk):
-            if not chunk.add_plain(i, span):
+        i = -1
+        for span in walk:
+            i += 1
+            taken = chunk.add_plain_and_run(i, span, walk)
+            if taken:
+                i += taken - 1
+            else:
                 chunk.add(i, span_batch(buf, span), True)
             if chunk.pending_bytes >= chunk_bytes:
                 yield from chunk.flush_records()
