@@ -649,8 +649,10 @@ class _Chunk:
         hdr_count = cols[f.F_HEADERS_COUNT]
         headers = _header_tuples(data, buf, out) if any(hdr_count) else None
         shifts = set(shift.values())
-        if out.shape[1] and int(out[f.F_MAGIC].min()) == 2 and (None not in shifts or shifts == {None}):
-            return _v2_records(buf, out, cols, shift if None not in shifts else None, headers)
+        magics = out[f.F_MAGIC]
+        if out.shape[1] and (int(magics.min()) == 2 or int(magics.max()) < 2) and \
+                (None not in shifts or shifts == {None}):
+            return _mapped_records(data, buf, out, cols, shift if None not in shifts else None, headers)
         recs = []
         ts_types = _TS_TYPES
         h = 0
@@ -679,12 +681,22 @@ class _Chunk:
         return reference_records_table(self.batch(local), self.metas[local], self.opts)
 
 
-def _v2_records(buf, out, cols, shift: dict | None, headers) -> list[Record]:
-    """:meth:`_Chunk._fast_records` for rows that are all v2 records: one ``Record`` per row made by
-    ``map`` over whole columns (no Python loop body per record).  ``shift``: per batch, input position
-    minus buffer position (None: every batch was decompressed)."""
+def _mapped_records(data, buf, out, cols, shift: dict | None, headers) -> list[Record]:
+    """:meth:`_Chunk._fast_records` for rows that are all v2 records or all v0/v1 messages: one
+    ``Record`` per row made by ``map`` over whole columns (no Python loop body per record).  ``shift``:
+    per batch, input position minus buffer position (None: every batch was decompressed)."""
     f = fast
     n = out.shape[1]
+    if int(out[f.F_MAGIC, 0]) < 2:  # legacy wire details: stored offset and timestamp, CRC
+        stored_crc, crc_valid = np.empty(n, np.uint32), np.empty(n, np.bool_)
+        fast.legacy_crcs(data, out[f.F_RECORD_POS], out[f.F_SIZE], stored_crc, crc_valid)
+        legacy = (cols[f.F_STORED_OFFSET], [t if m == 1 else None for t, m in zip(cols[f.F_STORED_TIMESTAMP],
+                                                                                   cols[f.F_MAGIC])],
+                  stored_crc.tolist(), crc_valid.tolist())
+        deltas = (repeat(None, n), repeat(None, n))
+    else:
+        legacy = tuple(repeat(None, n) for _ in range(4))
+        deltas = (cols[f.F_TS_DELTA], cols[f.F_OFFSET_DELTA])
     keys = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_KEY_POS], cols[f.F_KEY_LEN])]
     values = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN])]
     if headers is None:
@@ -702,8 +714,8 @@ def _v2_records(buf, out, cols, shift: dict | None, headers) -> list[Record]:
                 per_batch[local] = sh
         positions = (out[f.F_RECORD_POS] + per_batch[out[f.F_BATCH]]).tolist()
     return list(map(Record, cols[f.F_OFFSET], cols[f.F_TIMESTAMP], map(_TS_TYPES.__getitem__, cols[f.F_TSTYPE]),
-                    keys, values, hdrs, cols[f.F_SEQUENCE], repeat(2, n), cols[f.F_ATTRIBUTES], cols[f.F_SIZE],
-                    positions, cols[f.F_TS_DELTA], cols[f.F_OFFSET_DELTA]))
+                    keys, values, hdrs, cols[f.F_SEQUENCE], cols[f.F_MAGIC], cols[f.F_ATTRIBUTES], cols[f.F_SIZE],
+                    positions, *deltas, *legacy))
 
 
 def _header_tuples(data, buf, out) -> tuple[Header, ...]:

@@ -315,6 +315,17 @@ def _crc32(data, p, end):
 
 
 @njit(cache=True, nogil=True)
+def legacy_crcs(data, positions, sizes, stored, valid):
+    """The stored CRC of each legacy message at ``positions[i]`` (``sizes[i]`` bytes with its log
+    overhead) and whether it matches the CRC-32 of magic..end (``LegacyRecord.isValid``)."""
+    for i in range(positions.shape[0]):
+        p = positions[i]
+        crc = np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
+        stored[i] = crc
+        valid[i] = crc == _crc32(data, p + _MAGIC_AT, p + sizes[i])
+
+
+@njit(cache=True, nogil=True)
 def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, magics, timestamps):
     """How many uncompressed v0/v1 log entries follow each other from ``start``, each one a message the
     batch walker (MEMORY rules: ``ByteBufferLogInputStream.nextBatch``) yields whole and the columnar
