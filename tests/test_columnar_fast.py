@@ -365,3 +365,20 @@ def test_kernel_crc32_is_zlibs(data, skip):
     arr = np.frombuffer(data, np.uint8)
     start = min(skip, len(data))
     assert int(_crc32(arr, start, len(data))) == zlib.crc32(data[start:])
+
+
+def test_lz4_arena_path_obeys_the_limits_in_force():
+    """kafkafmt.limits' caps in force (max_decompressed_bytes, max_records_per_batch) refuse an lz4 batch
+    on the arena path exactly as on the reference path."""
+    from kafkafmt.limits import decode_limits
+    b = MemoryRecordsBuilder(2, CompressionType.LZ4, TimestampType.CREATE_TIME, 0)
+    for i in range(20):
+        b.append(i, b"k", b"v" * 100)
+    data = b.build()
+    with decode_limits(max_decompressed_bytes=500):
+        fast = assert_same(data)
+        assert isinstance(fast, tuple) and "max_bytes=500" in fast[1]
+    with decode_limits(max_records_per_batch=5):
+        fast = assert_same(data)
+        assert isinstance(fast, tuple) and "max_records_per_batch=5" in fast[1]
+    assert records_table(data).num_rows == 20

@@ -45,7 +45,8 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
                          NO_PARTITION_LEADER_EPOCH,
                          NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_TIMESTAMP_TYPE_MASK,
                          CompressionType, TimestampType)
-from ..compression import lz4 as lz4_codec
+from ..compression import decompress_lz4_into
+from ..limits import check_record_count
 from ..errors import KafkaFmtError
 from . import fast
 from ..crc import crc32
@@ -458,8 +459,9 @@ class _Chunk:
         kernels' buffer); on any error the reference codec runs, and raises Kafka's error."""
         start = b.position + RECORD_BATCH_OVERHEAD
         try:
-            n = lz4_codec.decompress_into(memoryview(self.source)[start:b.end], 2, self.opts.max_decompressed_bytes,
-                                          self._reserve)
+            check_record_count(b.count, position=b.position)  # as DefaultRecordBatch.payload does first
+            n = decompress_lz4_into(memoryview(self.source)[start:b.end], self._reserve,
+                                    max_bytes=self.opts.max_decompressed_bytes)
         except KafkaFmtError:
             data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)  # the reference's error
             return self._piece(data, 0, len(data))
