@@ -260,3 +260,125 @@ def test_every_buffer_type_gives_the_same_table():
     for buf in (bytearray(data), memoryview(data), memoryview(bytearray(data)), MemoryRecords(data)):
         assert records_table(buf).equals(want)
         assert list(decode_records(buf)) == list(MemoryRecords(data).records())
+
+
+def _lz4_batch_with_frame(frame_of) -> bytes:
+    """A v2 lz4 batch of records too large for one 64 KiB block (one value incompressible), its frame
+    rewritten by ``frame_of(records area)`` and its CRC recomputed."""
+    import lz4.block  # noqa: F401  (the codec's own dependency)
+    rnd = __import__("random").Random(5)
+    b = MemoryRecordsBuilder(2, CompressionType.LZ4, TimestampType.CREATE_TIME, 10)
+    b.append(1, b"k", bytes(rnd.getrandbits(8) for _ in range(70_000)))
+    b.append(2, None, b"abc" * 30_000, (Header("h", b"v"),))
+    b.append(3, b"", None)
+    data = bytearray(b.build())
+    area = records_area(bytes(data))
+    framed = frame_of(area)
+    start = DEFAULT_BATCH.size
+    data[start:] = framed
+    DEFAULT_BATCH.put(data, 0, "length", len(data) - 12)
+    DEFAULT_BATCH.put(data, 0, "crc", crc32c(bytes(data[DEFAULT_BATCH_CRC_START:])))
+    return bytes(data)
+
+
+def records_area(batch: bytes) -> bytes:
+    from kafkafmt.compression import decompress
+    return decompress(CompressionType.LZ4, batch[DEFAULT_BATCH.size:], magic=2)
+
+
+def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
+    """The columnar decoder decodes lz4 frames straight into one buffer (compression/lz4.decompress_into):
+    multi-block frames, stored (incompressible) blocks, frames with block and content checksums and a
+    content size, the decompression cap and a corrupt block give the reference's rows or error."""
+    import lz4.frame
+    from kafkafmt.compression import compress
+    kafka = _lz4_batch_with_frame(lambda area: compress(CompressionType.LZ4, area, magic=2))
+    checked = _lz4_batch_with_frame(lambda area: lz4.frame.compress(
+        area, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=True,
+        block_checksum=True, store_size=True))
+    assert records_table(kafka + checked).num_rows == 6
+    for data in (kafka, checked, kafka + checked):
+        assert_same(data)
+        assert_same_records(data)
+        for cap in (0, 65_536, 160_000, 200_000):
+            assert_same(data, max_decompressed_bytes=cap)
+    corrupt = bytearray(kafka)
+    corrupt[DEFAULT_BATCH.size + 7 + 4 + 20] ^= 0xFF  # inside the first block (stored raw: still decodes)
+    corrupt[-30] ^= 0xFF  # inside the last, compressed block
+    DEFAULT_BATCH.put(corrupt, 0, "crc", crc32c(bytes(corrupt[DEFAULT_BATCH_CRC_START:])))
+    assert_same(bytes(corrupt))
+    assert_same_records(bytes(corrupt))
+    # the codec's into-path itself writes exactly what decompress returns, at the buffer's start
+    import numpy as np
+    from kafkafmt.compression import lz4 as lz4_codec
+    for data in (kafka, checked):
+        frame = data[DEFAULT_BATCH.size:]
+        expected = lz4_codec.decompress(frame, 2, 10**6)
+        arena = np.zeros(400_000, np.uint8)
+        n = lz4_codec.decompress_into(frame, 2, 10**6, lambda need: arena[:need])
+        assert n == len(expected) and arena[:n].tobytes() == expected
+
+
+def test_compiled_run_of_plain_legacy_messages_agrees_with_the_reference():
+    """records_table takes consecutive uncompressed v0/v1 messages as one compiled run
+    (fast.legacy_plain_run) and the walker resumes after it: a run broken by a bad CRC, a compressed
+    wrapper, a v2 batch, a message over max_message_size, a short message and a cut tail, and runs split
+    across chunks, give the reference's rows or error."""
+    def plain(magic, n, base):
+        return b"".join(_one(magic, base + i) for i in range(n))
+
+    def _one(magic, offset):
+        b = MemoryRecordsBuilder(magic, CompressionType.NONE, TimestampType.CREATE_TIME, offset)
+        b.append(-1 if magic == 0 else 1000 + offset, b"k%d" % offset if offset % 3 else None, b"v" * (offset % 50))
+        return b.build()
+
+    run = plain(1, 40, 0) + plain(0, 30, 40) + plain(1, 30, 70)
+    wrapper = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 100)
+    wrapper.append(5, b"a", b"b")
+    v2 = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 121)
+    v2.append(6, b"c", b"d")
+    data = run + wrapper.build() + plain(1, 20, 101) + v2.build() + plain(0, 20, 122)
+    assert records_table(data).column("offset").to_pylist() == list(range(142))
+    bad_crc = bytearray(data)
+    bad_crc[len(plain(1, 40, 0)) + 12] ^= 0xFF  # the CRC of the first v0 message
+    for d in (data, bytes(bad_crc), data + data[:50], data[:-3]):
+        assert_same(d)
+        assert_same(d, check_crc=False)
+        assert_same(d, chunk_bytes=700)
+    t = records_table(bytes(bad_crc), check_crc=False)
+    assert t.column("crc_valid").to_pylist().count(False) == 1
+    assert t.column("batch_index").to_pylist() == list(range(142))
+    for limit in (60, 10_000):  # a message above max_message_size ends the run; the walker raises Kafka's error
+        src = MemoryRecords(data, max_message_size=limit)
+        fast_out = outcome(src)
+        ref_out = outcome(src, engine="reference")
+        assert (fast_out == ref_out) if isinstance(ref_out, tuple) else fast_out.equals(ref_out)
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.integers(0, 20))
+def test_kernel_crc32_is_zlibs(data, skip):
+    """The run's CRC-32 (slicing-by-8 in the kernel) equals zlib's (Java's CRC32) on any span."""
+    import zlib
+    import numpy as np
+    from kafkafmt.records.fast.kernels import _crc32
+    arr = np.frombuffer(data, np.uint8)
+    start = min(skip, len(data))
+    assert int(_crc32(arr, start, len(data))) == zlib.crc32(data[start:])
+
+
+def test_lz4_arena_path_obeys_the_limits_in_force():
+    """kafkafmt.limits' caps in force (max_decompressed_bytes, max_records_per_batch) refuse an lz4 batch
+    on the arena path exactly as on the reference path."""
+    from kafkafmt.limits import decode_limits
+    b = MemoryRecordsBuilder(2, CompressionType.LZ4, TimestampType.CREATE_TIME, 0)
+    for i in range(20):
+        b.append(i, b"k", b"v" * 100)
+    data = b.build()
+    with decode_limits(max_decompressed_bytes=500):
+        fast = assert_same(data)
+        assert isinstance(fast, tuple) and "max_bytes=500" in fast[1]
+    with decode_limits(max_records_per_batch=5):
+        fast = assert_same(data)
+        assert isinstance(fast, tuple) and "max_records_per_batch=5" in fast[1]
+    assert records_table(data).num_rows == 20

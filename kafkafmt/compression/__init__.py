@@ -27,7 +27,7 @@ from . import lz4 as lz4_codec
 from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
-__all__ = ["compress", "decompress", "decompress_buffer", "check_codec_for_magic", "codec_of", "validate_level"]
+__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of", "validate_level"]
 
 
 def codec_of(codec: CompressionType | int) -> CompressionType:
@@ -90,6 +90,28 @@ def decompress(codec: CompressionType | int, data: bytes | memoryview, *, magic:
     return bytes(decompress_buffer(codec, data, magic=magic, max_bytes=max_bytes))
 
 
+def _max_bytes_in_force(max_bytes: int) -> int:
+    if max_bytes == DEFAULT_MAX_DECOMPRESSED_BYTES:  # not chosen by the caller: the limit in force
+        max_bytes = current_limits().max_decompressed_bytes
+    if max_bytes < 0:
+        raise IllegalArgumentError(f"max_bytes must be >= 0, got {max_bytes}")
+    return max_bytes
+
+
+def decompress_lz4_into(data: bytes | memoryview, reserve, *, magic: int = 2,
+                        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> int:
+    """An lz4 stream decompressed straight into ``reserve(n)``'s buffer (``lz4.decompress_into``: the
+    columnar decoder's arena); the same checks and cap as :func:`decompress_buffer`.  A corrupt block's
+    message may differ from :func:`decompress`'s: callers that report errors re-run it."""
+    check_codec_for_magic(CompressionType.LZ4, magic)
+    try:
+        return lz4_codec.decompress_into(data, magic, _max_bytes_in_force(max_bytes), reserve)
+    except KafkaFmtError:
+        raise
+    except Exception as e:  # a library error the codec module did not anticipate
+        raise CompressionFramingError(f"lz4: {type(e).__name__}: {e}") from e
+
+
 def decompress_buffer(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
                       max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | bytearray:
     """Decompress a whole ``codec`` stream as Kafka's reader for message format ``magic`` does.
@@ -103,10 +125,7 @@ def decompress_buffer(codec: CompressionType | int, data: bytes | memoryview, *,
     """
     ctype = codec_of(codec)
     check_codec_for_magic(ctype, magic)
-    if max_bytes == DEFAULT_MAX_DECOMPRESSED_BYTES:  # not chosen by the caller: the limit in force
-        max_bytes = current_limits().max_decompressed_bytes
-    if max_bytes < 0:
-        raise IllegalArgumentError(f"max_bytes must be >= 0, got {max_bytes}")
+    max_bytes = _max_bytes_in_force(max_bytes)
     if ctype is CompressionType.NONE:
         return bytes(data)
     try:

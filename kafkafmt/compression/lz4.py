@@ -27,9 +27,11 @@ lz4-java for levels 3..17; levels 1-2 are liblz4 1.10's new "mid" mode there and
 from __future__ import annotations
 
 import struct
+from typing import Callable, Iterator
 
 import cramjam
 import lz4.block
+import numpy as np
 import xxhash
 
 from kafkafmt.errors import CompressionFramingError, DecompressionLimitError, IllegalArgumentError
@@ -109,8 +111,9 @@ def _fail(reason: str, position: int) -> CompressionFramingError:
     return CompressionFramingError(f"lz4: {reason}", position=position)
 
 
-def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
-    """Decode one frame as ``Lz4BlockInputStream`` does (see the module docstring)."""
+def _frame(data: bytes | memoryview, magic: int) -> tuple[memoryview, int, int, int, int]:
+    """Check the frame descriptor as ``Lz4BlockInputStream.readHeader`` does: the buffer, the position
+    of the first block, the maximum block size and the content- and block-checksum flags."""
     buf = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     n = len(buf)
     if n < _HC_POS:
@@ -150,10 +153,14 @@ def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
         expected = header_checksum(buf[_FLG_POS:pos])
         if buf[pos] != expected:
             raise _fail(f"{DESCRIPTOR_HASH_MISMATCH} (HC {buf[pos]:#04x}, expected {expected:#04x})", pos)
-    pos += 1
+    return buf, pos + 1, max_block, content_checksum, block_checksum
 
-    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
-    total = 0
+
+def _blocks(data: bytes | memoryview, magic: int) -> Iterator[tuple[int, memoryview, bool, int]]:
+    """Each block of a frame in order, as ``Lz4BlockInputStream.readBlock`` meets it: its position, its
+    bytes, whether they are compressed, and the maximum block size; the framing is checked on the way."""
+    buf, pos, max_block, content_checksum, block_checksum = _frame(data, magic)
+    n = len(buf)
     while True:
         if n - pos < 4:
             raise _fail(f"{PREMATURE_EOS} (no block size or end mark)", pos)
@@ -163,23 +170,14 @@ def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
         if size == 0:  # end mark
             if content_checksum and n - (pos + 4) < 4:
                 raise _fail(f"{PREMATURE_EOS} (no content checksum)", pos + 4)
-            break
+            return
         if size > max_block:
             raise _fail(f"Block size {size} exceeded max: {max_block}", pos)
         start = pos + 4
         if n - start < size:
             raise _fail(f"{PREMATURE_EOS} (block of {size} bytes, {n - start} left)", pos)
-        block = bytes(buf[start:start + size])
-        if compressed:
-            try:
-                chunk = lz4.block.decompress(block, uncompressed_size=max_block)
-            except Exception as e:  # lz4.block.LZ4BlockError
-                raise _fail(f"corrupt block: {e}", pos) from None
-        else:
-            chunk = block
-        total += len(chunk)
-        if total > max_bytes:
-            raise DecompressionLimitError(f"lz4: decompressed data exceeds max_bytes={max_bytes}", position=pos)
+        block = buf[start:start + size]
+        yield pos, block, compressed, max_block  # the block is decoded before its checksum is read, as in Kafka
         pos = start + size
         if block_checksum:
             if n - pos < 4:
@@ -187,5 +185,52 @@ def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
             if xxhash.xxh32_intdigest(block, seed=0) != _U32.unpack_from(buf, pos)[0]:
                 raise _fail(BLOCK_HASH_MISMATCH, pos)
             pos += 4
+
+
+def _over_limit(max_bytes: int, pos: int) -> DecompressionLimitError:
+    return DecompressionLimitError(f"lz4: decompressed data exceeds max_bytes={max_bytes}", position=pos)
+
+
+def decompress(data: bytes | memoryview, magic: int, max_bytes: int) -> bytes:
+    """Decode one frame as ``Lz4BlockInputStream`` does (see the module docstring)."""
+    out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
+    total = 0
+    for pos, block, compressed, max_block in _blocks(data, magic):
+        if compressed:
+            try:
+                chunk = lz4.block.decompress(block, uncompressed_size=max_block)
+            except Exception as e:  # lz4.block.LZ4BlockError
+                raise _fail(f"corrupt block: {e}", pos) from None
+        else:
+            chunk = bytes(block)
+        total += len(chunk)
+        if total > max_bytes:
+            raise _over_limit(max_bytes, pos)
         out += chunk
     return out
+
+
+def decompress_into(data: bytes | memoryview, magic: int, max_bytes: int,
+                    reserve: Callable[[int], np.ndarray]) -> int:
+    """:func:`decompress` writing the content straight into one buffer instead of joining blocks (the
+    columnar decoder's arena): ``reserve(n)`` returns a writable uint8 array of at least ``n`` bytes and
+    the frame's content is written at its start; returns its length.  Blocks are decoded by liblz4
+    (``LZ4_decompress_safe``, through cramjam) with the same per-block limit as :func:`decompress`.  A
+    frame :func:`decompress` would refuse raises here too, but a corrupt block's message may differ: a
+    caller that reports errors re-runs :func:`decompress` for Kafka's (the reference's) message."""
+    blocks = list(_blocks(data, magic))
+    out = reserve(sum(max_block if compressed else len(block) for _, block, compressed, max_block in blocks))
+    total = 0
+    for pos, block, compressed, max_block in blocks:
+        if compressed:
+            try:
+                size = cramjam.lz4.decompress_block_into(block, out[total:total + max_block])
+            except Exception as e:  # cramjam.DecompressionError
+                raise _fail(f"corrupt block: {e}", pos) from None
+        else:
+            size = len(block)
+            out[total:total + size] = block
+        total += size
+        if total > max_bytes:
+            raise _over_limit(max_bytes, pos)
+    return total

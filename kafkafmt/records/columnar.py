@@ -35,6 +35,7 @@ exactly the reference's, which are Kafka's.
 """
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -44,6 +45,8 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODE
                          NO_PARTITION_LEADER_EPOCH,
                          NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_TIMESTAMP_TYPE_MASK,
                          CompressionType, TimestampType)
+from ..compression import decompress_lz4_into
+from ..limits import check_record_count
 from ..errors import KafkaFmtError
 from . import fast
 from ..crc import crc32
@@ -51,7 +54,7 @@ from ..layout import LEGACY_V0, LEGACY_V1
 from .batch import RecordBatch
 from .legacy import record_overhead
 from .memory import MemoryRecords, span_batch
-from .walker import MEMORY, BatchSpan, BatchWalker
+from .walker import MEMORY, BatchSpan, BatchWalker, span_at
 from .record import Header, Record
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -115,7 +118,7 @@ BATCH_SCHEMA = pa.schema([
 
 #: records-area bytes decoded per Arrow record batch: bounds the memory of one step and keeps every
 #: binary column far below Arrow's 2 GiB per-array limit
-DEFAULT_CHUNK_BYTES = 32 << 20
+DEFAULT_CHUNK_BYTES = 16 << 20
 
 
 def _batches(source) -> Iterable[RecordBatch]:
@@ -166,11 +169,16 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
         raise ValueError(f"engine must be 'fast' or 'reference', not {engine!r}")
     opts = _Options(topic, partition, include_keys, include_values, include_headers, max_decompressed_bytes)
     buf, walk = _walk(source)
-    chunk = _Chunk(buf, opts, reference_only=engine == "reference")
+    chunk = _Chunk(buf, opts, reference_only=engine == "reference", chunk_bytes=chunk_bytes)
     tables = []
     try:
-        for i, span in enumerate(walk):
-            if not chunk.add_plain(i, span, check_crc=True, raise_on_invalid=check_crc):
+        i = -1
+        for span in walk:
+            i += 1
+            taken = chunk.add_plain_and_run(i, span, walk, check_crc=True, raise_on_invalid=check_crc)
+            if taken:
+                i += taken - 1
+            else:
                 b = span_batch(buf, span)
                 valid = b.is_valid()
                 if check_crc and not valid:
@@ -210,33 +218,106 @@ def _meta(i: int, b: RecordBatch, valid: bool) -> tuple:
 
 
 _LAT_NONE = -2**63
+#: marks a piece held in the chunk's arena (decompressed straight into it)
+_ARENA = object()
 _TS_TYPES = {t.value: t for t in TimestampType}
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
+
+
+#: a run's positions are sized for ``max_bytes`` plus one more message of any size
+_MAX_LEGACY_ENTRY_GUESS = 1 << 20
+_BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
+
+
+class _Metas:
+    """The per-batch column values of a chunk's batches, by local batch id (``_BATCH_COLUMNS`` order):
+    a tuple per batch, or column arrays for a compiled run of plain v0/v1 messages."""
+
+    def __init__(self):
+        self.blocks: list = []  # a list of tuples, or a tuple of column arrays (a run)
+        self.single: dict[int, tuple] = {}
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, local: int) -> tuple:
+        if local in self.single:
+            return self.single[local]
+        for start, cols in self._runs():
+            if start <= local < start + len(cols[0]):
+                return tuple(col[local - start].item() for col in cols)
+        raise IndexError(local)
+
+    def _runs(self):
+        at = 0
+        for block in self.blocks:
+            if isinstance(block, tuple):
+                yield at, block
+                at += len(block[0])
+            else:
+                at += len(block)
+
+    def append(self, meta: tuple) -> None:
+        if not self.blocks or isinstance(self.blocks[-1], tuple):
+            self.blocks.append([])
+        self.blocks[-1].append(meta)
+        self.single[self.n] = meta
+        self.n += 1
+
+    def append_run(self, index: int, positions: np.ndarray, magics: np.ndarray, timestamps: np.ndarray) -> None:
+        """Messages ``index``, ``index + 1``... of the record set at ``positions``: uncompressed, no
+        producer state, valid CRCs (``fast.legacy_plain_run`` checked them)."""
+        n = len(positions)
+        const = lambda dtype, v: np.full(n, v, dtype=dtype)  # noqa: E731
+        d = _BATCH_DTYPES
+        self.blocks.append((np.arange(index, index + n, dtype=d[0]), positions, magics, const(d[3], 0),
+                            const(d[4], NO_PRODUCER_ID), const(d[5], NO_PRODUCER_EPOCH),
+                            const(d[6], NO_PARTITION_LEADER_EPOCH), const(d[7], False), const(d[8], False),
+                            timestamps, const(d[10], True)))
+        self.n += n
+
+    def columns(self) -> list[np.ndarray]:
+        """Each column's values for every local batch id."""
+        parts = [[] for _ in _BATCH_COLUMNS]
+        for block in self.blocks:
+            cols = block if isinstance(block, tuple) else [np.array(v, dtype=dt) for v, dt in zip(zip(*block), _BATCH_DTYPES)]
+            for part, col in zip(parts, cols):
+                part.append(col)
+        return [np.concatenate(p).astype(dt, copy=False) if p else np.empty(0, dt) for p, dt in zip(parts, _BATCH_DTYPES)]
 
 
 class _Chunk:
     """Batches waiting to be decoded together: their records areas (views into the source, or
     decompressed bytes) and the kernel call each needs."""
 
-    def __init__(self, source, opts: _Options, *, reference_only: bool = False):
+    def __init__(self, source, opts: _Options, *, reference_only: bool = False,
+                 chunk_bytes: int = DEFAULT_CHUNK_BYTES):
         self.source = source
+        self.chunk_bytes = chunk_bytes
         self.opts = opts
         self.reference_only = reference_only
+        self.arena: np.ndarray | None = None  # kept across flushes: its pages are reused
         self._reset()
 
     def _reset(self):
-        self.metas: list[tuple] = []
-        self.batches: list[RecordBatch] = []
+        self.metas = _Metas()
+        self.batches: list = []  # RecordBatch, BatchSpan, or the position of a message of a compiled run
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
+        self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
         self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
         self.capacity = 0
         self.pending_bytes = 0
         self.all_source = True
+        self.all_arena = True
+        self.arena_used = 0  # bytes of self.arena holding decompressed records areas (pieces of _ARENA)
 
     def _piece(self, buf, start: int, end: int) -> int:
         if buf is not self.source:
             self.all_source = False
+        if buf is not _ARENA:
+            self.all_arena = False
         self.pieces.append((buf, start, end))
         self.pending_bytes += end - start
         return len(self.pieces) - 1
@@ -277,7 +358,42 @@ class _Chunk:
         self._add_plain_step(local, pos, end)
         return True
 
-    def _add_plain_step(self, local: int, position: int, end: int) -> None:
+    def add_plain_and_run(self, index: int, span: BatchSpan, walk: BatchWalker, **crc) -> int:
+        """:meth:`add_plain`, then the compiled run of the plain messages after it (the walker resumes
+        after the run): how many messages were taken, 0 if ``span`` is not one for :meth:`add_plain`."""
+        if not self.add_plain(index, span, **crc):
+            return 0
+        n, run_end = self.add_plain_run(index + 1, span.end, walk.end, walk.max_message_size,
+                                        max(self.chunk_bytes - self.pending_bytes, 1))
+        if n:
+            walk.resume_at(run_end)
+        return 1 + n
+
+    def add_plain_run(self, index: int, position: int, end: int, max_message_size: int | None,
+                      max_bytes: int) -> tuple[int, int]:
+        """Take the uncompressed v0/v1 messages that follow each other from ``position`` (up to about
+        ``max_bytes``) as one compiled run (``fast.legacy_plain_run``): the messages the walker would
+        yield one by one and :meth:`add_plain` take, with no Python step per message.  Returns how many
+        and where the run ends: the walker goes on from there."""
+        if self.reference_only or end - position < fast.MIN_LEGACY_ENTRY:
+            return 0, position
+        data = np.frombuffer(self.source, dtype=np.uint8)
+        data.flags.writeable = False
+        bound = min(end - position, max_bytes + _MAX_LEGACY_ENTRY_GUESS) // fast.MIN_LEGACY_ENTRY + 1
+        positions, timestamps = np.empty(bound, np.int64), np.empty(bound, np.int64)
+        magics = np.empty(bound, np.int8)
+        n, run_end = fast.legacy_plain_run(data, position, end, -1 if max_message_size is None else max_message_size,
+                                           max_bytes, positions, magics, timestamps)
+        del data
+        if n == 0:
+            return 0, position
+        local = len(self.metas)
+        self.metas.append_run(index, positions[:n], magics[:n], timestamps[:n])
+        self.batches.extend(positions[:n].tolist())
+        self._add_plain_step(local, position, run_end, n)
+        return n, run_end
+
+    def _add_plain_step(self, local: int, position: int, end: int, n: int = 1) -> None:
         """Uncompressed v0/v1 messages side by side are decoded by one kernel call."""
         last = self.steps[-1] if self.steps else None
         if last is not None and last[0] == "plain" and self.pieces[last[3]][2] == position \
@@ -285,15 +401,20 @@ class _Chunk:
             buf, s, _ = self.pieces[last[3]]
             self.pieces[last[3]] = (buf, s, end)
             self.pending_bytes += end - position
-            self.steps[-1] = ("plain", last[1], last[2] + 1, last[3])
+            self.steps[-1] = ("plain", last[1], last[2] + n, last[3])
         else:
-            self.steps.append(("plain", local, 1, self._piece(self.source, position, end)))
-        self.piece_of[local] = self.steps[-1][3]
-        self.capacity += 1
+            self.steps.append(("plain", local, n, self._piece(self.source, position, end)))
+        if n == 1:
+            self.piece_of[local] = self.steps[-1][3]
+        else:
+            self.run_pieces.append((local, n, self.steps[-1][3]))
+        self.capacity += n
 
     def batch(self, local: int) -> RecordBatch:
         """The batch view of a waiting batch (made from its span for plain legacy messages)."""
         b = self.batches[local]
+        if isinstance(b, int):  # a message of a compiled run
+            b = span_at(self.source, b, rules=MEMORY)
         return span_batch(self.source, b) if isinstance(b, BatchSpan) else b
 
     def _add_v2(self, local: int, b) -> None:
@@ -301,7 +422,9 @@ class _Chunk:
         if b.is_control or count < 0 or (b.attributes & 7) > CompressionType.ZSTD:
             self.steps.append(("ref", local))
             return
-        if b.is_compressed:
+        if b.compression == CompressionType.LZ4:
+            piece = self._decompress_into_arena(b)
+        elif b.is_compressed:
             data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)
             piece = self._piece(data, 0, len(data))
         else:
@@ -317,6 +440,34 @@ class _Chunk:
         else:
             self.steps.append(("v2", [local], [piece]))
         self.capacity += count
+
+    def _reserve(self, n: int) -> np.ndarray:
+        """At least ``n`` writable bytes at the end of the arena (grown by doubling)."""
+        need = self.arena_used + n
+        if self.arena is None or need > len(self.arena):
+            # a chunk flushes once its pieces reach chunk_bytes, so one allocation of that size (pages are
+            # only touched when written) rarely grows
+            grown = np.empty(max(need, 2 * len(self.arena) if self.arena is not None else need + self.chunk_bytes),
+                             dtype=np.uint8)
+            if self.arena is not None:
+                grown[:self.arena_used] = self.arena[:self.arena_used]
+            self.arena = grown
+        return self.arena[self.arena_used:]
+
+    def _decompress_into_arena(self, b) -> int:
+        """An lz4 batch's records area decompressed straight into the arena (no join, no copy into the
+        kernels' buffer); on any error the reference codec runs, and raises Kafka's error."""
+        start = b.position + RECORD_BATCH_OVERHEAD
+        try:
+            check_record_count(b.count, position=b.position)  # as DefaultRecordBatch.payload does first
+            n = decompress_lz4_into(memoryview(self.source)[start:b.end], self._reserve,
+                                    max_bytes=self.opts.max_decompressed_bytes)
+        except KafkaFmtError:
+            data, _ = b.payload(max_decompressed_bytes=self.opts.max_decompressed_bytes)  # the reference's error
+            return self._piece(data, 0, len(data))
+        at = self.arena_used
+        self.arena_used += n
+        return self._piece(_ARENA, at, at + n)
 
     def _add_wrapper(self, local: int, b) -> None:
         m = b.message
@@ -363,15 +514,16 @@ class _Chunk:
 
     def _buffer(self):
         """One uint8 array holding every piece, and each piece's start in it."""
-        if self.all_source:
-            data = np.frombuffer(self.source, dtype=np.uint8)
+        if self.all_source or self.all_arena:
+            data = np.frombuffer(self.source, dtype=np.uint8) if self.all_source else self.arena[:self.arena_used]
             data.flags.writeable = False  # a bytearray source too: one kernel specialisation for every input
             return data, [s for _, s, _ in self.pieces]
         total = sum(e - s for _, s, e in self.pieces)
         data = np.empty(total, dtype=np.uint8)
         starts, at = [], 0
         for buf, s, e in self.pieces:
-            data[at:at + e - s] = np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            src = self.arena if buf is _ARENA else np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            data[at:at + e - s] = src[s:e] if buf is _ARENA else src
             starts.append(at)
             at += e - s
         data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
@@ -438,7 +590,8 @@ class _Chunk:
         done = 0
         while done < n:
             # restart after a failed entry: its batch knows where the next one starts
-            begin = s if done == 0 else s + (self.batches[local0 + done].position - self.pieces[piece][1])
+            b = self.batches[local0 + done]
+            begin = s if done == 0 else s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
             failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
             if nxt > row:
                 order.append(("fast", row, nxt))
@@ -458,10 +611,11 @@ class _Chunk:
         cols["key"] = fast.binary_array(data, out[fast.F_KEY_POS], key_len) if o.keys else pa.nulls(n, pa.binary())
         cols["value"] = fast.binary_array(data, out[fast.F_VALUE_POS], value_len) if o.values else \
             pa.nulls(n, pa.binary())
-        cols["topic"] = pa.repeat(pa.scalar(o.topic, pa.string()), n)
-        cols["partition"] = pa.repeat(pa.scalar(o.partition, pa.int32()), n)
-        cols["offset"] = pa.array(out[fast.F_OFFSET])
-        ts = pa.array(out[fast.F_TIMESTAMP])
+        cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
+        cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
+            pa.repeat(pa.scalar(o.partition, pa.int32()), n)
+        cols["offset"] = pa.array(out[fast.F_OFFSET], pa.int64())
+        ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
         cols["timestamp"] = ts.view(pa.timestamp("ms"))
         tstype = out[fast.F_TSTYPE]
         cols["timestampType"] = pa.array(tstype.astype(np.int32))
@@ -476,23 +630,31 @@ class _Chunk:
         cols["key_size"] = pa.array(key_len.astype(np.int32))
         cols["value_size"] = pa.array(value_len.astype(np.int32))
         cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
-        metas = list(zip(*self.metas))
-        for name, values in zip(_BATCH_COLUMNS, metas):
-            typ = RECORD_SCHEMA.field(name).type
-            cols[name] = pa.array(np.array(values, dtype=typ.to_pandas_dtype())[ids], typ)
+        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows
+        rows_per_batch = np.bincount(ids, minlength=len(self.metas))
+        for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
+            cols[name] = pa.array(np.repeat(values, rows_per_batch), RECORD_SCHEMA.field(name).type)
         return pa.table(cols, schema=RECORD_SCHEMA)
 
     def _fast_records(self, data, starts, out) -> list[Record]:
         """Record objects equal to the reference decoder's, from the kernels' rows."""
         buf = self.source if self.all_source and isinstance(self.source, bytes) else data.tobytes()
         shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
-        for local, piece in self.piece_of.items():
+        piece_of = dict(self.piece_of)
+        for local0, n, piece in self.run_pieces:
+            piece_of.update(dict.fromkeys(range(local0, local0 + n), piece))
+        for local, piece in piece_of.items():
             src, s, _ = self.pieces[piece]
             shift[local] = s - starts[piece] if src is self.source else None
         cols = out.tolist()
         f = fast
         hdr_count = cols[f.F_HEADERS_COUNT]
         headers = _header_tuples(data, buf, out) if any(hdr_count) else None
+        shifts = set(shift.values())
+        magics = out[f.F_MAGIC]
+        if out.shape[1] and (int(magics.min()) == 2 or int(magics.max()) < 2) and \
+                (None not in shifts or shifts == {None}):
+            return _mapped_records(data, buf, out, cols, shift if None not in shifts else None, headers)
         recs = []
         ts_types = _TS_TYPES
         h = 0
@@ -521,6 +683,43 @@ class _Chunk:
         return reference_records_table(self.batch(local), self.metas[local], self.opts)
 
 
+def _mapped_records(data, buf, out, cols, shift: dict | None, headers) -> list[Record]:
+    """:meth:`_Chunk._fast_records` for rows that are all v2 records or all v0/v1 messages: one
+    ``Record`` per row made by ``map`` over whole columns (no Python loop body per record).  ``shift``:
+    per batch, input position minus buffer position (None: every batch was decompressed)."""
+    f = fast
+    n = out.shape[1]
+    if int(out[f.F_MAGIC, 0]) < 2:  # legacy wire details: stored offset and timestamp, CRC
+        stored_crc, crc_valid = np.empty(n, np.uint32), np.empty(n, np.bool_)
+        fast.legacy_crcs(data, out[f.F_RECORD_POS], out[f.F_SIZE], stored_crc, crc_valid)
+        legacy = (cols[f.F_STORED_OFFSET], [t if m == 1 else None for t, m in zip(cols[f.F_STORED_TIMESTAMP],
+                                                                                   cols[f.F_MAGIC])],
+                  stored_crc.tolist(), crc_valid.tolist())
+        deltas = (repeat(None, n), repeat(None, n))
+    else:
+        legacy = tuple(repeat(None, n) for _ in range(4))
+        deltas = (cols[f.F_TS_DELTA], cols[f.F_OFFSET_DELTA])
+    keys = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_KEY_POS], cols[f.F_KEY_LEN])]
+    values = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN])]
+    if headers is None:
+        hdrs = repeat((), n)
+    else:
+        counts = cols[f.F_HEADERS_COUNT]
+        starts = np.concatenate(([0], np.cumsum(out[f.F_HEADERS_COUNT])[:-1])).tolist()
+        hdrs = [headers[a:a + c] if c else () for a, c in zip(starts, counts)]
+    if shift is None:
+        positions = repeat(None, n)
+    else:
+        per_batch = np.zeros(int(out[f.F_BATCH].max()) + 1, np.int64)
+        for local, sh in shift.items():
+            if local < len(per_batch):
+                per_batch[local] = sh
+        positions = (out[f.F_RECORD_POS] + per_batch[out[f.F_BATCH]]).tolist()
+    return list(map(Record, cols[f.F_OFFSET], cols[f.F_TIMESTAMP], map(_TS_TYPES.__getitem__, cols[f.F_TSTYPE]),
+                    keys, values, hdrs, cols[f.F_SEQUENCE], cols[f.F_MAGIC], cols[f.F_ATTRIBUTES], cols[f.F_SIZE],
+                    positions, *deltas, *legacy))
+
+
 def _header_tuples(data, buf, out) -> tuple[Header, ...]:
     """Every header of the rows, in order (keys read as the reference does: UTF-8, surrogateescape)."""
     counts = out[fast.F_HEADERS_COUNT]
@@ -539,10 +738,15 @@ def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRE
     yielded before them are the reference's."""
     opts = _Options(None, None, True, True, True, max_decompressed_bytes)
     buf, walk = _walk(source)
-    chunk = _Chunk(buf, opts)
+    chunk = _Chunk(buf, opts, chunk_bytes=chunk_bytes)
     try:
-        for i, span in enumerate(walk):
-            if not chunk.add_plain(i, span):
+        i = -1
+        for span in walk:
+            i += 1
+            taken = chunk.add_plain_and_run(i, span, walk)
+            if taken:
+                i += taken - 1
+            else:
                 chunk.add(i, span_batch(buf, span), True)
             if chunk.pending_bytes >= chunk_bytes:
                 yield from chunk.flush_records()

@@ -240,6 +240,11 @@ class BatchWalker:
         self.stop: Trailing | NeedMore | None = None
         self.position = start  #: where the walk is (the end of the last whole batch)
 
+    def resume_at(self, position: int) -> None:
+        """Go on from ``position``: the caller has taken the whole entries up to there itself (the
+        columnar decoder's compiled run of plain v0/v1 messages, which follows these rules)."""
+        self.position = position
+
     @property
     def valid_bytes(self) -> int:
         """Bytes of whole batches walked so far."""

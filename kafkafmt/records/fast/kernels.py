@@ -36,6 +36,7 @@ MIN_LEGACY_ENTRY = LOG_OVERHEAD + LEGACY_RECORD_OVERHEAD_V0
 _SIZE_AT = LEGACY_V0.offset_of("size")
 _MAGIC_AT = LEGACY_V0.offset_of("magic")
 _ATTRS_AT = LEGACY_V0.offset_of("attributes")
+_CRC_AT = LEGACY_V0.offset_of("crc")
 _TS_AT = LEGACY_V1.offset_of("timestamp")
 _HDR_V0 = LEGACY_V0.size  # offset of the key (after keyLength)
 _HDR_V1 = LEGACY_V1.size
@@ -272,6 +273,93 @@ def decode_legacy_plain(data, start, end, first_batch_id, row, out):
         k += 1
         p = entry_end
     return -1, row
+
+
+def _crc32_tables() -> np.ndarray:
+    """CRC-32 (IEEE, reflected polynomial 0xEDB88320: zlib's, ``java.util.zip.CRC32``) tables for
+    slicing-by-8: row 0 is the byte table, row k advances a byte k more positions."""
+    t = np.zeros((8, 256), dtype=np.uint32)
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        t[0, n] = c
+    for k in range(1, 8):
+        for n in range(256):
+            t[k, n] = (int(t[k - 1, n]) >> 8) ^ int(t[0, int(t[k - 1, n]) & 0xFF])
+    return t
+
+
+_CRC32_TABLES = _crc32_tables()
+
+
+@njit(cache=True, nogil=True)
+def _crc32(data, p, end):
+    """CRC-32 of ``data[p:end]`` (``LegacyRecord.computeChecksum``), eight bytes a step."""
+    t = _CRC32_TABLES
+    c = np.uint32(0xFFFFFFFF)
+    m = np.uint32(0xFF)
+    while p + 8 <= end:
+        one = c ^ (np.uint32(data[p]) | (np.uint32(data[p + 1]) << np.uint32(8)) |
+                   (np.uint32(data[p + 2]) << np.uint32(16)) | (np.uint32(data[p + 3]) << np.uint32(24)))
+        two = np.uint32(data[p + 4]) | (np.uint32(data[p + 5]) << np.uint32(8)) | \
+            (np.uint32(data[p + 6]) << np.uint32(16)) | (np.uint32(data[p + 7]) << np.uint32(24))
+        c = t[7, one & m] ^ t[6, (one >> np.uint32(8)) & m] ^ t[5, (one >> np.uint32(16)) & m] ^ \
+            t[4, one >> np.uint32(24)] ^ t[3, two & m] ^ t[2, (two >> np.uint32(8)) & m] ^ \
+            t[1, (two >> np.uint32(16)) & m] ^ t[0, two >> np.uint32(24)]
+        p += 8
+    while p < end:
+        c = t[0, (c ^ np.uint32(data[p])) & m] ^ (c >> np.uint32(8))
+        p += 1
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True)
+def legacy_crcs(data, positions, sizes, stored, valid):
+    """The stored CRC of each legacy message at ``positions[i]`` (``sizes[i]`` bytes with its log
+    overhead) and whether it matches the CRC-32 of magic..end (``LegacyRecord.isValid``)."""
+    for i in range(positions.shape[0]):
+        p = positions[i]
+        crc = np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
+        stored[i] = crc
+        valid[i] = crc == _crc32(data, p + _MAGIC_AT, p + sizes[i])
+
+
+@njit(cache=True, nogil=True)
+def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, magics, timestamps):
+    """How many uncompressed v0/v1 log entries follow each other from ``start``, each one a message the
+    batch walker (MEMORY rules: ``ByteBufferLogInputStream.nextBatch``) yields whole and the columnar
+    decoder takes as it is: size field at least ``RECORD_OVERHEAD_V0`` and within ``max_message_size``
+    (-1: none), magic 0 or 1, the entry inside ``end``, no codec, a well-formed message and a valid CRC.
+    The run stops before the first entry that is anything else (the walker and the reference decoder
+    then take it), after ``max_bytes`` or when ``positions`` is full.  Writes each entry's position,
+    magic and timestamp (-1 for v0); returns ``(count, end of the run)``."""
+    p = start
+    k = 0
+    while k < positions.shape[0] and p - start < max_bytes:
+        if end - p < _MAGIC_AT + 1:
+            break
+        size = _be_int(data, p + _SIZE_AT, 4)
+        if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
+            break
+        magic = data[p + _MAGIC_AT]
+        if magic > 1 or size > end - p - LOG_OVERHEAD:
+            break
+        if magic == 1 and size < _HDR_V1 - LOG_OVERHEAD + _VLEN:
+            break
+        if data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+            break
+        entry_end, _, _, _, _ = _legacy_entry(data, p, end)
+        if entry_end < 0:
+            break
+        if np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF) != _crc32(data, p + _MAGIC_AT, entry_end):
+            break
+        positions[k] = p
+        magics[k] = magic
+        timestamps[k] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+        k += 1
+        p = entry_end
+    return k, p
 
 
 @njit(cache=True, nogil=True)
