@@ -62,6 +62,25 @@ def batch_attributes(codec: CompressionType, timestamp_type: TimestampType, *, t
 
 # ------------------------------------------------------------------------------------------------
 # record encoding / decoding
+def encode_headers(headers: Sequence[Header]) -> bytes:
+    """``DefaultRecord.writeTo``'s tail: headersCount, then each header key and value (KIP-82)."""
+    if headers is None:
+        raise IllegalArgumentError("Headers cannot be null")
+    body = bytearray(encode_varint(len(headers)))
+    for h in headers:
+        if h.key is None:
+            raise IllegalArgumentError("Invalid null header key found in headers")
+        kb = h.key_bytes
+        body += encode_varint(len(kb))
+        body += kb
+        if h.value is None:
+            body += encode_varint(-1)
+        else:
+            body += encode_varint(len(h.value))
+            body += h.value
+    return bytes(body)
+
+
 def encode_default_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
                           headers: Sequence[Header] = (), attributes: int = 0) -> bytes:
     """``DefaultRecord.writeTo``: length varint, then the body (see ``layout.DEFAULT_RECORD``)."""
@@ -79,20 +98,7 @@ def encode_default_record(offset_delta: int, timestamp_delta: int, key: bytes | 
     else:
         body += encode_varint(len(value))
         body += value
-    if headers is None:
-        raise IllegalArgumentError("Headers cannot be null")
-    body += encode_varint(len(headers))
-    for h in headers:
-        if h.key is None:
-            raise IllegalArgumentError("Invalid null header key found in headers")
-        kb = h.key_bytes
-        body += encode_varint(len(kb))
-        body += kb
-        if h.value is None:
-            body += encode_varint(-1)
-        else:
-            body += encode_varint(len(h.value))
-            body += h.value
+    body += encode_headers(headers)
     return encode_varint(len(body)) + bytes(body)
 
 

@@ -1,0 +1,123 @@
+"""Build uncompressed v2 record batches from columns, in one compiled pass.
+
+The same bytes as :class:`~kafkafmt.records.builder.MemoryRecordsBuilder` appending the rows one
+by one (one builder per ``records_per_batch`` rows, uncompressed, magic 2): ``baseOffset`` and
+``baseTimestamp`` are each batch's first row, ``maxTimestamp`` the max (CreateTime, at least -1)
+or ``log_append_time`` (LogAppendTime), ``baseSequence`` advances by the rows before the batch
+(``DefaultRecordBatch.incrementSequence``).  Records are written by
+:func:`kafkafmt.records.fast.build_kernel.write_v2_records`; each header is packed through
+:data:`kafkafmt.layout.DEFAULT_BATCH` and sealed with its CRC32C.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+                         NO_SEQUENCE, NO_TIMESTAMP, CompressionType, TimestampType)
+from ..crc import crc32c
+from ..errors import IllegalArgumentError
+from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
+from .builder import _headers
+from .default import _s16, batch_attributes, encode_headers, increment_sequence
+from .fast.build_kernel import MAX_VARINT, MAX_VARLONG, write_v2_records
+
+
+def _binary_column(values, n: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(data, positions, lengths with -1 for null) of a list of bytes|None or an Arrow binary array."""
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if len(arr) != n:
+        raise IllegalArgumentError(f"{what}: {len(arr)} values for {n} timestamps")
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise IllegalArgumentError(f"{what}: expected binary values, got {arr.type}")
+    _, offs, data = arr.buffers()
+    otype = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    offsets = np.frombuffer(offs, otype)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    lengths = np.diff(offsets)
+    if arr.null_count:
+        lengths[arr.is_null().to_numpy(zero_copy_only=False)] = -1
+    buf = np.frombuffer(data, np.uint8) if data is not None and data.size else np.zeros(1, np.uint8)
+    return buf, offsets[:-1], lengths
+
+
+def _header_column(headers, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if headers is None:
+        return np.zeros(1, np.uint8), np.zeros(n, np.int64), np.full(n, -1, np.int64)
+    if len(headers) != n:
+        raise IllegalArgumentError(f"headers: {len(headers)} values for {n} timestamps")
+    encoded = [encode_headers(_headers(h)) if h else b"\x00" for h in headers]
+    lengths = np.fromiter((len(e) for e in encoded), np.int64, n)
+    pos = np.zeros(n, np.int64)
+    np.cumsum(lengths[:-1], out=pos[1:])
+    return np.frombuffer(b"".join(encoded) or b"\x00", np.uint8), pos, lengths
+
+
+def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, *, base_offset: int = 0,
+                     offsets=None, records_per_batch: int = 1000,
+                     timestamp_type: TimestampType = TimestampType.CREATE_TIME, log_append_time: int = NO_TIMESTAMP,
+                     producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                     base_sequence: int = NO_SEQUENCE, is_transactional: bool = False,
+                     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH) -> bytes:
+    """Uncompressed v2 batches of ``records_per_batch`` rows each, concatenated.
+
+    ``keys``/``values``: lists of ``bytes | None`` or Arrow binary arrays; ``headers``: None or one
+    sequence of ``(key, value)`` pairs / :class:`Header` per row; ``offsets``: increasing offsets
+    (default ``base_offset, base_offset + 1, ...``).  The checks are ``MemoryRecordsBuilder``'s.
+    """
+    ts = np.asarray(timestamps, dtype=np.int64).reshape(-1)
+    n = len(ts)
+    if records_per_batch < 1:
+        raise IllegalArgumentError(f"records_per_batch must be positive, got {records_per_batch}")
+    if n == 0:
+        return b""
+    bad = np.flatnonzero((ts < 0) & (ts != NO_TIMESTAMP))
+    if len(bad):
+        raise IllegalArgumentError(f"Invalid negative timestamp {int(ts[bad[0]])}")
+    offs = (np.arange(n, dtype=np.int64) + np.int64(base_offset) if offsets is None
+            else np.asarray(offsets, dtype=np.int64).reshape(-1))
+    if len(offs) != n:
+        raise IllegalArgumentError(f"offsets: {len(offs)} values for {n} timestamps")
+    if n > 1 and not bool(np.all(offs[1:] > offs[:-1])):
+        i = int(np.flatnonzero(offs[1:] <= offs[:-1])[0])
+        raise IllegalArgumentError(f"Illegal offset {int(offs[i + 1])} following previous offset {int(offs[i])} "
+                                   "(Offsets must increase monotonically).")
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
+    if producer_id != NO_PRODUCER_ID and (producer_epoch == NO_PRODUCER_EPOCH or base_sequence < 0):
+        raise IllegalArgumentError("Invalid negative producer epoch" if producer_epoch == NO_PRODUCER_EPOCH
+                                   else "Invalid negative sequence number used")
+    first = np.arange(0, n, records_per_batch)
+    batch_of = np.arange(n) // records_per_batch
+    odelta = offs - offs[first][batch_of]
+    if int(odelta.max()) > INT32_MAX:
+        raise IllegalArgumentError(f"Maximum offset delta exceeded, base offset: {int(offs[0])}")
+    with np.errstate(over="ignore"):
+        tdelta = ts - ts[first][batch_of]  # Java long arithmetic: wraps
+    kd, kp, kl = _binary_column(keys, n, "keys")
+    vd, vp, vl = _binary_column(values, n, "values")
+    hd, hp, hl = _header_column(headers, n)
+    bound = (len(first) * DEFAULT_BATCH.size + n * (3 * MAX_VARINT + MAX_VARLONG + 2 + MAX_VARINT)
+             + int(np.maximum(kl, 0).sum() + np.maximum(vl, 0).sum() + np.maximum(hl, 0).sum()))
+    out = np.zeros(bound, np.uint8)
+    starts = np.zeros(len(first) + 1, np.int64)
+    end = write_v2_records(out, starts, tdelta, odelta, kd, kp, kl, vd, vp, vl, hd, hp, hl, records_per_batch)
+    buf = bytearray(out[:end].data)
+    attrs = _s16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
+    log_append = TimestampType(timestamp_type) == TimestampType.LOG_APPEND_TIME
+    view = memoryview(buf)
+    for b, (lo, pos) in enumerate(zip(first.tolist(), starts[:-1].tolist())):
+        hi = min(lo + records_per_batch, n)
+        size = int(starts[b + 1]) - pos
+        max_ts = log_append_time if log_append else max(NO_TIMESTAMP, int(ts[lo:hi].max()))
+        seq = base_sequence if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, lo)
+        DEFAULT_BATCH.pack_into(buf, pos, int(offs[lo]), size - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attrs,
+                                int(odelta[hi - 1]), int(ts[lo]), max_ts, producer_id, producer_epoch, seq, hi - lo)
+        DEFAULT_BATCH.put(buf, pos, "crc", crc32c(view[pos + DEFAULT_BATCH_CRC_START:pos + size]))
+    view.release()
+    return bytes(buf)
