@@ -9,7 +9,7 @@ extension or pure Python when first imported (``AIOKAFKA_NO_EXTENSIONS``).
 Tasks: deep decode (every record's offset, timestamp, key, value, headers; kafkafmt's ``decode_records``
 and, as ``deep-reference``, its pure-Python reference decoder), columnar decode
 (``records_table``: an Arrow table, CRCs checked; peers have no columnar reader, so they are timed
-on their deep decode), build (batches of 1,000), down-conversion v2 -> v1/v0, shallow scan with CRC
+on their deep decode), build (batches of 1,000; ``build-columns``: the compiled column builder, v2 uncompressed), down-conversion v2 -> v1/v0, shallow scan with CRC
 of a large segment against one raw ``crc32c`` pass (with peak anonymous and file-backed memory),
 log append as leader and as follower, and the numba first-use cost (cold compile and cached load).
 """
@@ -106,6 +106,7 @@ def run_worker(engine: str, plan: dict) -> None:
         from kafkafmt.samples import sample_record_sets
         for _, data in sample_record_sets().values():  # load the compiled kernels outside any timing
             E.columnar_kafkafmt(data)
+        E.build_columns_kafkafmt(records[:10], 2, "none", PER_BATCH)  # and the column builder's kernel
     print(json.dumps({"ready": engine}), flush=True)
     for line in sys.stdin:
         t = json.loads(line)
@@ -122,6 +123,8 @@ def run_worker(engine: str, plan: dict) -> None:
             fn = lambda: E.deep_reference_kafkafmt(data)  # noqa: E731
         elif task == "build":
             fn = lambda: E.BUILD[engine](records, t["magic"], t["codec"], PER_BATCH)  # noqa: E731
+        elif task == "build-columns":
+            fn = lambda: E.build_columns_kafkafmt(records, t["magic"], t["codec"], PER_BATCH)  # noqa: E731
         elif task == "down":
             fn = lambda: E.DOWN[engine](data, t["to_magic"])  # noqa: E731
         else:
@@ -172,7 +175,7 @@ def measure(tasks: list[dict], engines: list[str], n: int, repeats: int, progres
             spent: dict[str, float] = {}
             for _ in range(repeats):
                 for e in engines:
-                    if t["task"] in ("columnar", "deep-reference") and e != "kafkafmt":
+                    if t["task"] in ("columnar", "deep-reference", "build-columns") and e != "kafkafmt":
                         continue
                     if spent.get(e, 0.0) >= REPEAT_BUDGET_S:
                         continue
@@ -389,6 +392,8 @@ def main(argv=None) -> int:
                   {"task": "deep-reference", "dataset": dataset_name(magic, codec), "path": p},
                   {"task": "columnar", "dataset": dataset_name(magic, codec), "path": p},
                   {"task": "build", "dataset": dataset_name(magic, codec), "magic": magic, "codec": codec}]
+        if (magic, codec) == (2, "none"):
+            tasks.append({"task": "build-columns", "dataset": dataset_name(magic, codec), "magic": 2, "codec": "none"})
     for to_magic in (1, 0):
         tasks.append({"task": "down", "dataset": f"v2-none -> v{to_magic}", "path": str(paths["v2-none"]),
                       "to_magic": to_magic})
@@ -436,10 +441,10 @@ def report(res: dict) -> str:
     for r in rows:
         if r["seconds"]:
             rate[(r["task"], r["dataset"], r["engine"])] = res["records"] / r["seconds"]
-    for task in ("columnar", "deep", "deep-reference", "build", "down"):
+    for task in ("columnar", "deep", "deep-reference", "build", "build-columns", "down"):
         for ds in dict.fromkeys(r["dataset"] for r in rows if r["task"] == task):
             ours = rate.get((task, ds, "kafkafmt"))
-            peer_task = "deep" if task in ("columnar", "deep-reference") else task
+            peer_task = {"columnar": "deep", "deep-reference": "deep", "build-columns": "build"}.get(task, task)
             peers = [rate.get((peer_task, ds, e)) for e in ENGINES[1:]]
             cells = [f"{ours:,.0f}" if ours else "-"] + [f"{p:,.0f}" if p else "-" for p in peers]
             ratios = [f"{ours / p:.2f}x" if ours and p else "-" for p in peers]
