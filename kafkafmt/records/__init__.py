@@ -15,9 +15,13 @@ def __getattr__(name: str):
     if name in _COLUMNAR:
         from . import columnar
         return getattr(columnar, name)
+    if name == "build_v2_batches":
+        from .column_builder import build_v2_batches
+        return build_v2_batches
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["RecordBatch", "MemoryRecordsBuilder", "RecordsInfo", "build_records", "end_txn_marker",
            "DefaultRecordBatch", "LegacyRecordBatch", "MemoryRecords", "Trailing", "read_batch",
-           "ControlRecord", "records_table", "batches_table", "decode_records", "RECORD_SCHEMA", "BATCH_SCHEMA", "Header", "Record", "increment_sequence", "decrement_sequence"]
+           "ControlRecord", "records_table", "batches_table", "decode_records", "RECORD_SCHEMA", "BATCH_SCHEMA", "Header", "Record", "increment_sequence", "decrement_sequence",
+           "build_v2_batches"]

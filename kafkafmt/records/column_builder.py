@@ -104,20 +104,21 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     hd, hp, hl = _header_column(headers, n)
     bound = (len(first) * DEFAULT_BATCH.size + n * (3 * MAX_VARINT + MAX_VARLONG + 2 + MAX_VARINT)
              + int(np.maximum(kl, 0).sum() + np.maximum(vl, 0).sum() + np.maximum(hl, 0).sum()))
-    out = np.zeros(bound, np.uint8)
-    starts = np.zeros(len(first) + 1, np.int64)
+    out = np.empty(bound, np.uint8)  # every byte up to ``end`` is written: records here, headers below
+    starts = np.empty(len(first) + 1, np.int64)
     end = write_v2_records(out, starts, tdelta, odelta, kd, kp, kl, vd, vp, vl, hd, hp, hl, records_per_batch)
-    buf = bytearray(out[:end].data)
     attrs = _s16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
     log_append = TimestampType(timestamp_type) == TimestampType.LOG_APPEND_TIME
-    view = memoryview(buf)
-    for b, (lo, pos) in enumerate(zip(first.tolist(), starts[:-1].tolist())):
-        hi = min(lo + records_per_batch, n)
-        size = int(starts[b + 1]) - pos
-        max_ts = log_append_time if log_append else max(NO_TIMESTAMP, int(ts[lo:hi].max()))
+    bounds, firsts, last_deltas = starts.tolist(), ts[first].tolist(), odelta[np.minimum(first + records_per_batch, n) - 1]
+    max_ts = (np.full(len(first), log_append_time, np.int64) if log_append
+              else np.maximum(np.maximum.reduceat(ts, first), NO_TIMESTAMP))
+    buf = memoryview(out)
+    for b, lo in enumerate(first.tolist()):
+        pos, size = bounds[b], bounds[b + 1] - bounds[b]
         seq = base_sequence if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, lo)
         DEFAULT_BATCH.pack_into(buf, pos, int(offs[lo]), size - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attrs,
-                                int(odelta[hi - 1]), int(ts[lo]), max_ts, producer_id, producer_epoch, seq, hi - lo)
-        DEFAULT_BATCH.put(buf, pos, "crc", crc32c(view[pos + DEFAULT_BATCH_CRC_START:pos + size]))
-    view.release()
-    return bytes(buf)
+                                int(last_deltas[b]), firsts[b], int(max_ts[b]), producer_id, producer_epoch, seq,
+                                min(records_per_batch, n - lo))
+        DEFAULT_BATCH.put(buf, pos, "crc", crc32c(buf[pos + DEFAULT_BATCH_CRC_START:pos + size]))
+    buf.release()
+    return out[:end].tobytes()
