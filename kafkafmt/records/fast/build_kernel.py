@@ -43,8 +43,7 @@ def _put(out, p, u):
 
 @njit(cache=True, nogil=True)
 def _copy(out, p, src, s, n):
-    for i in range(n):
-        out[p + i] = src[s + i]
+    out[p:p + n] = src[s:s + n]
     return p + n
 
 
