@@ -70,7 +70,11 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     sequence of ``(key, value)`` pairs / :class:`Header` per row; ``offsets``: increasing offsets
     (default ``base_offset, base_offset + 1, ...``).  The checks are ``MemoryRecordsBuilder``'s.
     """
-    ts = np.asarray(timestamps, dtype=np.int64).reshape(-1)
+    try:
+        ts = (np.fromiter(timestamps, np.int64, len(timestamps)) if isinstance(timestamps, (list, tuple))
+              else np.asarray(timestamps, dtype=np.int64).reshape(-1))
+    except (OverflowError, TypeError, ValueError) as e:
+        raise IllegalArgumentError(f"timestamps must be 64-bit integers: {e}") from None
     n = len(ts)
     if records_per_batch < 1:
         raise IllegalArgumentError(f"records_per_batch must be positive, got {records_per_batch}")
