@@ -27,7 +27,10 @@ from .fast.build_kernel import MAX_VARINT, MAX_VARLONG, write_v2_records
 
 def _binary_column(values, n: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(data, positions, lengths with -1 for null) of a list of bytes|None or an Arrow binary array."""
-    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
+    try:
+        arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
+    except (pa.ArrowException, TypeError, ValueError) as e:
+        raise IllegalArgumentError(f"{what}: expected bytes or None values: {e}") from None
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if len(arr) != n:
