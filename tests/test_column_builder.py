@@ -62,6 +62,8 @@ def test_sliced_arrow_columns_and_empty_input():
 @pytest.mark.parametrize("kw, match", [
     (dict(timestamps=[-2]), "Invalid negative timestamp -2"),
     (dict(timestamps=[2**63]), "timestamps must be 64-bit integers"),
+    (dict(offsets=[0, 2**63]), "offsets must be 64-bit integers"),
+    (dict(base_offset=2**63 - 1), "offsets must be 64-bit integers"),
     (dict(keys=[1, 2]), "keys: expected bytes or None values"),
     (dict(offsets=[3, 3]), "Illegal offset 3 following previous offset 3"),
     (dict(records_per_batch=0), "records_per_batch"),

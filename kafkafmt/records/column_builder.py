@@ -61,6 +61,15 @@ def _header_column(headers, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.frombuffer(b"".join(encoded) or b"\x00", np.uint8), pos, lengths
 
 
+def _int64(values, what: str) -> np.ndarray:
+    try:
+        if isinstance(values, (list, tuple)):
+            return np.fromiter(values, np.int64, len(values))
+        return np.asarray(values, dtype=np.int64).reshape(-1)
+    except (OverflowError, TypeError, ValueError) as e:
+        raise IllegalArgumentError(f"{what} must be 64-bit integers: {e}") from None
+
+
 def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, *, base_offset: int = 0,
                      offsets=None, records_per_batch: int = 1000,
                      timestamp_type: TimestampType = TimestampType.CREATE_TIME, log_append_time: int = NO_TIMESTAMP,
@@ -73,11 +82,7 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     sequence of ``(key, value)`` pairs / :class:`Header` per row; ``offsets``: increasing offsets
     (default ``base_offset, base_offset + 1, ...``).  The checks are ``MemoryRecordsBuilder``'s.
     """
-    try:
-        ts = (np.fromiter(timestamps, np.int64, len(timestamps)) if isinstance(timestamps, (list, tuple))
-              else np.asarray(timestamps, dtype=np.int64).reshape(-1))
-    except (OverflowError, TypeError, ValueError) as e:
-        raise IllegalArgumentError(f"timestamps must be 64-bit integers: {e}") from None
+    ts = _int64(timestamps, "timestamps")
     n = len(ts)
     if records_per_batch < 1:
         raise IllegalArgumentError(f"records_per_batch must be positive, got {records_per_batch}")
@@ -86,8 +91,10 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     bad = np.flatnonzero((ts < 0) & (ts != NO_TIMESTAMP))
     if len(bad):
         raise IllegalArgumentError(f"Invalid negative timestamp {int(ts[bad[0]])}")
-    offs = (np.arange(n, dtype=np.int64) + np.int64(base_offset) if offsets is None
-            else np.asarray(offsets, dtype=np.int64).reshape(-1))
+    if offsets is None:
+        offs = _int64([base_offset, base_offset + n - 1], "offsets")[0] + np.arange(n, dtype=np.int64)
+    else:
+        offs = _int64(offsets, "offsets")
     if len(offs) != n:
         raise IllegalArgumentError(f"offsets: {len(offs)} values for {n} timestamps")
     if n > 1 and not bool(np.all(offs[1:] > offs[:-1])):
