@@ -664,9 +664,6 @@ def _parsed_default(key: ConfigKey):
     return key.default
 
 
-#: the name the broker layer used before the two halves became one (kept for readers of old code)
-TopicConfig = LogConfig
-
-__all__ = ["LogConfig", "TopicConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME",
+__all__ = ["LogConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME",
            "NotModelledConfigWarning", "ConfigError", "metadata_version_index", "version_at_least",
            "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER"]

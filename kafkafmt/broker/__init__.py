@@ -15,14 +15,14 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
 * :mod:`.recordview` – records as the validator sees them (Kafka's ``toString`` in error messages).
 * :mod:`.cli` – ``kafkafmt explain produce|fetch``.
 """
-from ..config import BrokerConfig, ConfigError, LogConfig, TopicConfig
+from ..config import BrokerConfig, ConfigError, LogConfig
 from .consumer import ConsumedRecord, ConsumerView, consumer_view
 from .explain import Step, Trace
 from .fetch import ConversionCost, FetchResult, down_convert, fetch
 from .idempotence import ProduceOutcome, downgrade_batch, matrix, produce_outcome
 from .validator import ValidationResult, ValidationStats, validate_messages_and_assign_offsets
 
-__all__ = ["LogConfig", "BrokerConfig", "TopicConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",
+__all__ = ["LogConfig", "BrokerConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",
            "validate_messages_and_assign_offsets", "fetch", "down_convert", "FetchResult", "ConversionCost",
            "consumer_view", "ConsumerView", "ConsumedRecord", "produce_outcome", "ProduceOutcome",
            "downgrade_batch", "matrix"]

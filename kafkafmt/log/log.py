@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import os
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
