@@ -213,6 +213,18 @@ def checkpoint_ints(path: str | os.PathLike, row: list[str], fields: slice) -> l
         raise CheckpointError(f"Malformed line in checkpoint file ({path}): '{' '.join(row)}'") from None
 
 
+def checkpoint_offset(path: str | os.PathLike, topic: str, partition: int) -> int | None:
+    """``topic``-``partition``'s offset in an offset checkpoint file (``recovery-point-offset-checkpoint``,
+    ``log-start-offset-checkpoint``); None when the file or the entry is absent.  A malformed file raises
+    :class:`~kafkafmt.errors.CheckpointError` (``LogManager.loadLogs`` then resets, ignoring the file)."""
+    for row in read_checkpoint(path) or []:
+        if len(row) == 3 and row[0] == topic:
+            p, offset = checkpoint_ints(path, row, slice(1, 3))
+            if p == partition:
+                return offset
+    return None
+
+
 def replace_suffix(path: str | os.PathLike, old_suffix: str, new_suffix: str) -> Path:
     """``Utils.replaceSuffix``: the path with ``old_suffix`` replaced by ``new_suffix`` (nothing is moved)."""
     path = Path(path)

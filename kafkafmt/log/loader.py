@@ -20,8 +20,8 @@ from ..errors import CheckpointError, IllegalArgumentError, InvalidOffsetError, 
 from .errors import KafkaStorageError, NoSuchFileError
 from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
                     RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
-                    checkpoint_ints, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
-                    read_checkpoint, time_index_file, write_checkpoint)
+                    checkpoint_offset, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
+                    time_index_file, write_checkpoint)
 from .segment import LogOffsetMetadata, LogSegment
 
 
@@ -31,14 +31,8 @@ class LogLoading:
     def _read_offset_checkpoint(self, name: str) -> int | None:
         """This partition's entry in an offset checkpoint.  A malformed file counts as absent, with a
         warning event, as ``LogManager.loadLogs`` does ("Error occurred while reading ... resetting")."""
-        path = self.dir / name
         try:
-            rows = read_checkpoint(path)
-            for row in rows or []:
-                if len(row) == 3 and row[0] == self.topic:
-                    partition, offset = checkpoint_ints(path, row, slice(1, 3))
-                    if partition == self.partition:
-                        return offset
+            return checkpoint_offset(self.dir / name, self.topic, self.partition)
         except CheckpointError as e:
             self.events.append({"type": "warning", "time": self.clock.now(), "checkpoint": name,
                                 "reason": f"{e.reason}; ignored, as Kafka's LogManager.loadLogs does"})

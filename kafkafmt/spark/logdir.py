@@ -16,16 +16,17 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..constants import NO_TIMESTAMP
-from ..errors import NoSuchFileError
+from ..errors import CheckpointError, NoSuchFileError
 from ..log.clock import mtime_ms
 from ..log.file_records import FileRecords, TimestampAndOffset
-from ..log.files import (INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, offset_from_file_name,
-                         parse_topic_partition_name)
+from ..log.files import (INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, TIME_INDEX_FILE_SUFFIX,
+                         checkpoint_offset, offset_from_file_name, parse_topic_partition_name)
 from ..log.index import OffsetIndex, TimeIndex
 
 
@@ -164,10 +165,15 @@ class PartitionDir:
     topic: str
     partition: int
     segments: list[SegmentView]
+    #: this partition's entry in a ``log-start-offset-checkpoint`` (None: no file or no entry)
+    checkpointed_log_start: int | None = None
 
     @property
     def log_start_offset(self) -> int:
-        return self.segments[0].base_offset if self.segments else 0
+        """``LogLoader.load``: the larger of the log-start checkpoint and the first segment's base offset
+        (records below it, e.g. after ``DeleteRecords``, are no longer served by the broker)."""
+        first = self.segments[0].base_offset if self.segments else 0
+        return first if self.checkpointed_log_start is None else max(first, self.checkpointed_log_start)
 
     def log_end_offset(self) -> int:
         return self.segments[-1].next_offset() if self.segments else 0
@@ -234,8 +240,25 @@ def discover(paths: Iterable[str | os.PathLike]) -> list[PartitionDir]:
         files = sorted(chosen) if chosen is not None else [c for c in d.iterdir() if c.name.endswith(LOG_FILE_SUFFIX)
                                                             and c.name[:-len(LOG_FILE_SUFFIX)].isdigit()]
         segs = sorted((_segment(f) for f in files), key=lambda s: s.base_offset)
-        out.append(PartitionDir(d, topic, partition, segs))
+        out.append(PartitionDir(d, topic, partition, segs, _checkpointed_log_start(d, topic, partition)))
     return sorted(out, key=lambda p: (p.topic, p.partition, str(p.path)))
+
+
+def _checkpointed_log_start(d: Path, topic: str, partition: int) -> int | None:
+    """The partition's log start offset from ``log-start-offset-checkpoint``: the broker keeps it in the
+    ``log.dirs`` directory (the partition directory's parent); :class:`~kafkafmt.log.log.Log` keeps its own
+    in the partition directory.  A malformed file is ignored with a warning, as ``LogManager.loadLogs``
+    resets it."""
+    for where in (d.parent, d):
+        path = where / LOG_START_OFFSET_CHECKPOINT
+        try:
+            found = checkpoint_offset(path, topic, partition)
+        except CheckpointError as e:
+            warnings.warn(f"{e.reason}; ignored, as Kafka's LogManager.loadLogs does", RuntimeWarning, stacklevel=2)
+            continue
+        if found is not None:
+            return found
+    return None
 
 
 def _is_partition_name(name: str) -> bool:

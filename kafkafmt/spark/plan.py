@@ -4,8 +4,8 @@ Option names and meanings follow Spark's Kafka source (``KafkaSourceProvider``,
 ``KafkaOffsetRangeLimit``) and Spark's file sources (``mode``):
 
 ``startingOffsets`` / ``endingOffsets``
-    ``earliest``, ``latest``, or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and
-    -1 = latest; the end is exclusive.  As in Spark's batch queries, ``latest`` cannot start and
+    ``earliest`` (the log start offset, with the log-start checkpoint as Kafka loads it), ``latest``,
+    or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and -1 = latest; the end is exclusive.  As in Spark's batch queries, ``latest`` cannot start and
     ``earliest`` cannot end a read.  Partitions a JSON leaves out read from the earliest / to the
     latest offset (Spark requires every partition; kafkafmt is lenient).
 ``startingTimestamp`` / ``endingTimestamp``

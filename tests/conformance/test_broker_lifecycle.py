@@ -8,15 +8,9 @@ import pytest
 
 from kafkafmt.conformance.broker import Cluster, java_missing_reason, pid_alive, port_is_listening
 
-from kafka_oracle import in_ci
+from ci_mode import skip_or_fail
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
-
-
-def skip_or_fail(reason: str):
-    if in_ci():
-        pytest.fail(f"{reason} (CI=true: the real Kafka broker is required)", pytrace=False)
-    pytest.skip(reason)
 
 
 class Boom(Exception):

@@ -269,3 +269,23 @@ def direct_decode_prefix(d, end_position):
 
     seg = sorted(d.glob("*.log"))[0]
     return [(r.offset,) for b in MemoryRecords(seg.read_bytes()[:end_position]).batches() for r in b.records()]
+
+
+def test_earliest_follows_the_log_start_checkpoint(tmp_path):
+    """``Log.maybe_increment_log_start_offset`` (DeleteRecords) writes the partition's checkpoint; the
+    reader's ``earliest`` then starts there (the live-broker layout is in test_log_start_vs_kafka.py)."""
+    d = build_partition(tmp_path / "ls-0", [(2, "none")], seed=3)
+    full = rows_of(ks.read_all(ks.plan({"path": str(d)})))
+    cut = full[len(full) // 2][0]
+    with Log.open(d) as log:
+        assert log.maybe_increment_log_start_offset(cut)
+    assert (d / "log-start-offset-checkpoint").exists()
+    p = ks.plan({"path": str(d)})
+    assert p.offset_ranges[("ls", 0)] == (cut, full[-1][0] + 1)
+    assert rows_of(ks.read_all(p)) == [r for r in full if r[0] >= cut]
+    # a checkpoint below the first segment does not move earliest back; a malformed one is ignored
+    (d / "log-start-offset-checkpoint").write_text("0\n1\nls 0 -5\n")
+    assert ks.plan({"path": str(d)}).offset_ranges[("ls", 0)][0] == full[0][0]
+    (d / "log-start-offset-checkpoint").write_text("0\n2\nls 0 7\n")
+    with pytest.warns(RuntimeWarning, match="Expected 2 entries"):
+        assert ks.plan({"path": str(d)}).offset_ranges[("ls", 0)][0] == full[0][0]
