@@ -73,10 +73,34 @@ def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
     return table, problem
 
 
-def _in_range(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.RecordBatch:
-    keep = pc.and_(pc.greater_equal(rows.column(last_col), split.first_offset),
+def _in_range_mask(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.Array:
+    return pc.and_(pc.greater_equal(rows.column(last_col), split.first_offset),
                    pc.less(rows.column(first_col), split.end_offset))
+
+
+def _in_range(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.RecordBatch:
+    keep = _in_range_mask(rows, first_col, last_col, split)
     return rows if pc.all(keep).as_py() else rows.filter(keep)
+
+
+def _straddling_wrapper(data: bytes, batches: pa.Table, split: Split) -> int | None:
+    """Index of the compressed v0/v1 wrapper that may hold ``split.end_offset - 1`` and later offsets.
+
+    A legacy wrapper's header carries only its last offset (its base is that of its first inner
+    message), so the offset-range filter cannot see that such a wrapper starts below the range's end.
+    Only the first batch reported at or after the end can; its inner messages are decoded
+    (nothing else is) and the index is returned when its first offset lies inside the range.
+    """
+    last = batches.column("last_offset").to_pylist()
+    for i, lo in enumerate(last):
+        if lo >= split.end_offset:
+            if batches.column("magic")[i].as_py() >= 2 or batches.column("compression")[i].as_py() == 0:
+                return None
+            pos, size = batches.column("position")[i].as_py(), batches.column("size")[i].as_py()
+            inner = records_table(MemoryRecords(data, start=pos, end=pos + size), include_data=False)
+            first = pc.min(inner.column("offset")).as_py() if inner.num_rows else lo
+            return i if first < split.end_offset else None
+    return None
 
 
 def _chunks(positions: list[int], sizes: list[int]) -> Iterator[tuple[int, int, int]]:
@@ -112,10 +136,15 @@ def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
         raise _fail(split, *problem)
     where = dict(topic=split.topic, partition=split.partition, segment=split.segment)
     if options.level == "batch":
+        straddling = _straddling_wrapper(data, batches, split)
         batches = batches.set_column(batches.schema.get_field_index("position"), "position",
                                      pc.add(batches.column("position"), split.start))
         if batches.num_rows:
-            yield _in_range(columns.batch_rows(batches, **where), "baseOffset", "lastOffset", split)
+            rows = columns.batch_rows(batches, **where)
+            keep = _in_range_mask(rows, "baseOffset", "lastOffset", split)
+            if straddling is not None:
+                keep = pc.or_(keep, pa.array([i == straddling for i in range(rows.num_rows)]))
+            yield rows if pc.all(keep).as_py() else rows.filter(keep)
     else:
         positions = batches.column("position").to_pylist()
         sizes = batches.column("size").to_pylist()

@@ -289,3 +289,25 @@ def test_earliest_follows_the_log_start_checkpoint(tmp_path):
     (d / "log-start-offset-checkpoint").write_text("0\n2\nls 0 7\n")
     with pytest.warns(RuntimeWarning, match="Expected 2 entries"):
         assert ks.plan({"path": str(d)}).offset_ranges[("ls", 0)][0] == full[0][0]
+
+
+def test_batch_level_offset_range_keeps_a_legacy_wrapper_that_straddles_the_end(tmp_path):
+    """A compressed v0/v1 wrapper's header gives only its last offset; a range ending inside it keeps it."""
+    d = build_partition(tmp_path / "wrap-0", [(1, "gzip"), (0, "snappy"), (2, "lz4")], seed=11)
+    records = ks.read_all(ks.plan({"path": str(d), "includeData": "false"}))
+    spans: dict[tuple, list[int]] = {}
+    for seg, pos, off in zip(records.column("segment").to_pylist(), records.column("position").to_pylist(),
+                             records.column("offset").to_pylist()):
+        spans.setdefault((seg, pos), []).append(off)
+    wrappers = [v for v in spans.values() if len(v) > 2 and v[-1] < 40]      # legacy, several messages
+    assert wrappers
+    checked = 0
+    for inner in wrappers[:6]:
+        for lo, hi in ((0, inner[1]), (inner[1], inner[-1] + 5)):              # the end falls inside `inner`
+            spec = lambda off: json.dumps({"wrap": {"0": off}})  # noqa: E731
+            got = ks.read_all(ks.plan({"path": str(d), "level": "batch", "startingOffsets": spec(lo),
+                                       "endingOffsets": spec(hi)}))
+            want = sorted(k for k, offs in spans.items() if any(lo <= o < hi for o in offs))
+            assert sorted(zip(got.column("segment").to_pylist(), got.column("position").to_pylist())) == want
+            checked += 1
+    assert checked >= 4
