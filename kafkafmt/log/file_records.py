@@ -249,10 +249,13 @@ class FileRecords:
             os.fsync(self._fd)
 
     def close(self) -> None:
+        """Flush, cut a preallocated tail and close (``FileRecords.close``); a read-only view
+        (``mutable=False``) only closes its descriptor: reading never changes a file."""
         if self._fd is None:
             return
-        self.flush()
-        self.trim()
+        if self.mutable:
+            self.flush()
+            self.trim()
         os.close(self._fd)
         self._fd = None
 

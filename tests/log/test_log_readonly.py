@@ -117,3 +117,18 @@ def test_opening_for_writing_does_change_the_directory(crashed):
     before = _state(crashed)
     Log.open(crashed, LogConfig(segment_bytes=400), SimulatedClock(T0)).close()
     assert _state(crashed) != before
+
+
+def test_read_only_file_records_close_leaves_a_growing_file_alone(tmp_path):
+    """A live broker appends to the active segment while a reader has it open: closing the read-only
+    view must neither cut the file back to the size it saw nor fail."""
+    from kafkafmt.log.file_records import FileRecords
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"\x00" * 100)
+    view = FileRecords(path, file_already_exists=True, mutable=False)
+    assert view.size == 100
+    with open(path, "ab") as f:                      # the broker's append, after the reader opened the file
+        f.write(b"\x01" * 50)
+    view.close()
+    assert path.read_bytes() == b"\x00" * 100 + b"\x01" * 50
