@@ -13,9 +13,19 @@
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import OffsetOutOfRangeError
 from .files import DELETED_FILE_SUFFIX
 from .segment import LogSegment
+
+
+def time_deletion_times(largest_timestamps, retention_ms: int) -> np.ndarray:
+    """When retention by time deletes each segment of a partition (oldest first, ``retention_ms >= 0``)
+    for a broker clock that passes every instant: a segment is eligible once ``now - largestTimestamp >
+    retention.ms`` (at ``largestTimestamp + retention.ms + 1``), and ``deletableSegments`` only takes a
+    prefix of eligible segments, so each goes at the running maximum of those times."""
+    return np.maximum.accumulate(np.asarray(largest_timestamps, dtype=np.int64) + (int(retention_ms) + 1))
 
 
 class LogRetention:

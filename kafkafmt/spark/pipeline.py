@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..log.generator import MANIFEST
+from ..log.retention import time_deletion_times
 
 __all__ = ["segment_retention", "producer_skew", "offsets_for_times", "conversion_costs", "fetch_version_classes",
            "run_pipeline", "partition_dirs", "segment_files", "topic_settings", "OUTPUTS", "RECORD_COLUMNS"]
@@ -86,8 +87,8 @@ def segment_retention(records: pd.DataFrame, files: pd.DataFrame, *, retention_m
     out["largest_timestamp"] = np.where(max_ts.notna() & (max_ts >= 0), max_ts, out["last_modified_ms"]).astype("int64")
     if retention_ms >= 0:
         out["time_eligible_at_ms"] = out["largest_timestamp"] + retention_ms + 1
-        out["time_deleted_at_ms"] = out["time_eligible_at_ms"].cummax()
-        out["lat_deleted_at_ms"] = (out["last_modified_ms"] + retention_ms + 1).cummax()
+        out["time_deleted_at_ms"] = time_deletion_times(out["largest_timestamp"], retention_ms)
+        out["lat_deleted_at_ms"] = time_deletion_times(out["last_modified_ms"], retention_ms)
         out["delay_vs_lat_ms"] = out["time_deleted_at_ms"] - out["lat_deleted_at_ms"]
     else:  # retention.ms = -1: never by time
         for c in ("time_eligible_at_ms", "time_deleted_at_ms", "lat_deleted_at_ms", "delay_vs_lat_ms"):

@@ -27,6 +27,8 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..log.retention import time_deletion_times
+
 #: the computed tables loaded (the pipeline's measured ``conversion_timings`` is left out on purpose)
 TABLES = ("segments", "producer_skew", "offsets_for_times", "conversion_costs")
 MINUTE_MS = 60_000
@@ -165,14 +167,13 @@ def segment_deadlines(segments: pd.DataFrame, partition: str, *, retention_ms: i
         raise ValueError("retention.ms must be at least 1 ms here (-1 never deletes by time)")
     s = _select(segments, partition).sort_values("base_offset")
     start = int(s["last_modified_ms"].min())
-    deleted = (s["largest_timestamp"] + retention_ms + 1).cummax() - start
-    lat = (s["last_modified_ms"] + retention_ms + 1).cummax() - start
+    deleted = time_deletion_times(s["largest_timestamp"], retention_ms) - start
+    lat = time_deletion_times(s["last_modified_ms"], retention_ms) - start
     return pd.DataFrame({"base_offset": s["base_offset"].to_numpy(), "records": s["records"].to_numpy(),
                          "size_bytes": s["size_bytes"].to_numpy(),
                          "last_append_ms": (s["last_modified_ms"] - start).to_numpy(),
                          "largest_timestamp_ms": (s["largest_timestamp"] - start).to_numpy(),
-                         "deleted_ms": deleted.to_numpy(), "lat_deleted_ms": lat.to_numpy(),
-                         "outlives_ms": (deleted - lat).to_numpy()})
+                         "deleted_ms": deleted, "lat_deleted_ms": lat, "outlives_ms": deleted - lat})
 
 
 def retention_finding(segments: pd.DataFrame, *, retention_ms: int) -> pd.DataFrame:

@@ -253,6 +253,31 @@ def test_time_retention_uses_largest_timestamp_strictly(make_log, clock):
     assert log.delete_old_segments() == 0  # an empty last segment is never deleted
 
 
+def test_time_deletion_times_is_when_the_log_deletes_each_segment(make_log, clock):
+    """The vectorised rule the pipeline and the notebooks use (``time_deletion_times``) says when
+    ``delete_old_segments`` removes each segment, also when a later segment has an older timestamp."""
+    from kafkafmt.log.retention import time_deletion_times
+
+    s = len(one(0, 0))
+    log = make_log(LogConfig(segment_bytes=2 * s, retention_ms=1000))
+    stamps = [5000, 5100, 1000, 1200, 9000, 9100, 2000, 2100, 3000]       # segments 0, 2, 4, 6, 8 (active)
+    for off, ts in enumerate(stamps):
+        raft(log, one(off, ts))
+    log.set_high_watermark(len(stamps))
+    bases = [x.base_offset for x in log.segments]       # the active one too: when all expire, it rolls and goes
+    expected = dict(zip(bases, time_deletion_times([max(stamps[b:b + 2]) for b in bases], 1000).tolist()))
+    deleted_at = {}
+    for now in range(0, 10_200, 50):
+        clock.set(now)
+        before = {x.base_offset for x in log.segments}
+        log.delete_old_segments()
+        for b in before - {x.base_offset for x in log.segments}:
+            deleted_at[b] = now
+    # the log deletes at the first step of 50 ms at or after the rule's instant
+    assert deleted_at == {b: -(-t // 50) * 50 for b, t in expected.items()}
+    assert expected[0] == expected[2] == 6101                                # segment 2 waits for segment 0
+
+
 def test_retention_never_passes_the_high_watermark(make_log, clock):
     log, _ = _three_segments(make_log, clock, retention_ms=10)
     log.set_high_watermark(3)
