@@ -15,8 +15,13 @@ leaves nothing behind.  The path must be on a file system that every executor an
 Options: ``magic`` (0, 1, 2; default 2), ``codec`` (none, gzip, snappy, lz4, zstd), ``batchSize``
 (bytes of record data per batch, default 16384 as the producer's ``batch.size``), ``segmentBytes``
 (``segment.bytes``, default 1 GiB), ``topic``, and ``defaultTimestamp`` (ms) for rows without a
-timestamp (default: the time of the commit, read once from the system clock).  An existing
-``topic-partition`` directory is an error unless the save mode is ``overwrite``.
+timestamp (default: the time of the commit, read once from the system clock).
+
+Save modes (a Python data source is written with ``append`` or ``overwrite``): ``append`` adds the rows
+to an existing ``topic-partition`` directory, offsets continuing from its log end offset (as a
+producer's records would: the existing log is copied, loaded as a broker loads it, appended to, and
+swapped into place); ``overwrite`` replaces each partition the job writes.  Partitions the job does not
+write are left alone in both modes.
 """
 from __future__ import annotations
 
@@ -151,13 +156,16 @@ def _records(batch: pa.RecordBatch, options: WriteOptions, default_ts: int) -> I
 class _PartitionLog:
     """One topic-partition being written: a :class:`~kafkafmt.log.Log` and the batch being filled."""
 
-    def __init__(self, root: Path, topic: str, partition: int, options: WriteOptions, first_ts: int):
+    def __init__(self, root: Path, topic: str, partition: int, options: WriteOptions, first_ts: int,
+                 existing: Path | None = None):
         self.dir = root / f"{topic}-{partition}"
         self.clock = SimulatedClock(max(0, first_ts))
+        if existing is not None:  # append: a copy of the existing partition, loaded as a broker loads it
+            shutil.copytree(existing, self.dir)
         self.log = Log(self.dir, LogConfig(segment_bytes=options.segment_bytes), self.clock,
                        topic_partition=(topic, partition))
         self.options = options
-        self.next_offset = 0
+        self.next_offset = self.log.log_end_offset
         self.builder: MemoryRecordsBuilder | None = None
 
     def add(self, ts: int, key, value, headers) -> None:
@@ -197,11 +205,14 @@ def build_logs(staged: list[dict], options: WriteOptions) -> list[Path]:
                     for topic, partition, ts, key, value, headers in _records(batch, options, default_ts):
                         pl = logs.get((topic, partition))
                         if pl is None:
-                            pl = logs[(topic, partition)] = _PartitionLog(tmp_root, topic, partition, options, ts)
+                            existing = root / f"{topic}-{partition}"
+                            append = existing.is_dir() and not options.overwrite
+                            pl = logs[(topic, partition)] = _PartitionLog(tmp_root, topic, partition, options, ts,
+                                                                          existing if append else None)
                         pl.add(ts, key, value, headers)
         for pl in logs.values():
             pl.close()
-        return _move_into_place(tmp_root, root, sorted(logs), options.overwrite)
+        return _move_into_place(tmp_root, root, sorted(logs))
     finally:
         for pl in logs.values():
             if not pl.log.closed:
@@ -210,11 +221,10 @@ def build_logs(staged: list[dict], options: WriteOptions) -> list[Path]:
         shutil.rmtree(options.staging, ignore_errors=True)
 
 
-def _move_into_place(tmp_root: Path, root: Path, names: list[tuple[str, int]], overwrite: bool) -> list[Path]:
+def _move_into_place(tmp_root: Path, root: Path, names: list[tuple[str, int]]) -> list[Path]:
+    """Rename every built partition into place; one that exists (replaced, or appended to in its copy)
+    is first moved aside, so each partition directory is either the old one or the new one."""
     targets = [(tmp_root / f"{t}-{p}", root / f"{t}-{p}") for t, p in names]
-    existing = [dst for _, dst in targets if dst.exists()]
-    if existing and not overwrite:
-        raise ConfigError(f"{existing[0]} already exists; write with mode('overwrite') to replace it")
     trash = tmp_root / ".replaced"
     for _, dst in targets:
         if dst.exists():

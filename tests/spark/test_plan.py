@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pyarrow as pa
 import pytest
 
 import kafkafmt.spark as ks
@@ -237,6 +238,36 @@ def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs,
                 assert log.log_end_offset == len(expected)
     with pytest.raises(ConfigError):
         WriteOptions.parse({"path": str(tmp_path), "magic": "1", "codec": "zstd"})
+
+
+def test_writer_appends_to_an_existing_partition_and_a_failed_append_changes_nothing(sample_logs, tmp_path):
+    from kafkafmt.spark.write import WriteOptions, build_logs, stage
+
+    src = ks.read_all(ks.plan({"path": str(sample_logs / "magic2-none-0")})).select(["key", "value", "timestamp"])
+    out = tmp_path / "app"
+
+    def write(table, overwrite=False):
+        opts = WriteOptions.parse({"path": str(out), "topic": "a", "segmentBytes": "3000"}, overwrite=overwrite)
+        build_logs([stage(table.to_batches(), opts, "000000-0")], opts)
+
+    write(src.slice(0, 40))
+    first = direct_decode(out / "a-0")
+    write(src.slice(40))                                           # append: offsets continue
+    both = direct_decode(out / "a-0")
+    assert [r[0] for r in both] == list(range(src.num_rows))
+    assert both[:40] == first
+    assert [(r[3], r[4]) for r in both[40:]] == list(zip(src.column("key").to_pylist()[40:],
+                                                         src.column("value").to_pylist()[40:]))
+    with Log.open(out / "a-0") as log:
+        assert log.log_end_offset == src.num_rows
+    before = snapshot(out)
+    bad = pa.table({"value": [b"x", b"y"], "topic": pa.array(["a", None], pa.string())})   # fails after the copy
+    with pytest.raises(ConfigError, match="null topic"):
+        opts = WriteOptions.parse({"path": str(out)})
+        build_logs([stage(bad.to_batches(), opts, "000000-0")], opts)
+    assert snapshot(out) == before                                 # nothing staged or half-appended is left
+    write(src.slice(0, 10), overwrite=True)                        # overwrite replaces the partition
+    assert [r[0] for r in direct_decode(out / "a-0")] == list(range(10))
 
 
 def test_a_batch_that_passes_its_crc_but_does_not_decompress(tmp_path):
