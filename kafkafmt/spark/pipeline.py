@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..log.generator import MANIFEST
 from ..log.retention import time_deletion_times
+from .failures import kafkafmt_errors
 
 __all__ = ["segment_retention", "producer_skew", "offsets_for_times", "conversion_costs", "fetch_version_classes",
            "run_pipeline", "partition_dirs", "segment_files", "topic_settings", "OUTPUTS", "RECORD_COLUMNS"]
@@ -372,7 +373,8 @@ def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spar
         tables = partition_tables(pdf, files_by_tp[key], settings[key[0]], targets=targets, window=window)
         return pd.DataFrame({"name": list(tables), "data": [_to_ipc(t) for t in tables.values()]})
 
-    blobs = records.groupBy("topic", "partition").applyInPandas(job, "name string, data binary").collect()
+    with kafkafmt_errors():
+        blobs = records.groupBy("topic", "partition").applyInPandas(job, "name string, data binary").collect()
     timings["spark_jobs"] = round(time.perf_counter() - t0, 3)
     bar.update(1)
     sort_keys = {"segments": ["base_offset"], "producer_skew": ["producerId"], "offsets_for_times": ["target"],

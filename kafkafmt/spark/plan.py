@@ -179,20 +179,25 @@ class Plan:
         return [s for p in self.partitions for s in p]
 
 
-def _resolve(spec, timestamp: int | None, part: PartitionDir, *, start: bool) -> int:
+#: the end offset of a split read to the log end (``latest``): past any offset a segment can hold
+TO_THE_END = 2**63 - 1
+
+
+def _resolve(spec, timestamp: int | None, part: PartitionDir, *, start: bool) -> int | None:
+    """The offset ``spec`` / ``timestamp`` names in ``part``; None for the log end offset (``latest``, or a
+    timestamp after every record)."""
     if timestamp is not None:
-        found = part.fetch_offset_by_timestamp(timestamp)
-        return part.log_end_offset() if found is None else found
+        return part.fetch_offset_by_timestamp(timestamp)
     if isinstance(spec, dict):
         if part.topic in spec and part.partition in spec[part.topic]:
             off = spec[part.topic][part.partition]
             if off == EARLIEST:
                 return part.log_start_offset
             if off == LATEST:
-                return part.log_end_offset()
+                return None
             return off
         spec = "earliest" if start else "latest"
-    return part.log_start_offset if spec == "earliest" else part.log_end_offset()
+    return part.log_start_offset if spec == "earliest" else None
 
 
 def _check_topics(spec, parts: list[PartitionDir], name: str) -> None:
@@ -271,9 +276,13 @@ def plan(options: ReadOptions | Mapping[str, str]) -> Plan:
     for part in parts:
         first = _resolve(opts.starting_offsets, opts.starting_timestamp, part, start=True)
         end = _resolve(opts.ending_offsets, opts.ending_timestamp, part, start=False)
-        ranges[(part.topic, part.partition)] = (first, max(first, end))
+        if first is None:
+            first = part.log_end_offset()
+        ranges[(part.topic, part.partition)] = (first, max(first, part.log_end_offset() if end is None else end))
+        # reading to the log end covers the last segment's every byte, whatever the walk to its end found:
+        # damage there is then reported (FAILFAST) rather than taken for the end of the log
         by_path = {str(s.log_path): s for s in part.segments}
-        for sp in _partition_splits(part, first, end):
+        for sp in _partition_splits(part, first, TO_THE_END if end is None else end):
             splits.append((sp, by_path[sp.segment]))
     total = sum(s.size for s, _ in splits)
     limit = opts.max_bytes_per_partition

@@ -36,7 +36,8 @@ class KafkaFmtReader(DataSourceReader):
         self.options = options
 
     def partitions(self):
-        return [KafkaFmtPartition(p) for p in plan(self.options).partitions]
+        # nothing to read still needs one (empty) partition: Spark would otherwise hand read() a bare one
+        return [KafkaFmtPartition(p) for p in plan(self.options).partitions] or [KafkaFmtPartition([])]
 
     def read(self, partition: KafkaFmtPartition) -> Iterator:
         for split in partition.splits:

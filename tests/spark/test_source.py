@@ -10,8 +10,11 @@ import shutil
 
 import pytest
 
+from kafkafmt.errors import CorruptRecordError
 from kafkafmt.log import Log
-from spark_logs import build_partition, direct_decode, fingerprint, snapshot
+from kafkafmt.records import MemoryRecords
+from kafkafmt.spark.failures import kafkafmt_error_from, kafkafmt_errors
+from spark_logs import START, build_partition, direct_decode, fingerprint, snapshot
 
 COLUMNS = ("offset", "ms", "timestampType", "key", "value", "headers", "isControl")
 
@@ -91,7 +94,33 @@ def test_spark_failfast_names_file_and_position(spark, tmp_path):
     permissive = spark.read.format("kafkafmt").option("mode", "PERMISSIVE").load(str(d))
     errors = permissive.where("error is not null").collect()
     assert len(errors) == 1 and errors[0]["segment"] == str(seg) and f"byte position {errors[0]['position']}" in text
+    # the driver gets kafkafmt's error back (class, position, reason) from Spark's failure
+    err = kafkafmt_error_from(e.value)
+    assert isinstance(err, CorruptRecordError) and err.position == errors[0]["position"] and str(seg) in err.reason
+    with pytest.raises(CorruptRecordError):
+        with kafkafmt_errors():
+            spark.read.format("kafkafmt").load(str(d)).count()
     assert snapshot(d) == before
+
+
+def test_spark_damage_at_the_start_of_the_last_segment_and_reads_with_nothing_to_read(spark, tmp_path):
+    """The walk to the log end finds no batch in a last segment that starts with garbage: reading to the
+    end still covers its bytes, so FAILFAST reports the damage instead of an empty partition."""
+    d = build_partition(tmp_path / "head-0", [(2, "none")], seed=4, batches_per_step=30)
+    last = sorted(d.glob("*.log"))[-1]
+    first_batch = next(MemoryRecords(last.read_bytes()).batches())
+    data = bytearray(last.read_bytes()[:first_batch.end])           # one batch whose length runs past the file
+    data[8:12] = (10**6).to_bytes(4, "big")
+    last.write_bytes(bytes(data))
+    for index in (last.with_suffix(".index"), last.with_suffix(".timeindex")):
+        index.write_bytes(b"")                                     # no index entry to start the walk from
+    with pytest.raises(CorruptRecordError) as e:
+        with kafkafmt_errors():
+            spark.read.format("kafkafmt").load(str(d)).count()
+    assert e.value.position == 0 and str(last) in e.value.reason and "declares 1000012 bytes" in e.value.reason
+    fine = build_partition(tmp_path / "fine-0", [(2, "none")], seed=4, batches_per_step=3)
+    late = spark.read.format("kafkafmt").option("startingTimestamp", str(START + 10**9)).load(str(fine))
+    assert late.count() == 0                                        # no split at all: one empty Spark partition
 
 
 def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
