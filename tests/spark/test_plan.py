@@ -342,3 +342,17 @@ def test_batch_level_offset_range_keeps_a_legacy_wrapper_that_straddles_the_end(
             assert sorted(zip(got.column("segment").to_pylist(), got.column("position").to_pylist())) == want
             checked += 1
     assert checked >= 4
+
+
+def test_kafkafmt_error_from_a_worker_traceback():
+    from kafkafmt.errors import DumpToolError, TruncatedRecordError
+    from kafkafmt.spark.failures import kafkafmt_error_from
+
+    text = ("An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File \"x.py\"\n"
+            "kafkafmt.errors.TruncatedRecordError: [at byte position 12, record offset 7] seg.log: cut short\n")
+    err = kafkafmt_error_from(RuntimeError(text))
+    assert type(err) is TruncatedRecordError and (err.position, err.offset, err.reason) == (12, 7, "seg.log: cut short")
+    odd = kafkafmt_error_from(RuntimeError("kafkafmt.errors.DumpToolError: no position here"))
+    assert type(odd) is DumpToolError and odd.position is None and odd.reason == "no position here"
+    assert kafkafmt_error_from(RuntimeError("java.lang.OutOfMemoryError: heap")) is None
+    assert kafkafmt_error_from(RuntimeError("kafkafmt.errors.NotAnError: x")) is None
