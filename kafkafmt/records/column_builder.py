@@ -4,8 +4,9 @@ The same bytes as :class:`~kafkafmt.records.builder.MemoryRecordsBuilder` append
 by one (one builder per ``records_per_batch`` rows, uncompressed, magic 2): ``baseOffset`` and
 ``baseTimestamp`` are each batch's first row, ``maxTimestamp`` the max (CreateTime, at least -1)
 or ``log_append_time`` (LogAppendTime), ``baseSequence`` advances by the rows before the batch
-(``DefaultRecordBatch.incrementSequence``).  Records are written by
-:func:`kafkafmt.records.fast.build_kernel.write_v2_records`; each header is packed through
+(``DefaultRecordBatch.incrementSequence``).  Records are sized and written by
+:mod:`kafkafmt.records.fast.build_kernel` straight into the returned buffer, allocated at its exact
+size (no over-allocation, no final copy); each header is packed through
 :data:`kafkafmt.layout.DEFAULT_BATCH` and sealed with its CRC32C.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..errors import IllegalArgumentError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from .builder import _headers
 from .default import _s16, batch_attributes, encode_headers, increment_sequence
-from .fast.build_kernel import MAX_VARINT, MAX_VARLONG, write_v2_records
+from .fast.build_kernel import v2_record_sizes, write_v2_records
 
 
 def _binary_column(values, n: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,24 +71,59 @@ def _int64(values, what: str) -> np.ndarray:
         raise IllegalArgumentError(f"{what} must be 64-bit integers: {e}") from None
 
 
+def _output(out, size: int) -> tuple[bytearray | memoryview, memoryview]:
+    """(what ``build_v2_batches`` returns, a writable byte view of it) for ``size`` bytes; see ``out``."""
+    if out is None:
+        result = bytearray(size)
+        return result, memoryview(result)
+    if isinstance(out, bytearray):
+        try:
+            if len(out) > size:
+                del out[size:]
+            elif len(out) < size:
+                out.extend(bytes(size - len(out)))
+        except BufferError as e:
+            raise IllegalArgumentError(f"out: cannot resize the bytearray ({e}); release its views first") from None
+        return out, memoryview(out)
+    try:
+        view = memoryview(out)
+    except TypeError:
+        raise IllegalArgumentError(f"out: expected a bytearray or a writable buffer, got {type(out).__name__}") from None
+    if view.readonly or not view.c_contiguous:
+        raise IllegalArgumentError("out: the buffer must be writable and contiguous")
+    view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    if view.nbytes < size:
+        raise IllegalArgumentError(f"out: {size} bytes needed, the buffer holds {view.nbytes}")
+    return view[:size], view[:size]
+
+
 def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, *, base_offset: int = 0,
                      offsets=None, records_per_batch: int = 1000,
                      timestamp_type: TimestampType = TimestampType.CREATE_TIME, log_append_time: int = NO_TIMESTAMP,
                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
                      base_sequence: int = NO_SEQUENCE, is_transactional: bool = False,
-                     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH) -> bytes:
+                     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+                     out=None) -> bytearray | memoryview:
     """Uncompressed v2 batches of ``records_per_batch`` rows each, concatenated.
 
     ``keys``/``values``: lists of ``bytes | None`` or Arrow binary arrays; ``headers``: None or one
     sequence of ``(key, value)`` pairs / :class:`Header` per row; ``offsets``: increasing offsets
     (default ``base_offset, base_offset + 1, ...``).  The checks are ``MemoryRecordsBuilder``'s.
+
+    Returns the records in a new ``bytearray`` of exactly their size (as aiokafka's builders do; it
+    compares equal to the same ``bytes``, and ``MemoryRecords``, ``Log.append_*`` and ``bytes()`` take
+    it).  ``out`` reuses a buffer instead: a ``bytearray`` is resized in place to the records' size,
+    filled and returned (its memory is kept when it is large enough); any other writable contiguous
+    buffer (``memoryview``, NumPy array, ``mmap``) must hold the records and gets them from its first
+    byte, and a ``memoryview`` of the written bytes is returned.
     """
     ts = _int64(timestamps, "timestamps")
     n = len(ts)
     if records_per_batch < 1:
         raise IllegalArgumentError(f"records_per_batch must be positive, got {records_per_batch}")
     if n == 0:
-        return b""
+        result, buf = _output(out, 0)
+        return result
     bad = np.flatnonzero((ts < 0) & (ts != NO_TIMESTAMP))
     if len(bad):
         raise IllegalArgumentError(f"Invalid negative timestamp {int(ts[bad[0]])}")
@@ -116,17 +152,17 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     kd, kp, kl = _binary_column(keys, n, "keys")
     vd, vp, vl = _binary_column(values, n, "values")
     hd, hp, hl = _header_column(headers, n)
-    bound = (len(first) * DEFAULT_BATCH.size + n * (3 * MAX_VARINT + MAX_VARLONG + 2 + MAX_VARINT)
-             + int(np.maximum(kl, 0).sum() + np.maximum(vl, 0).sum() + np.maximum(hl, 0).sum()))
-    out = np.empty(bound, np.uint8)  # every byte up to ``end`` is written: records here, headers below
+    body = np.empty(n, np.int64)
     starts = np.empty(len(first) + 1, np.int64)
-    end = write_v2_records(out, starts, tdelta, odelta, kd, kp, kl, vd, vp, vl, hd, hp, hl, records_per_batch)
+    total = v2_record_sizes(tdelta, odelta, kl, vl, hl, records_per_batch, body, starts)
+    result, buf = _output(out, total)
+    write_v2_records(np.frombuffer(buf, np.uint8, total), body, tdelta, odelta, kd, kp, kl, vd, vp, vl, hd, hp, hl,
+                     records_per_batch)
     attrs = _s16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
     log_append = TimestampType(timestamp_type) == TimestampType.LOG_APPEND_TIME
     bounds, firsts, last_deltas = starts.tolist(), ts[first].tolist(), odelta[np.minimum(first + records_per_batch, n) - 1]
     max_ts = (np.full(len(first), log_append_time, np.int64) if log_append
               else np.maximum(np.maximum.reduceat(ts, first), NO_TIMESTAMP))
-    buf = memoryview(out)
     for b, lo in enumerate(first.tolist()):
         pos, size = bounds[b], bounds[b + 1] - bounds[b]
         seq = base_sequence if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, lo)
@@ -134,5 +170,6 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
                                 int(last_deltas[b]), firsts[b], int(max_ts[b]), producer_id, producer_epoch, seq,
                                 min(records_per_batch, n - lo))
         DEFAULT_BATCH.put(buf, pos, "crc", crc32c(buf[pos + DEFAULT_BATCH_CRC_START:pos + size]))
-    buf.release()
-    return out[:end].tobytes()
+    if result is not buf:
+        buf.release()  # a bytearray stays resizable once returned
+    return result

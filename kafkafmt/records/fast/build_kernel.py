@@ -1,9 +1,11 @@
-"""The compiled loop of the column builder: every v2 record of every batch in one pass.
+"""The compiled loops of the column builder: every v2 record of every batch, sized then written.
 
 ``DefaultRecord.writeTo`` (KIP-98, KIP-82): length varint, attributes 0, timestampDelta varlong,
 offsetDelta varint, key and value with their varint lengths (-1 = null), then the headers, given
 here already encoded (:func:`kafkafmt.records.default.encode_headers`) or absent (a single 0 count).
-The batch headers are left zeroed: the caller fills them through :mod:`kafkafmt.layout`.
+:func:`v2_record_sizes` computes each record's size (``DefaultRecord.sizeInBytes``) and where each
+batch starts, so the output is allocated at its exact size; :func:`write_v2_records` then writes the
+records.  The batch headers are left unwritten: the caller fills them through :mod:`kafkafmt.layout`.
 """
 from __future__ import annotations
 
@@ -11,10 +13,6 @@ import numpy as np
 from numba import njit
 
 from ...constants import RECORD_BATCH_OVERHEAD
-
-#: the longest varint (int32) and varlong (int64) in bytes (``ByteUtils``)
-MAX_VARINT = 5
-MAX_VARLONG = 10
 
 
 @njit(cache=True, nogil=True)
@@ -43,40 +41,58 @@ def _put(out, p, u):
 
 @njit(cache=True, nogil=True)
 def _copy(out, p, src, s, n):
-    out[p:p + n] = src[s:s + n]
+    # unsigned indices, as in ``kernels.gather``: LLVM vectorises the loop (measured 4x faster than a
+    # slice assignment per value, which made this pass 14 ms instead of 3 ms for 200k records of ~100 B)
+    d = np.uint64(p)
+    s = np.uint64(s)
+    for j in range(np.uint64(n)):
+        out[d + j] = src[s + j]
     return p + n
 
 
 @njit(cache=True, nogil=True)
-def write_v2_records(out, batch_starts, ts_delta, offset_delta, key_data, key_pos, key_len, value_data, value_pos,
-                     value_len, hdr_data, hdr_pos, hdr_len, per_batch):
-    """Write the records of ``len(ts_delta)`` rows into ``out``, a batch of ``per_batch`` records
-    behind each ``RECORD_BATCH_OVERHEAD`` gap; ``batch_starts[b]`` gets each batch's position and
-    ``batch_starts[-1]`` the end.  ``hdr_len[i] < 0`` means no headers."""
-    n = len(ts_delta)
+def v2_record_sizes(ts_delta, offset_delta, key_len, value_len, hdr_len, per_batch, body, batch_starts):
+    """Fill ``body[i]`` (the record's size after its length varint) and ``batch_starts`` (each batch's
+    position, ``batch_starts[-1]`` the end, a ``RECORD_BATCH_OVERHEAD`` header before each batch's
+    ``per_batch`` records); return the total size.  ``hdr_len[i] < 0`` means no headers."""
     p = 0
     b = 0
-    for i in range(n):
+    for i in range(len(ts_delta)):
         if i % per_batch == 0:
             batch_starts[b] = p
             b += 1
             p += RECORD_BATCH_OVERHEAD
-        tz = _zigzag(ts_delta[i])
-        oz = _zigzag(offset_delta[i])
         kl = key_len[i]
         vl = value_len[i]
-        kz = _zigzag(np.int64(kl))
-        vz = _zigzag(np.int64(vl))
         hl = hdr_len[i]
-        body = 1 + _size(tz) + _size(oz) + _size(kz) + max(kl, 0) + _size(vz) + max(vl, 0) + (hl if hl >= 0 else 1)
-        p = _put(out, p, _zigzag(np.int64(body)))
+        size = (1 + _size(_zigzag(ts_delta[i])) + _size(_zigzag(offset_delta[i])) + _size(_zigzag(np.int64(kl)))
+                + max(kl, 0) + _size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
+        body[i] = size
+        p += _size(_zigzag(np.int64(size))) + size
+    batch_starts[b] = p
+    return p
+
+
+@njit(cache=True, nogil=True)
+def write_v2_records(out, body, ts_delta, offset_delta, key_data, key_pos, key_len, value_data, value_pos,
+                     value_len, hdr_data, hdr_pos, hdr_len, per_batch):
+    """Write the records sized by :func:`v2_record_sizes` into ``out``, skipping a batch header before
+    every ``per_batch`` records; return the end position."""
+    p = 0
+    for i in range(len(ts_delta)):
+        if i % per_batch == 0:
+            p += RECORD_BATCH_OVERHEAD
+        kl = key_len[i]
+        vl = value_len[i]
+        hl = hdr_len[i]
+        p = _put(out, p, _zigzag(np.int64(body[i])))
         out[p] = 0
-        p = _put(out, p + 1, tz)
-        p = _put(out, p, oz)
-        p = _put(out, p, kz)
+        p = _put(out, p + 1, _zigzag(ts_delta[i]))
+        p = _put(out, p, _zigzag(offset_delta[i]))
+        p = _put(out, p, _zigzag(np.int64(kl)))
         if kl > 0:
             p = _copy(out, p, key_data, key_pos[i], kl)
-        p = _put(out, p, vz)
+        p = _put(out, p, _zigzag(np.int64(vl)))
         if vl > 0:
             p = _copy(out, p, value_data, value_pos[i], vl)
         if hl >= 0:
@@ -84,5 +100,4 @@ def write_v2_records(out, batch_starts, ts_delta, offset_delta, key_data, key_po
         else:
             out[p] = 0
             p += 1
-    batch_starts[b] = p
     return p
