@@ -2,6 +2,7 @@
 and against Apache Kafka 3.9's own ``MemoryRecordsBuilder`` through the Java oracle."""
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -95,3 +96,54 @@ def test_same_bytes_as_kafkas_builder(kafka_oracle):
                             offsets=[r["offset"] for r in records], records_per_batch=len(records), producer_id=42,
                             producer_epoch=1, base_sequence=10, is_transactional=True, partition_leader_epoch=4)
     assert ours == bytes.fromhex(theirs["bytes"])
+
+
+_ROWS = [(1_700_000_000_000 + i, None if i % 3 == 0 else b"k%d" % i, b"v" * (i % 7), [("h", b"x")] if i % 2 else [])
+         for i in range(9)]
+
+
+def _build(rows, **kw):
+    return build_v2_batches([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+                            records_per_batch=4, **kw)
+
+
+def test_returns_a_bytearray_of_exactly_the_records():
+    got = _build(_ROWS)
+    assert type(got) is bytearray and got == per_record(_ROWS, list(range(9)), 4)
+    assert type(build_v2_batches([], [], [])) is bytearray
+
+
+def test_out_bytearray_is_resized_in_place_and_reused():
+    out = bytearray(b"\xee" * 5000)
+    for rows in (_ROWS, _ROWS[:2], _ROWS + _ROWS[:1] * 3, []):  # shrinks, grows past its length, empties
+        expected = per_record(rows, list(range(len(rows))), 4)
+        assert _build(rows, out=out) is out
+        assert out == expected
+
+
+def test_out_writable_buffer_gets_the_records_from_its_first_byte():
+    expected = per_record(_ROWS, list(range(9)), 4)
+    arr = np.full(len(expected) + 50, 0xEE, np.uint8)
+    got = _build(_ROWS, out=arr)
+    assert type(got) is memoryview and got == expected
+    assert bytes(arr[:len(expected)]) == expected and bytes(arr[len(expected):]) == b"\xee" * 50
+    backing = bytearray(len(expected) + 10)
+    assert _build(_ROWS, out=memoryview(backing)[10:]) == expected and backing[10:] == expected
+
+
+def test_out_that_cannot_take_the_records_is_an_error_and_stays_untouched():
+    size = len(per_record(_ROWS, list(range(9)), 4))
+    small = np.full(size - 1, 0xEE, np.uint8)
+    with pytest.raises(IllegalArgumentError, match=f"out: {size} bytes needed, the buffer holds {size - 1}"):
+        _build(_ROWS, out=small)
+    assert bool(np.all(small == 0xEE))
+    with pytest.raises(IllegalArgumentError, match="writable"):
+        _build(_ROWS, out=bytes(size))
+    with pytest.raises(IllegalArgumentError, match="expected a bytearray or a writable buffer, got int"):
+        _build(_ROWS, out=7)
+    held = bytearray(10)
+    view = memoryview(held)
+    with pytest.raises(IllegalArgumentError, match="cannot resize the bytearray"):
+        _build(_ROWS, out=held)
+    view.release()
+    assert _build(_ROWS, out=held) is held
