@@ -26,6 +26,17 @@ from .default import _s16, batch_attributes, encode_headers, increment_sequence
 from .fast.build_kernel import v2_record_sizes, write_v2_records
 
 
+#: the data buffer of a column with no bytes (all null or empty), read-only as every kernel input is
+_NO_BYTES = np.frombuffer(b"\x00", np.uint8)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view: the kernels get read-only buffers only, so each compiles for one signature."""
+    a = a.view()
+    a.flags.writeable = False
+    return a
+
+
 def _binary_column(values, n: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(data, positions, lengths with -1 for null) of a list of bytes|None or an Arrow binary array."""
     try:
@@ -46,20 +57,20 @@ def _binary_column(values, n: int, what: str) -> tuple[np.ndarray, np.ndarray, n
     lengths = np.diff(offsets)
     if arr.null_count:
         lengths[arr.is_null().to_numpy(zero_copy_only=False)] = -1
-    buf = np.frombuffer(data, np.uint8) if data is not None and data.size else np.zeros(1, np.uint8)
+    buf = _readonly(np.frombuffer(data, np.uint8)) if data is not None and data.size else _NO_BYTES
     return buf, offsets[:-1], lengths
 
 
 def _header_column(headers, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if headers is None:
-        return np.zeros(1, np.uint8), np.zeros(n, np.int64), np.full(n, -1, np.int64)
+        return _NO_BYTES, np.zeros(n, np.int64), np.full(n, -1, np.int64)
     if len(headers) != n:
         raise IllegalArgumentError(f"headers: {len(headers)} values for {n} timestamps")
     encoded = [encode_headers(_headers(h)) if h else b"\x00" for h in headers]
     lengths = np.fromiter((len(e) for e in encoded), np.int64, n)
     pos = np.zeros(n, np.int64)
     np.cumsum(lengths[:-1], out=pos[1:])
-    return np.frombuffer(b"".join(encoded) or b"\x00", np.uint8), pos, lengths
+    return np.frombuffer(b"".join(encoded), np.uint8), pos, lengths
 
 
 def _int64(values, what: str) -> np.ndarray:
