@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..constants import CompressionType
+from ..constants import RECORD_BATCH_OVERHEAD, CompressionType
 from ..errors import ConfigError
 from .workloads import ClockModel
 
@@ -54,7 +54,7 @@ class ProducerSpec:
     def mean_record_bytes(self) -> float:
         """A rough size of one stored record (key, value, framing), for sizing runs."""
         return (self.value_bytes[0] + self.value_bytes[1]) / 2 + (8 if self.keys else 0) + 12 + self.headers * 20 \
-            + 61 / ((self.batch_records[0] + self.batch_records[1]) / 2)
+            + RECORD_BATCH_OVERHEAD / ((self.batch_records[0] + self.batch_records[1]) / 2)
 
 
 @dataclass(frozen=True)
