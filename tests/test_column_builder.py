@@ -147,3 +147,9 @@ def test_out_that_cannot_take_the_records_is_an_error_and_stays_untouched():
         _build(_ROWS, out=held)
     view.release()
     assert _build(_ROWS, out=held) is held
+
+
+def test_timestamp_delta_wraps_as_javas_long():
+    rows = [(-1, b"k", b"v", []), (2**63 - 1, None, b"", []), (0, b"", None, [])]  # 2**63 - 1 - (-1) wraps
+    assert build_v2_batches([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]) \
+        == per_record(rows, [0, 1, 2], 1000)

@@ -154,24 +154,21 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
         raise IllegalArgumentError("Invalid negative producer epoch" if producer_epoch == NO_PRODUCER_EPOCH
                                    else "Invalid negative sequence number used")
     first = np.arange(0, n, records_per_batch)
-    batch_of = np.arange(n) // records_per_batch
-    odelta = offs - offs[first][batch_of]
-    if int(odelta.max()) > INT32_MAX:
+    last_deltas = offs[np.minimum(first + records_per_batch, n) - 1] - offs[first]  # offsets increase
+    if int(last_deltas.max()) > INT32_MAX:
         raise IllegalArgumentError(f"Maximum offset delta exceeded, base offset: {int(offs[0])}")
-    with np.errstate(over="ignore"):
-        tdelta = ts - ts[first][batch_of]  # Java long arithmetic: wraps
     kd, kp, kl = _binary_column(keys, n, "keys")
     vd, vp, vl = _binary_column(values, n, "values")
     hd, hp, hl = _header_column(headers, n)
     body = np.empty(n, np.int64)
     starts = np.empty(len(first) + 1, np.int64)
-    total = v2_record_sizes(tdelta, odelta, kl, vl, hl, records_per_batch, body, starts)
+    total = v2_record_sizes(ts, offs, kl, vl, hl, records_per_batch, body, starts)
     result, buf = _output(out, total)
-    write_v2_records(np.frombuffer(buf, np.uint8, total), body, tdelta, odelta, kd, kp, kl, vd, vp, vl, hd, hp, hl,
+    write_v2_records(np.frombuffer(buf, np.uint8, total), body, ts, offs, kd, kp, kl, vd, vp, vl, hd, hp, hl,
                      records_per_batch)
     attrs = _s16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
     log_append = TimestampType(timestamp_type) == TimestampType.LOG_APPEND_TIME
-    bounds, firsts, last_deltas = starts.tolist(), ts[first].tolist(), odelta[np.minimum(first + records_per_batch, n) - 1]
+    bounds, firsts = starts.tolist(), ts[first].tolist()
     max_ts = (np.full(len(first), log_append_time, np.int64) if log_append
               else np.maximum(np.maximum.reduceat(ts, first), NO_TIMESTAMP))
     for b, lo in enumerate(first.tolist()):

@@ -1,8 +1,9 @@
 """The compiled loops of the column builder: every v2 record of every batch, sized then written.
 
 ``DefaultRecord.writeTo`` (KIP-98, KIP-82): length varint, attributes 0, timestampDelta varlong,
-offsetDelta varint, key and value with their varint lengths (-1 = null), then the headers, given
-here already encoded (:func:`kafkafmt.records.default.encode_headers`) or absent (a single 0 count).
+offsetDelta varint (both against the batch's first row, with Java's wrapping ``long`` arithmetic), key
+and value with their varint lengths (-1 = null), then the headers, given here already encoded
+(:func:`kafkafmt.records.default.encode_headers`) or absent (a single 0 count).
 :func:`v2_record_sizes` computes each record's size (``DefaultRecord.sizeInBytes``) and where each
 batch starts, so the output is allocated at its exact size; :func:`write_v2_records` then writes the
 records.  The batch headers are left unwritten: the caller fills them through :mod:`kafkafmt.layout`.
@@ -51,21 +52,25 @@ def _copy(out, p, src, s, n):
 
 
 @njit(cache=True, nogil=True)
-def v2_record_sizes(ts_delta, offset_delta, key_len, value_len, hdr_len, per_batch, body, batch_starts):
+def v2_record_sizes(timestamps, offsets, key_len, value_len, hdr_len, per_batch, body, batch_starts):
     """Fill ``body[i]`` (the record's size after its length varint) and ``batch_starts`` (each batch's
     position, ``batch_starts[-1]`` the end, a ``RECORD_BATCH_OVERHEAD`` header before each batch's
     ``per_batch`` records); return the total size.  ``hdr_len[i] < 0`` means no headers."""
     p = 0
     b = 0
-    for i in range(len(ts_delta)):
+    base_ts = base_offset = np.int64(0)
+    for i in range(len(timestamps)):
         if i % per_batch == 0:
             batch_starts[b] = p
             b += 1
             p += RECORD_BATCH_OVERHEAD
+            base_ts = timestamps[i]
+            base_offset = offsets[i]
         kl = key_len[i]
         vl = value_len[i]
         hl = hdr_len[i]
-        size = (1 + _size(_zigzag(ts_delta[i])) + _size(_zigzag(offset_delta[i])) + _size(_zigzag(np.int64(kl)))
+        size = (1 + _size(_zigzag(timestamps[i] - base_ts)) + _size(_zigzag(offsets[i] - base_offset))
+                + _size(_zigzag(np.int64(kl)))
                 + max(kl, 0) + _size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
         body[i] = size
         p += _size(_zigzag(np.int64(size))) + size
@@ -74,21 +79,24 @@ def v2_record_sizes(ts_delta, offset_delta, key_len, value_len, hdr_len, per_bat
 
 
 @njit(cache=True, nogil=True)
-def write_v2_records(out, body, ts_delta, offset_delta, key_data, key_pos, key_len, value_data, value_pos,
+def write_v2_records(out, body, timestamps, offsets, key_data, key_pos, key_len, value_data, value_pos,
                      value_len, hdr_data, hdr_pos, hdr_len, per_batch):
     """Write the records sized by :func:`v2_record_sizes` into ``out``, skipping a batch header before
     every ``per_batch`` records; return the end position."""
     p = 0
-    for i in range(len(ts_delta)):
+    base_ts = base_offset = np.int64(0)
+    for i in range(len(timestamps)):
         if i % per_batch == 0:
             p += RECORD_BATCH_OVERHEAD
+            base_ts = timestamps[i]
+            base_offset = offsets[i]
         kl = key_len[i]
         vl = value_len[i]
         hl = hdr_len[i]
         p = _put(out, p, _zigzag(np.int64(body[i])))
         out[p] = 0
-        p = _put(out, p + 1, _zigzag(ts_delta[i]))
-        p = _put(out, p, _zigzag(offset_delta[i]))
+        p = _put(out, p + 1, _zigzag(timestamps[i] - base_ts))
+        p = _put(out, p, _zigzag(offsets[i] - base_offset))
         p = _put(out, p, _zigzag(np.int64(kl)))
         if kl > 0:
             p = _copy(out, p, key_data, key_pos[i], kl)
