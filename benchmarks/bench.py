@@ -10,7 +10,8 @@ Tasks: deep decode (every record's offset, timestamp, key, value, headers; kafka
 and, as ``deep-reference``, its pure-Python reference decoder), columnar decode
 (``records_table``: an Arrow table, CRCs checked; peers have no columnar reader, so they are timed
 on their deep decode), build (batches of 1,000; ``build-columns``: the compiled column builder, v2 uncompressed, on
-the same rows given as three lists, made outside the timing), down-conversion v2 -> v1/v0, shallow scan with CRC
+the same rows given as three lists, made outside the timing, alternating with the peers' builders run again
+on the rows, so that the row's ratios share the machine's noise), down-conversion v2 -> v1/v0, shallow scan with CRC
 of a large segment against one raw ``crc32c`` pass (with peak anonymous and file-backed memory),
 log append as leader and as follower, and the numba first-use cost (cold compile and cached load).
 """
@@ -126,8 +127,10 @@ def run_worker(engine: str, plan: dict) -> None:
             fn = lambda: E.deep_reference_kafkafmt(data)  # noqa: E731
         elif task == "build":
             fn = lambda: E.BUILD[engine](records, t["magic"], t["codec"], PER_BATCH)  # noqa: E731
-        elif task == "build-columns":
+        elif task == "build-columns" and engine == "kafkafmt":
             fn = lambda: E.build_columns_kafkafmt(columns, t["magic"], t["codec"], PER_BATCH)  # noqa: E731
+        elif task == "build-columns":  # the peers' own builders, timed alternately with the column builder
+            fn = lambda: E.BUILD[engine](records, t["magic"], t["codec"], PER_BATCH)  # noqa: E731
         elif task == "down":
             fn = lambda: E.DOWN[engine](data, t["to_magic"])  # noqa: E731
         else:
@@ -178,7 +181,7 @@ def measure(tasks: list[dict], engines: list[str], n: int, repeats: int, progres
             spent: dict[str, float] = {}
             for _ in range(repeats):
                 for e in engines:
-                    if t["task"] in ("columnar", "deep-reference", "build-columns") and e != "kafkafmt":
+                    if t["task"] in ("columnar", "deep-reference") and e != "kafkafmt":
                         continue
                     if spent.get(e, 0.0) >= REPEAT_BUDGET_S:
                         continue
@@ -447,7 +450,7 @@ def report(res: dict) -> str:
     for task in ("columnar", "deep", "deep-reference", "build", "build-columns", "down"):
         for ds in dict.fromkeys(r["dataset"] for r in rows if r["task"] == task):
             ours = rate.get((task, ds, "kafkafmt"))
-            peer_task = {"columnar": "deep", "deep-reference": "deep", "build-columns": "build"}.get(task, task)
+            peer_task = {"columnar": "deep", "deep-reference": "deep"}.get(task, task)
             peers = [rate.get((peer_task, ds, e)) for e in ENGINES[1:]]
             cells = [f"{ours:,.0f}" if ours else "-"] + [f"{p:,.0f}" if p else "-" for p in peers]
             ratios = [f"{ours / p:.2f}x" if ours and p else "-" for p in peers]
