@@ -52,28 +52,30 @@ def _copy(out, p, src, s, n):
 
 
 @njit(cache=True, nogil=True)
+def _deltas(timestamps, offsets, i, lo):
+    """Row ``i``'s zigzagged timestampDelta and offsetDelta against its batch's first row ``lo`` (int64: wraps)."""
+    return _zigzag(timestamps[i] - timestamps[lo]), _zigzag(offsets[i] - offsets[lo])
+
+
+@njit(cache=True, nogil=True)
 def v2_record_sizes(timestamps, offsets, key_len, value_len, hdr_len, per_batch, body, batch_starts):
     """Fill ``body[i]`` (the record's size after its length varint) and ``batch_starts`` (each batch's
     position, ``batch_starts[-1]`` the end, a ``RECORD_BATCH_OVERHEAD`` header before each batch's
     ``per_batch`` records); return the total size.  ``hdr_len[i] < 0`` means no headers."""
+    n = len(timestamps)
     p = 0
     b = 0
-    base_ts = base_offset = np.int64(0)
-    for i in range(len(timestamps)):
-        if i % per_batch == 0:
-            batch_starts[b] = p
-            b += 1
-            p += RECORD_BATCH_OVERHEAD
-            base_ts = timestamps[i]
-            base_offset = offsets[i]
-        kl = key_len[i]
-        vl = value_len[i]
-        hl = hdr_len[i]
-        size = (1 + _size(_zigzag(timestamps[i] - base_ts)) + _size(_zigzag(offsets[i] - base_offset))
-                + _size(_zigzag(np.int64(kl)))
-                + max(kl, 0) + _size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
-        body[i] = size
-        p += _size(_zigzag(np.int64(size))) + size
+    for lo in range(0, n, per_batch):
+        batch_starts[b] = p
+        b += 1
+        p += RECORD_BATCH_OVERHEAD
+        for i in range(lo, min(lo + per_batch, n)):
+            tz, oz = _deltas(timestamps, offsets, i, lo)
+            kl, vl, hl = key_len[i], value_len[i], hdr_len[i]
+            size = (1 + _size(tz) + _size(oz) + _size(_zigzag(np.int64(kl))) + max(kl, 0)
+                    + _size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
+            body[i] = size
+            p += _size(_zigzag(np.int64(size))) + size
     batch_starts[b] = p
     return p
 
@@ -83,29 +85,26 @@ def write_v2_records(out, body, timestamps, offsets, key_data, key_pos, key_len,
                      value_len, hdr_data, hdr_pos, hdr_len, per_batch):
     """Write the records sized by :func:`v2_record_sizes` into ``out``, skipping a batch header before
     every ``per_batch`` records; return the end position."""
+    n = len(timestamps)
     p = 0
-    base_ts = base_offset = np.int64(0)
-    for i in range(len(timestamps)):
-        if i % per_batch == 0:
-            p += RECORD_BATCH_OVERHEAD
-            base_ts = timestamps[i]
-            base_offset = offsets[i]
-        kl = key_len[i]
-        vl = value_len[i]
-        hl = hdr_len[i]
-        p = _put(out, p, _zigzag(np.int64(body[i])))
-        out[p] = 0
-        p = _put(out, p + 1, _zigzag(timestamps[i] - base_ts))
-        p = _put(out, p, _zigzag(offsets[i] - base_offset))
-        p = _put(out, p, _zigzag(np.int64(kl)))
-        if kl > 0:
-            p = _copy(out, p, key_data, key_pos[i], kl)
-        p = _put(out, p, _zigzag(np.int64(vl)))
-        if vl > 0:
-            p = _copy(out, p, value_data, value_pos[i], vl)
-        if hl >= 0:
-            p = _copy(out, p, hdr_data, hdr_pos[i], hl)
-        else:
+    for lo in range(0, n, per_batch):
+        p += RECORD_BATCH_OVERHEAD
+        for i in range(lo, min(lo + per_batch, n)):
+            tz, oz = _deltas(timestamps, offsets, i, lo)
+            kl, vl, hl = key_len[i], value_len[i], hdr_len[i]
+            p = _put(out, p, _zigzag(np.int64(body[i])))
             out[p] = 0
-            p += 1
+            p = _put(out, p + 1, tz)
+            p = _put(out, p, oz)
+            p = _put(out, p, _zigzag(np.int64(kl)))
+            if kl > 0:
+                p = _copy(out, p, key_data, key_pos[i], kl)
+            p = _put(out, p, _zigzag(np.int64(vl)))
+            if vl > 0:
+                p = _copy(out, p, value_data, value_pos[i], vl)
+            if hl >= 0:
+                p = _copy(out, p, hdr_data, hdr_pos[i], hl)
+            else:
+                out[p] = 0
+                p += 1
     return p
