@@ -11,17 +11,17 @@ records.  The batch headers are left unwritten: the caller fills them through :m
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import RECORD_BATCH_OVERHEAD
+from .jit import inner, kernel
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _zigzag(v):
     return (np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63))
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _size(u):
     n = 1
     while u >= np.uint64(0x80):
@@ -30,7 +30,7 @@ def _size(u):
     return n
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _put(out, p, u):
     while u >= np.uint64(0x80):
         out[p] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
@@ -40,7 +40,7 @@ def _put(out, p, u):
     return p + 1
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _copy(out, p, src, s, n):
     # unsigned indices, as in ``kernels.gather``: LLVM vectorises the loop (measured 4x faster than a
     # slice assignment per value, which made this pass 14 ms instead of 3 ms for 200k records of ~100 B)
@@ -51,13 +51,13 @@ def _copy(out, p, src, s, n):
     return p + n
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _deltas(timestamps, offsets, i, lo):
     """Row ``i``'s zigzagged timestampDelta and offsetDelta against its batch's first row ``lo`` (int64: wraps)."""
     return _zigzag(timestamps[i] - timestamps[lo]), _zigzag(offsets[i] - offsets[lo])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def v2_record_sizes(timestamps, offsets, key_len, value_len, hdr_len, per_batch, body, batch_starts):
     """Fill ``body[i]`` (the record's size after its length varint) and ``batch_starts`` (each batch's
     position, ``batch_starts[-1]`` the end, a ``RECORD_BATCH_OVERHEAD`` header before each batch's
@@ -80,7 +80,7 @@ def v2_record_sizes(timestamps, offsets, key_len, value_len, hdr_len, per_batch,
     return p
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def write_v2_records(out, body, timestamps, offsets, key_data, key_pos, key_len, value_data, value_pos,
                      value_len, hdr_data, hdr_pos, hdr_len, per_batch):
     """Write the records sized by :func:`v2_record_sizes` into ``out``, skipping a batch header before

@@ -16,10 +16,10 @@ Wire offsets come from :mod:`kafkafmt.layout` (numba folds module globals into c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
+from .jit import inner, kernel
 
 # rows of the ``out`` matrix every kernel fills (one column per record)
 F_OFFSET, F_TIMESTAMP, F_TSTYPE, F_SEQUENCE, F_KEY_POS, F_KEY_LEN, F_VALUE_POS, F_VALUE_LEN, \
@@ -47,7 +47,7 @@ _LEGACY_TS_TYPE_BIT = 0x08
 _NO_TIMESTAMP = -1
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _be_int(data, p, n):
     """Big-endian signed integer of ``n`` (4 or 8) bytes at ``p``."""
     v = np.int64(0)
@@ -58,7 +58,7 @@ def _be_int(data, p, n):
     return v
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _uvarint(data, p, end, max_bytes):
     """Raw 7-bit groups at ``p`` (``ByteUtils.readVarint``/``readVarlong``); next position -1 on error."""
     raw = np.uint64(0)
@@ -77,7 +77,7 @@ def _uvarint(data, p, end, max_bytes):
             return raw, -1
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _varint(data, p, end):
     """A zigzag varint as a Java int (5 bytes at most)."""
     raw, p = _uvarint(data, p, end, 5)
@@ -89,7 +89,7 @@ def _varint(data, p, end):
     return s, p
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _varlong(data, p, end):
     """A zigzag varlong as a Java long (10 bytes at most)."""
     raw, p = _uvarint(data, p, end, 10)
@@ -97,7 +97,7 @@ def _varlong(data, p, end):
     return np.int64(v), p  # bit-for-bit reinterpretation, as Java's long
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _sized(data, p, end):
     """A varint length and the bytes it counts (``Utils.sizeDelimited``: any negative length is null,
     reported as -1): ``(position, length, next position)``, next position -1 if they overrun ``end``."""
@@ -109,7 +109,7 @@ def _sized(data, p, end):
     return p, n, p + n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
               batch_ids, first, last, row, out):
     """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``).
@@ -193,7 +193,7 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
     return -1, row
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _legacy_entry(data, p, end):
     """Check the legacy entry at ``p`` as ``LegacyRecord`` does; return its end, key and value
     (position, length; -1 = null) or an end of -1."""
@@ -228,7 +228,7 @@ def _legacy_entry(data, p, end):
     return entry_end, kpos, klen, q, vlen
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out):
     """The fields every legacy entry stores, whatever its place."""
     magic = data[p + _MAGIC_AT]
@@ -250,7 +250,7 @@ def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out):
     out[F_OFFSET_DELTA, row] = 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decode_legacy_plain(data, start, end, first_batch_id, row, out):
     """Uncompressed v0/v1 log entries filling ``data[start:end]`` exactly: one record each (offset,
     timestamp and type as stored).  Returns ``(index of the failed entry or -1, next row)``."""
@@ -293,7 +293,7 @@ def _crc32_tables() -> np.ndarray:
 _CRC32_TABLES = _crc32_tables()
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _crc32(data, p, end):
     """CRC-32 of ``data[p:end]`` (``LegacyRecord.computeChecksum``), eight bytes a step."""
     t = _CRC32_TABLES
@@ -314,7 +314,7 @@ def _crc32(data, p, end):
     return c ^ np.uint32(0xFFFFFFFF)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def legacy_crcs(data, positions, sizes, stored, valid):
     """The stored CRC of each legacy message at ``positions[i]`` (``sizes[i]`` bytes with its log
     overhead) and whether it matches the CRC-32 of magic..end (``LegacyRecord.isValid``)."""
@@ -325,7 +325,7 @@ def legacy_crcs(data, positions, sizes, stored, valid):
         valid[i] = crc == _crc32(data, p + _MAGIC_AT, p + sizes[i])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, magics, timestamps):
     """How many uncompressed v0/v1 log entries follow each other from ``start``, each one a message the
     batch walker (MEMORY rules: ``ByteBufferLogInputStream.nextBatch``) yields whole and the columnar
@@ -362,7 +362,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
     return k, p
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper_timestamp, wrapper_ts_type,
                         batch_id, row, out):
     """The inner entries of a decompressed wrapper value ``data[start:end]`` (``DataLogInputStream``:
@@ -399,7 +399,7 @@ def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper
     return row
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def header_spans(data, headers_pos, headers_count, total, key_pos, key_len, value_pos, value_len):
     """Key and value spans of every header (the records were checked by :func:`decode_v2`)."""
     h = 0
@@ -418,7 +418,7 @@ def header_spans(data, headers_pos, headers_count, total, key_pos, key_len, valu
             h += 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gather(data, pos, lengths, offsets, dest):
     """Copy ``data[pos[i]:pos[i]+lengths[i]]`` to ``dest[offsets[i]:]`` (null: negative length)."""
     for i in range(pos.shape[0]):
@@ -430,7 +430,7 @@ def gather(data, pos, lengths, offsets, dest):
             dest[d + j] = data[s + j]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def utf8_invalid(data, pos, lengths, bad):
     """Set ``bad[i]`` for every span that is not well-formed UTF-8 (Unicode 3.9, table 3-7); return
     how many are."""
@@ -442,7 +442,7 @@ def utf8_invalid(data, pos, lengths, bad):
     return count
 
 
-@njit(cache=True, nogil=True)
+@inner
 def _utf8_bad(data, p, end):
     """Whether ``data[p:end]`` is not well-formed UTF-8."""
     while p < end:
