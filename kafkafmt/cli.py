@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "kafkafmt.tools.build",
     "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
+    "kafkafmt.tools.warmup",
     "kafkafmt.tools.gen",
     "kafkafmt.tools.pipeline",
     "kafkafmt.broker.cli",

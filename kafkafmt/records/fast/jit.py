@@ -57,3 +57,4 @@ def cache_stats() -> tuple[int, int]:
     """How many kernel signatures this process compiled and how many it loaded from the cache."""
     compiled = sum(sum(k.stats.cache_misses.values()) for k in KERNELS.values())
     return compiled, sum(sum(k.stats.cache_hits.values()) for k in KERNELS.values())
+
