@@ -1,0 +1,83 @@
+"""First use of the compiled decoder: a process with an empty numba cache decodes exactly as the
+reference decoder does and leaves the cache behind; ``kafkafmt warmup`` loads it and fills in every
+kernel; with no writable cache directory the kernels still compile.  (No timing here: the seconds
+are the bench's first-use line.)"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from kafkafmt.records import records_table
+from kafkafmt.records.fast import build_kernel, jit, kernels  # noqa: F401  (fills jit.KERNELS)
+from kafkafmt.samples import sample_record_sets
+
+#: a first use as in a notebook: every sample record set through records_table, in a new process
+COLD_DECODE = """
+import json, sys
+import pyarrow as pa
+from kafkafmt.records import records_table
+from kafkafmt.records.fast import jit
+from kafkafmt.samples import sample_record_sets
+with pa.OSFile(sys.argv[1], "wb") as f:
+    for name, (_, data) in sample_record_sets().items():
+        t = records_table(data)
+        with pa.ipc.new_stream(f, t.schema) as w:
+            w.write_table(t)
+compiled, loaded = jit.cache_stats()
+print(json.dumps({"compiled": compiled, "loaded": loaded, "cache_dirs": jit.cache_dirs()}))
+"""
+
+
+def _run(args, cache_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(tmp_path):
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    out = tmp_path / "tables.arrows"
+    stats = json.loads(_run(["-c", COLD_DECODE, str(out)], cache).strip().splitlines()[-1])
+    assert stats["compiled"] > 0 and stats["loaded"] == 0  # a truly cold cache: nothing to load
+    assert stats["cache_dirs"] and all(d.startswith(str(cache)) for d in stats["cache_dirs"])
+    with pa.OSFile(str(out), "rb") as f:
+        for name, (_, data) in sample_record_sets().items():
+            assert pa.ipc.open_stream(f).read_all().equals(records_table(data, engine="reference")), name
+
+    report = _run(["-m", "kafkafmt", "warmup"], cache)
+    m = re.search(r"(\d+) kernels ready in [\d.]+ s: (\d+) compiled, (\d+) loaded from the cache; cache: (\S+)", report)
+    assert m, report
+    n, compiled, loaded, where = int(m[1]), int(m[2]), int(m[3]), m[4]
+    assert n == len(jit.KERNELS)
+    assert loaded > 0  # the cold process's kernels, loaded rather than compiled again
+    assert compiled < n  # only what the decode above did not reach (the builder, the legacy CRC pass)
+    assert where.startswith(str(cache))
+    assert "agrees with the reference on 11 sample record sets" in report
+    cached = {f.split("-")[0] for f in os.listdir(where) if f.endswith(".nbi")}
+    assert cached >= {f"{k.py_func.__module__.rsplit('.', 1)[1]}.{name}" for name, k in jit.KERNELS.items()}
+
+
+def test_a_kernel_compiles_without_a_writable_cache(monkeypatch):
+    """numba refuses ``cache=True`` when no cache directory is writable (a read-only site-packages and
+    home): the kernel is then compiled in each process, with a warning, instead of failing the import."""
+    monkeypatch.setattr(numba.config, "CACHE_LOCATOR_CLASSES", "ZipCacheLocator")  # applies to no .py file
+    monkeypatch.setattr(jit, "_uncached", [])
+    monkeypatch.setattr(jit, "KERNELS", dict(jit.KERNELS))
+
+    def plus_one(a):
+        return a[0] + 1
+
+    with pytest.warns(RuntimeWarning, match="NUMBA_CACHE_DIR"):
+        k = jit.kernel(plus_one)
+    assert k(np.array([41], np.int64)) == 42
+    assert jit.cache_stats()[0] >= 1 and "plus_one" in jit.KERNELS
