@@ -2,10 +2,12 @@
 
 Why numba (measured, see README "Columnar decoding"): it ships as a wheel, so ``pip install``
 needs no compiler and there is no build step in the project; ``@njit(cache=True)`` keeps the
-machine code on disk (beside this package, or in numba's user cache directory
-``$NUMBA_CACHE_DIR`` / ``~/.cache`` when the source directory is read-only), so only the very first
-use in a fresh environment pays the compile.  Cython or Rust (PyO3/maturin) would need a C or Rust
-toolchain at install time for an editable checkout, for the same loops.
+machine code on disk (in ``$NUMBA_CACHE_DIR`` when set, else beside this package, else in numba's
+user cache directory ``~/.cache/numba`` when the source directory is read-only), so only the very first
+use in a fresh environment pays the compile, and ``make setup`` pays it (``kafkafmt warmup``) so that
+a notebook's first ``records_table`` loads the kernels instead (numba's options: :mod:`.jit`).  Cython
+or Rust (PyO3/maturin) would need a C or Rust toolchain at install time for an editable checkout, for the
+same loops.
 
 Nothing here decides a rule of Kafka's on its own: the kernels only succeed on input the
 pure-Python reference decoder accepts, and hand every other batch back to it.
