@@ -80,7 +80,7 @@ def _uvarint(data, p, end, max_bytes):
 @inner
 def _varint(data, p, end):
     """A zigzag varint as a Java int (5 bytes at most)."""
-    raw, p = _uvarint(data, p, end, 5)
+    raw, p = _uvarint(data, p, end, np.int64(5))  # not a literal 5: one compilation serves both
     u = raw & np.uint64(0xFFFFFFFF)
     v = (u >> np.uint64(1)) ^ ((np.uint64(0) - (u & np.uint64(1))) & np.uint64(0xFFFFFFFF))
     s = np.int64(v)
@@ -92,7 +92,7 @@ def _varint(data, p, end):
 @inner
 def _varlong(data, p, end):
     """A zigzag varlong as a Java long (10 bytes at most)."""
-    raw, p = _uvarint(data, p, end, 10)
+    raw, p = _uvarint(data, p, end, np.int64(10))
     v = (raw >> np.uint64(1)) ^ (np.uint64(0) - (raw & np.uint64(1)))
     return np.int64(v), p  # bit-for-bit reinterpretation, as Java's long
 
