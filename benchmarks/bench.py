@@ -13,7 +13,8 @@ on their deep decode), build (batches of 1,000; ``build-columns``: the compiled 
 the same rows given as three lists, made outside the timing, alternating with the peers' builders run again
 on the rows, so that the row's ratios share the machine's noise), down-conversion v2 -> v1/v0, shallow scan with CRC
 of a large segment against one raw ``crc32c`` pass (with peak anonymous and file-backed memory),
-log append as leader and as follower, and the numba first-use cost (cold compile and cached load).
+log append as leader and as follower, and the numba first-use cost (cold compile, cached load, and the cache
+`make setup` leaves; `--first-use` measures only that).
 """
 from __future__ import annotations
 
