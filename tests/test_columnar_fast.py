@@ -182,6 +182,31 @@ def test_non_utf8_header_key_is_kept_losslessly():
         assert t.column("header_key_bytes").to_pylist() == [[raw, b"ok"], None]
 
 
+@pytest.mark.parametrize("raw", [
+    b"\xed\xa0\x80", b"\xed\xbf\xbf",  # UTF-16 surrogates encoded: not UTF-8
+    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x9f\xbf", b"\xf0\x8f\xbf\xbf",  # overlong
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff",  # above U+10FFFF, never a lead byte
+    b"a\xe2\x82", b"\x80",  # truncated, a lone continuation byte
+    b"\xef\xbf\xbf", b"\xed\x9f\xbf", b"\xf4\x8f\xbf\xbf", b"\xe2\x82\xac", b"",  # well-formed edges
+])
+def test_header_key_utf8_edges_read_as_the_reference(raw):
+    """The fast path's UTF-8 check (Arrow's cast to string) accepts exactly what the reference does."""
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+    b.append(1, b"k", b"v", [Header(raw.decode("utf-8", "surrogateescape"), b"x"), Header("ok", None)])
+    data = b.build()
+    fast = records_table(data)
+    assert fast.equals(records_table(data, engine="reference"))
+    assert fast.column("header_key_bytes").to_pylist() == [None if _utf8(raw) else [raw, b"ok"]]
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def test_offsets_wrap_as_java_long():
     b = MemoryRecordsBuilder(2, CompressionType.LZ4, TimestampType.CREATE_TIME, 0)
     for i in range(3):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .kernels import gather, header_spans, utf8_invalid
+from .kernels import gather, header_spans
 
 _INT32_MAX = 2**31 - 1
 
@@ -52,14 +52,15 @@ def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.n
     vlen = np.empty(total, np.int64)
     if total:
         header_spans(data, headers_pos, headers_count, total, kpos, klen, vpos, vlen)
-    bad = np.zeros(total, dtype=np.bool_)
-    nbad = utf8_invalid(data, kpos, klen, bad) if total else 0
-    if nbad == 0:
-        keys = binary_array(data, kpos, klen, pa.string())
+    key_bytes = binary_array(data, kpos, klen)
+    try:
+        keys = key_bytes.cast(pa.string())  # Arrow checks well-formed UTF-8 (Unicode 3.9, table 3-7)
         raw_keys = pa.nulls(n, raw_keys_type)
-    else:
-        raw = [bytes(data[p:p + ln]) for p, ln in zip(kpos.tolist(), klen.tolist())]
-        keys = pa.array([r.decode("utf-8", "replace") for r in raw], pa.string())
+    except pa.ArrowInvalid:  # a key that is not UTF-8 (rare): find which, in Python
+        raw = key_bytes.to_pylist()
+        read = [r.decode("utf-8", "replace") for r in raw]
+        bad = np.fromiter((k.encode() != r for k, r in zip(read, raw)), np.bool_, total)  # something was replaced
+        keys = pa.array(read, pa.string())
         owner = np.repeat(np.arange(n), headers_count)
         has_bad = np.zeros(n, dtype=np.bool_)
         has_bad[owner[bad]] = True
