@@ -67,6 +67,37 @@ def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(tmp_pa
     assert cached >= {f"{k.py_func.__module__.rsplit('.', 1)[1]}.{name}" for name, k in jit.KERNELS.items()}
 
 
+#: every kind of input a caller may hand over: byte containers to the decoder, number and byte columns to
+#: the builder; each kernel must compile (or load) one signature for all of them, not one per kind
+ONE_SIGNATURE = """
+import json, mmap, tempfile
+import numpy as np, pyarrow as pa
+from kafkafmt.records import build_v2_batches, decode_records, records_table
+from kafkafmt.records.fast import jit
+from kafkafmt.samples import sample_record_sets
+for _, data in sample_record_sets().values():
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            for source in (data, bytearray(data), memoryview(data), m):
+                records_table(source)
+                list(decode_records(source))
+readonly = pa.array([5, 6], pa.int64()).to_numpy()
+for ts in ([5, 6], np.arange(4)[::2], readonly, np.array([5, 6], np.int32), pa.array([5, 6], pa.int64())):
+    for keys in ([b"k", None], pa.array([b"k", None]), pa.array(["k", None]), [None, None]):
+        build_v2_batches(ts, keys, [b"v", b""], [[("h", b"x")], []], offsets=ts)
+        build_v2_batches(ts, keys, pa.array([b"v", None], pa.large_binary()))
+print(json.dumps({name: len(k.signatures) for name, k in jit.KERNELS.items()}))
+"""
+
+
+def test_each_kernel_has_one_signature_whatever_the_input():
+    counts = json.loads(subprocess.run([sys.executable, "-c", ONE_SIGNATURE], capture_output=True, text=True,
+                                       check=True).stdout.strip().splitlines()[-1])
+    assert counts and all(n <= 1 for n in counts.values()), counts
+
+
 def test_a_kernel_compiles_without_a_writable_cache(monkeypatch):
     """numba refuses ``cache=True`` when no cache directory is writable (a read-only site-packages and
     home): the kernel is then compiled in each process, with a warning, instead of failing the import."""

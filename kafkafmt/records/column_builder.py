@@ -77,7 +77,8 @@ def _int64(values, what: str) -> np.ndarray:
     try:
         if isinstance(values, (list, tuple)):
             return np.fromiter(values, np.int64, len(values))
-        return np.asarray(values, dtype=np.int64).reshape(-1)
+        arr = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
+        return arr if arr.flags.writeable else arr.copy()  # C-contiguous, writable: one kernel signature
     except (OverflowError, TypeError, ValueError) as e:
         raise IllegalArgumentError(f"{what} must be 64-bit integers: {e}") from None
 
