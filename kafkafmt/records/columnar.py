@@ -35,7 +35,7 @@ exactly the reference's, which are Kafka's.
 """
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -502,11 +502,11 @@ class _Chunk:
             return
         try:
             data, starts, out, order = self._run()
-            fast_records = self._fast_records(data, starts, out) if out.shape[1] else []
+            fast_records = self._fast_records(data, starts, out) if out.shape[1] else iter(())
             del data
             for item in order:
-                if item[0] == "fast":
-                    yield from fast_records[item[1]:item[2]]
+                if item[0] == "fast":  # fast rows come in row order, one run after the other
+                    yield from islice(fast_records, item[2] - item[1])
                 else:
                     yield from self.batch(item[1]).records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
         finally:
@@ -677,7 +677,7 @@ class _Chunk:
                                    None if sh is None else rpos + sh, stored_offset=stored_offset,
                                    stored_timestamp=stored_ts if magic == 1 else None, crc=crc,
                                    crc_valid=crc == crc32(buf[rpos + _LEGACY_CRC_START:rpos + size])))
-        return recs
+        return iter(recs)
 
     def _reference_table(self, local: int) -> pa.Table:
         return reference_records_table(self.batch(local), self.metas[local], self.opts)
@@ -715,9 +715,9 @@ def _mapped_records(data, buf, out, cols, shift: dict | None, headers) -> list[R
             if local < len(per_batch):
                 per_batch[local] = sh
         positions = (out[f.F_RECORD_POS] + per_batch[out[f.F_BATCH]]).tolist()
-    return list(map(Record, cols[f.F_OFFSET], cols[f.F_TIMESTAMP], map(_TS_TYPES.__getitem__, cols[f.F_TSTYPE]),
+    return map(Record, cols[f.F_OFFSET], cols[f.F_TIMESTAMP], map(_TS_TYPES.__getitem__, cols[f.F_TSTYPE]),
                     keys, values, hdrs, cols[f.F_SEQUENCE], cols[f.F_MAGIC], cols[f.F_ATTRIBUTES], cols[f.F_SIZE],
-                    positions, *deltas, *legacy))
+                    positions, *deltas, *legacy)
 
 
 def _header_tuples(data, buf, out) -> tuple[Header, ...]:
