@@ -19,19 +19,21 @@ def _validity(lengths: np.ndarray) -> tuple[pa.Buffer | None, int]:
 
 def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: pa.DataType = pa.binary()) -> pa.Array:
     """``data[pos[i]:pos[i]+lengths[i]]`` for each i as an Arrow binary (or string) array; a negative
-    length is null.  The caller keeps each array under 2 GiB (Arrow's int32 offsets)."""
+    length is null.  The caller keeps each array under 2 GiB (Arrow's int32 offsets), or asks for
+    ``large_binary``."""
     n = len(pos)
     sizes = np.maximum(lengths, 0)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])
-    if total > _INT32_MAX:
+    large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
+    if total > _INT32_MAX and not large:
         raise OverflowError(f"{total} bytes do not fit one Arrow binary array")
     dest = np.empty(total, dtype=np.uint8)
     gather(data, pos, sizes, offsets, dest)
     validity, nulls = _validity(lengths)
-    return pa.Array.from_buffers(type_, n, [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(dest)],
-                                 null_count=nulls)
+    offsets_buffer = pa.py_buffer(offsets if large else offsets.astype(np.int32))
+    return pa.Array.from_buffers(type_, n, [validity, offsets_buffer, pa.py_buffer(dest)], null_count=nulls)
 
 
 def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.ndarray,
