@@ -448,8 +448,8 @@ class _Chunk:
         if self.arena is None or need > len(self.arena):
             # a chunk flushes once its pieces reach chunk_bytes, so one allocation of that size (pages are
             # only touched when written) rarely grows
-            grown = np.empty(max(need, 2 * len(self.arena) if self.arena is not None else need + self.chunk_bytes),
-                             dtype=np.uint8)
+            grown = fast.pool_empty(max(need, 2 * len(self.arena) if self.arena is not None else
+                                        need + self.chunk_bytes), np.uint8)
             if self.arena is not None:
                 grown[:self.arena_used] = self.arena[:self.arena_used]
             self.arena = grown
@@ -535,7 +535,7 @@ class _Chunk:
         the record order as ("fast", row0, row1) | ("ref", local batch id) items."""
         order: list = []
         data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
-        out = np.empty((fast.N_FIELDS, self.capacity), dtype=np.int64)
+        out = fast.pool_empty((fast.N_FIELDS, self.capacity), np.int64)
         row = 0
         for step in self.steps:
             kind = step[0]
