@@ -620,18 +620,18 @@ class _Chunk:
         ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
         cols["timestamp"] = ts.view(pa.timestamp("ms"))
         tstype = out[fast.F_TSTYPE]
-        cols["timestampType"] = pa.array(tstype.astype(np.int32))
+        cols["timestampType"] = pa.array(fast.pool_astype(tstype, np.int32))
         if o.headers:
             cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
-                data, out[fast.F_HEADERS_POS], out[fast.F_HEADERS_COUNT].astype(np.int32), HEADER_TYPE,
+                data, out[fast.F_HEADERS_POS], fast.pool_astype(out[fast.F_HEADERS_COUNT], np.int32), HEADER_TYPE,
                 HEADER_KEY_BYTES_TYPE)
         else:
             cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
         cols["timestamp_ms"] = ts
-        cols["timestamp_type"] = pa.array(tstype.astype(np.int8))
-        cols["key_size"] = pa.array(key_len.astype(np.int32))
-        cols["value_size"] = pa.array(value_len.astype(np.int32))
-        cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
+        cols["timestamp_type"] = pa.array(fast.pool_astype(tstype, np.int8))
+        cols["key_size"] = pa.array(fast.pool_astype(key_len, np.int32))
+        cols["value_size"] = pa.array(fast.pool_astype(value_len, np.int32))
+        cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
         # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
         # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
         rows_per_batch = np.bincount(ids, minlength=len(self.metas))

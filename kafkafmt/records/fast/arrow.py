@@ -18,11 +18,19 @@ def pool_empty(shape, dtype) -> np.ndarray:
     return np.frombuffer(pa.allocate_buffer(int(np.prod(shape)) * dtype.itemsize), dtype=dtype).reshape(shape)
 
 
+def pool_astype(a: np.ndarray, dtype) -> np.ndarray:
+    """``a.astype(dtype)`` into :func:`pool_empty` memory."""
+    out = pool_empty(a.shape, dtype)
+    np.copyto(out, a, casting="unsafe")
+    return out
+
+
 def _validity(lengths: np.ndarray) -> tuple[pa.Buffer | None, int]:
-    nulls = int(np.count_nonzero(lengths < 0))
+    is_null = np.less(lengths, 0, out=pool_empty(len(lengths), np.bool_))
+    nulls = int(np.count_nonzero(is_null))
     if nulls == 0:
         return None, 0
-    return pa.py_buffer(np.packbits(lengths >= 0, bitorder="little")), nulls
+    return pa.py_buffer(np.packbits(~is_null, bitorder="little")), nulls
 
 
 def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: pa.DataType = pa.binary()) -> pa.Array:
@@ -30,8 +38,10 @@ def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: 
     length is null.  The caller keeps each array under 2 GiB (Arrow's int32 offsets), or asks for
     ``large_binary``."""
     n = len(pos)
-    sizes = np.maximum(lengths, 0)
-    offsets = np.zeros(n + 1, dtype=np.int64)
+    validity, nulls = _validity(lengths)
+    sizes = np.maximum(lengths, 0, out=pool_empty(n, np.int64)) if nulls else lengths
+    offsets = pool_empty(n + 1, np.int64)  # temporaries from the pool too: no fresh pages to fault in
+    offsets[0] = 0
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])
     large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
@@ -39,8 +49,7 @@ def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: 
         raise OverflowError(f"{total} bytes do not fit one Arrow binary array")
     dest = pool_empty(total, np.uint8)
     gather(data, pos, sizes, offsets, dest)
-    validity, nulls = _validity(lengths)
-    offsets_buffer = pa.py_buffer(offsets if large else offsets.astype(np.int32))
+    offsets_buffer = pa.py_buffer(offsets if large else pool_astype(offsets, np.int32))
     return pa.Array.from_buffers(type_, n, [validity, offsets_buffer, pa.py_buffer(dest)], null_count=nulls)
 
 
