@@ -488,7 +488,7 @@ class _Chunk:
         if not self.metas:
             return []
         try:
-            data, starts, out, order = self._run()
+            data, starts, out, order = self._run(wire=False)
             fast_table = self._fast_table(data, out) if out.shape[1] else None
             del data  # no view of the source outlives the decode (an mmap must be closable)
             tables = [fast_table.slice(item[1], item[2] - item[1]) if item[0] == "fast"
@@ -503,7 +503,7 @@ class _Chunk:
         if not self.metas:
             return
         try:
-            data, starts, out, order = self._run()
+            data, starts, out, order = self._run(wire=True)
             fast_records = self._fast_records(data, starts, out) if out.shape[1] else iter(())
             del data
             for item in order:
@@ -531,9 +531,10 @@ class _Chunk:
         data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
         return data, starts
 
-    def _run(self):
+    def _run(self, *, wire: bool):
         """Run the kernels over every step: the buffer, each piece's start in it, the filled rows, and
-        the record order as ("fast", row0, row1) | ("ref", local batch id) items."""
+        the record order as ("fast", row0, row1) | ("ref", local batch id) items.  ``wire``: fill the
+        rows only ``Record`` objects need (see ``fast.decode_v2``)."""
         order: list = []
         data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
         out = fast.pool_empty((fast.N_FIELDS, self.capacity), np.int64)
@@ -543,7 +544,7 @@ class _Chunk:
             if kind == "ref":
                 order.append(("ref", step[1]))
             elif kind == "v2":
-                row = self._run_v2(data, starts, step[1], step[2], out, row, order)
+                row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
             elif kind == "plain":
                 row = self._run_plain(data, starts, step, out, row, order)
             else:
@@ -561,7 +562,7 @@ class _Chunk:
                     row = nxt
         return data, starts, out[:, :row], order
 
-    def _run_v2(self, data, starts, locals_, pieces, out, row, order) -> int:
+    def _run_v2(self, data, starts, locals_, pieces, out, row, order, wire: bool) -> int:
         bs = [self.batches[i] for i in locals_]
         st = np.array([starts[p] for p in pieces], dtype=np.int64)
         en = st + np.array([self.pieces[p][2] - self.pieces[p][1] for p in pieces], dtype=np.int64)
@@ -575,7 +576,7 @@ class _Chunk:
         first = 0
         while first < len(bs):
             failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, len(bs),
-                                         row, out)
+                                         row, out, wire)
             if nxt > row:
                 order.append(("fast", row, nxt))
                 row = nxt
