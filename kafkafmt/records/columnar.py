@@ -226,6 +226,10 @@ _TS_TYPE_BY_ID_PLUS_1 = np.array([_TS_TYPES[i - 1] for i in range(len(_TS_TYPES)
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
 
 
+#: records area decoded by one kernel call when keys and values are gathered right after it, so that
+#: the gather finds the records in cache (measured on 200k records: 128 KiB to 64 MiB, flat from 1 to
+#: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3)
+_GATHER_BYTES = 2 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
 _BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
@@ -310,6 +314,7 @@ class _Chunk:
         self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
         self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
         self.capacity = 0
+        self.gather: fast.ValueGather | None = None  # keys and values copied as rows are filled (flush)
         self.pending_bytes = 0
         self.all_source = True
         self.all_arena = True
@@ -488,6 +493,9 @@ class _Chunk:
         if not self.metas:
             return []
         try:
+            fields = [f for f, keep in (((fast.F_KEY_POS, fast.F_KEY_LEN), self.opts.keys),
+                                        ((fast.F_VALUE_POS, fast.F_VALUE_LEN), self.opts.values)) if keep]
+            self.gather = fast.ValueGather(fields, sum(e - s for _, s, e in self.pieces)) if fields else None
             data, starts, out, order = self._run(wire=False)
             fast_table = self._fast_table(data, out) if out.shape[1] else None
             del data  # no view of the source outlives the decode (an mmap must be closable)
@@ -558,9 +566,16 @@ class _Chunk:
                 if nxt < 0:
                     order.append(("ref", local))
                 else:
-                    order.append(("fast", row, nxt))
-                    row = nxt
+                    row = self._commit(data, out, row, nxt, order)
         return data, starts, out[:, :row], order
+
+    def _commit(self, data, out, row, nxt, order) -> int:
+        """Rows ``row..nxt-1`` are filled for good: record them in ``order`` (and gather their keys and
+        values while they are in cache); the next row."""
+        order.append(("fast", row, nxt))
+        if self.gather is not None:
+            self.gather.rows(data, out, row, nxt)
+        return nxt
 
     def _run_v2(self, data, starts, locals_, pieces, out, row, order, wire: bool) -> int:
         bs = [self.batches[i] for i in locals_]
@@ -573,18 +588,32 @@ class _Chunk:
                         for b in bs], dtype=np.int64)
         seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
         ids = np.array(locals_, dtype=np.int64)
-        first = 0
-        while first < len(bs):
-            failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, len(bs),
-                                         row, out, wire)
-            if nxt > row:
-                order.append(("fast", row, nxt))
-                row = nxt
-            if failed < 0:
-                break
-            order.append(("ref", locals_[failed]))
-            first = failed + 1
+        for first, last in self._groups(en - st):
+            while first < last:
+                failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
+                                             row, out, wire)
+                if nxt > row:
+                    row = self._commit(data, out, row, nxt, order)
+                if failed < 0:
+                    break
+                order.append(("ref", locals_[failed]))
+                first = failed + 1
         return row
+
+    def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
+        """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
+        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time (L2-sized)."""
+        if self.gather is None:
+            return [(0, len(sizes))]
+        groups, first, acc = [], 0, 0
+        for i, size in enumerate(sizes.tolist()):
+            acc += size
+            if acc >= _GATHER_BYTES:
+                groups.append((first, i + 1))
+                first, acc = i + 1, 0
+        if first < len(sizes):
+            groups.append((first, len(sizes)))
+        return groups
 
     def _run_plain(self, data, starts, step, out, row, order) -> int:
         _, local0, n, piece = step
@@ -597,8 +626,7 @@ class _Chunk:
             begin = s if done == 0 else s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
             failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
             if nxt > row:
-                order.append(("fast", row, nxt))
-                row = nxt
+                row = self._commit(data, out, row, nxt, order)
             if failed < 0:
                 break
             order.append(("ref", local0 + done + failed))
@@ -611,9 +639,9 @@ class _Chunk:
         cols = {}
         ids = out[fast.F_BATCH]
         key_len, value_len = out[fast.F_KEY_LEN], out[fast.F_VALUE_LEN]
-        cols["key"] = fast.binary_array(data, out[fast.F_KEY_POS], key_len) if o.keys else pa.nulls(n, pa.binary())
-        cols["value"] = fast.binary_array(data, out[fast.F_VALUE_POS], value_len) if o.values else \
-            pa.nulls(n, pa.binary())
+        gathered = iter(self.gather.arrays(out) if self.gather is not None else ())
+        cols["key"] = next(gathered) if o.keys else pa.nulls(n, pa.binary())
+        cols["value"] = next(gathered) if o.values else pa.nulls(n, pa.binary())
         cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
         cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
             pa.repeat(pa.scalar(o.partition, pa.int32()), n)

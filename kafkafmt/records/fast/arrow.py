@@ -37,20 +37,73 @@ def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: 
     """``data[pos[i]:pos[i]+lengths[i]]`` for each i as an Arrow binary (or string) array; a negative
     length is null.  The caller keeps each array under 2 GiB (Arrow's int32 offsets), or asks for
     ``large_binary``."""
-    n = len(pos)
-    validity, nulls = _validity(lengths)
-    sizes = np.maximum(lengths, 0, out=pool_empty(n, np.int64)) if nulls else lengths
-    offsets = pool_empty(n + 1, np.int64)  # temporaries from the pool too: no fresh pages to fault in
-    offsets[0] = 0
-    np.cumsum(sizes, out=offsets[1:])
-    total = int(offsets[-1])
-    large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
-    if total > _INT32_MAX and not large:
-        raise OverflowError(f"{total} bytes do not fit one Arrow binary array")
-    dest = pool_empty(total, np.uint8)
-    gather(data, pos, sizes, offsets, dest)
-    offsets_buffer = pa.py_buffer(offsets if large else pool_astype(offsets, np.int32))
-    return pa.Array.from_buffers(type_, n, [validity, offsets_buffer, pa.py_buffer(dest)], null_count=nulls)
+    layout = _BinaryLayout(lengths, type_)
+    dest = pool_empty(layout.total, np.uint8)
+    gather(data, pos, layout.sizes, layout.offsets, dest)
+    return layout.array(pa.py_buffer(dest))
+
+
+def gathered_binary_array(lengths: np.ndarray, values: pa.Buffer, type_: pa.DataType = pa.binary()) -> pa.Array:
+    """The binary array whose values were already gathered, row after row, into ``values`` (see
+    :class:`ValueGather`); ``lengths`` as for :func:`binary_array`."""
+    layout = _BinaryLayout(lengths, type_)
+    if values.size != layout.total:  # pragma: no cover - a bug in the caller, never the input's fault
+        raise AssertionError(f"{values.size} bytes gathered for {layout.total}")
+    return layout.array(values)
+
+
+class _BinaryLayout:
+    """Validity bitmap and offsets of a binary column from its lengths (negative: null)."""
+
+    def __init__(self, lengths: np.ndarray, type_: pa.DataType):
+        self.n, self.type = len(lengths), type_
+        self.validity, self.nulls = _validity(lengths)
+        self.sizes = np.maximum(lengths, 0, out=pool_empty(self.n, np.int64)) if self.nulls else lengths
+        self.offsets = pool_empty(self.n + 1, np.int64)  # temporaries from the pool too: no page faults
+        self.offsets[0] = 0
+        np.cumsum(self.sizes, out=self.offsets[1:])
+        self.total = int(self.offsets[-1])
+        self.large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
+        if self.total > _INT32_MAX and not self.large:
+            raise OverflowError(f"{self.total} bytes do not fit one Arrow binary array")
+
+    def array(self, values: pa.Buffer) -> pa.Array:
+        offsets = pa.py_buffer(self.offsets if self.large else pool_astype(self.offsets, np.int32))
+        return pa.Array.from_buffers(self.type, self.n, [self.validity, offsets, values], null_count=self.nulls)
+
+
+class ValueGather:
+    """Binary columns gathered piece by piece, right after a kernel fills a few rows: the records are
+    still in the CPU cache then (one gather per column over a whole chunk reads the records area from
+    memory a second time; measured ~6 ms of 26 for 200k lz4 records).  ``fields`` are ``(position
+    row, length row)`` pairs of the kernels' ``out`` matrix; ``capacity`` bounds each column's bytes
+    (every value lies inside the buffer: the sum of the records areas does)."""
+
+    def __init__(self, fields: list[tuple[int, int]], capacity: int):
+        self.fields = fields
+        self.buffers = [pa.allocate_buffer(capacity, resizable=True) for _ in fields]
+        self._dests = [np.frombuffer(b, np.uint8) for b in self.buffers]
+        self.used = [0] * len(fields)
+
+    def rows(self, data: np.ndarray, out: np.ndarray, row0: int, row1: int) -> None:
+        """Append the values of rows ``row0..row1-1`` (the next rows, in order)."""
+        for i, (pos_field, len_field) in enumerate(self.fields):
+            sizes = np.maximum(out[len_field, row0:row1], 0)
+            at = np.cumsum(sizes)
+            used = self.used[i] + (int(at[-1]) if len(at) else 0)
+            at -= sizes
+            at += self.used[i]
+            gather(data, out[pos_field, row0:row1], sizes, at, self._dests[i])
+            self.used[i] = used
+
+    def arrays(self, out: np.ndarray, type_: pa.DataType = pa.binary()) -> list[pa.Array]:
+        """The columns, one per field, over every row of ``out``."""
+        self._dests = None  # no view may outlive the resize, which may move the bytes
+        arrays = []
+        for (_, len_field), buf, used in zip(self.fields, self.buffers, self.used):
+            buf.resize(used, shrink_to_fit=True)
+            arrays.append(gathered_binary_array(out[len_field], buf, type_))
+        return arrays
 
 
 def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.ndarray,
