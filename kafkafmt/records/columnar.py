@@ -602,7 +602,7 @@ class _Chunk:
 
     def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
         """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
-        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time (L2-sized)."""
+        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time."""
         if self.gather is None:
             return [(0, len(sizes))]
         groups, first, acc = [], 0, 0
