@@ -116,7 +116,8 @@ def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.n
     """
     n = len(headers_pos)
     total = int(headers_count.sum())
-    list_offsets = np.zeros(n + 1, dtype=np.int32)
+    list_offsets = pool_empty(n + 1, np.int32)
+    list_offsets[0] = 0
     np.cumsum(headers_count, out=list_offsets[1:])
     kpos = np.empty(total, np.int64)
     klen = np.empty(total, np.int64)
@@ -140,4 +141,5 @@ def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.n
     values = binary_array(data, vpos, vlen)
     fields = list(header_type.value_type)
     structs = pa.StructArray.from_arrays([keys, values], fields=fields)
-    return pa.ListArray.from_arrays(pa.array(list_offsets), structs, type=header_type), raw_keys
+    # from buffers: the offsets are right by construction, so no validating pass and no copy
+    return pa.Array.from_buffers(header_type, n, [None, pa.py_buffer(list_offsets)], children=[structs]), raw_keys
