@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import struct
+from unittest import mock
 
 import pyarrow as pa
 import pytest
@@ -21,6 +22,7 @@ from kafkafmt.crc import crc32, crc32c
 from kafkafmt.errors import CorruptRecordError, KafkaFmtError
 from kafkafmt.layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from kafkafmt.records import MemoryRecords, RECORD_SCHEMA, batches_table, decode_records, records_table
+from kafkafmt.records import columnar
 from kafkafmt.records.builder import MemoryRecordsBuilder, end_txn_marker
 from kafkafmt.records.record import Header
 
@@ -122,6 +124,13 @@ def _recrc(data: bytearray) -> None:
 @given(record_sets, st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
        st.booleans(), st.integers(0, 10**6))
 def test_corrupt_input_same_error_same_position(data, flips, recrc, cut):
+    d = mutate(data, flips, recrc, cut)
+    assert_same(d, check_crc=False)
+    assert_same(d)
+    assert_same_records(d)
+
+
+def mutate(data: bytes, flips, recrc: bool, cut: int) -> bytes:
     d = bytearray(data)
     for where, value in flips:
         d[where % len(d)] = value
@@ -129,9 +138,21 @@ def test_corrupt_input_same_error_same_position(data, flips, recrc, cut):
         del d[cut % len(d):]
     if recrc:
         _recrc(d)
-    assert_same(bytes(d), check_crc=False)
-    assert_same(bytes(d))
-    assert_same_records(bytes(d))
+    return bytes(d)
+
+
+@SETTINGS
+@given(st.lists(record_sets, min_size=1, max_size=3).map(b"".join),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3), st.booleans(),
+       st.integers(0, 10**6), st.integers(1, 400), st.booleans(), st.booleans())
+def test_values_gathered_as_rows_fill_agree_for_any_group_size(data, flips, recrc, cut, group, keys, values):
+    """records_table copies keys and values right after each kernel call (about ``_GATHER_BYTES`` of
+    records at a time): with groups of a few bytes (every batch its own call, failures in between)
+    every column and every error is still the reference's."""
+    d = mutate(data, flips, recrc, cut) if flips else data
+    with mock.patch.object(columnar, "_GATHER_BYTES", group):
+        assert_same(d, include_keys=keys, include_values=values, check_crc=False)
+        assert_same(d, chunk_bytes=group)
 
 
 def record_stream(records):
@@ -407,3 +428,30 @@ def test_lz4_arena_path_obeys_the_limits_in_force():
         fast = assert_same(data)
         assert isinstance(fast, tuple) and "max_records_per_batch=5" in fast[1]
     assert records_table(data).num_rows == 20
+
+
+def test_batch_the_kernel_hands_over_mid_group_keeps_the_batches_after_it():
+    """A valid v2 batch the kernel leaves to the reference (a producer batch whose record has a negative
+    offset delta: ``incrementSequence`` with a negative step) between two ordinary ones: the batches
+    after it are decoded by the kernel again, with their keys and values, whatever the group size."""
+    def producer_batch(base: int, negative_delta: bool) -> bytes:
+        b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, base, producer_id=9,
+                                 producer_epoch=0, base_sequence=5)
+        for i in range(3):
+            b.append(1_000, b"k%d" % (base + i), b"v" * (i + 1))
+        data = bytearray(b.build())
+        if negative_delta:
+            second = list(MemoryRecords(bytes(data)).records())[1]
+            at = second.position + 3  # length, attributes and a zero timestampDelta: one byte each
+            assert data[at] == 2  # offsetDelta 1, zigzag
+            data[at] = 1  # offsetDelta -1
+            DEFAULT_BATCH.put(data, 0, "crc", crc32c(bytes(data[DEFAULT_BATCH_CRC_START:])))
+        return bytes(data)
+
+    data = producer_batch(0, False) + producer_batch(3, True) + producer_batch(6, False) + producer_batch(9, False)
+    assert [r.sequence for r in MemoryRecords(data).records()][3:6] == [5, 4, 7]
+    for group in (1, 100, 1 << 20):
+        with mock.patch.object(columnar, "_GATHER_BYTES", group):
+            t = assert_same(data)
+        assert t.column("key").to_pylist() == [b"k%d" % i for i in range(12)]
+    assert_same_records(data)

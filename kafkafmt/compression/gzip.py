@@ -107,12 +107,43 @@ def _parse_header(buf: memoryview, start: int) -> int:
 def decompress(data: bytes | memoryview, max_bytes: int) -> bytes:
     """Decode as ``GZIPInputStream`` does, stopping with DecompressionLimitError past ``max_bytes``."""
     buf = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-    n = len(buf)
     try:
         body_start = _parse_header(buf, 0)
     except _HeaderError as e:
         raise CompressionFramingError(f"gzip: {e.reason}", position=e.position) from None
+    out = _single_member(buf, body_start, max_bytes)
+    return out if out is not None else _replay(buf, body_start, max_bytes)
 
+
+def _single_member(buf: memoryview, body_start: int, max_bytes: int) -> bytes | None:
+    """The usual stream (what ``GZIPOutputStream`` writes: one member, nothing after its trailer)
+    inflated in one zlib call; None for anything else (an error, the cap, more members, trailing
+    bytes), which :func:`_replay` then decodes with the JDK's 8 KiB reads and reports exactly."""
+    n = len(buf)
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(buf[body_start:], max_bytes + 1)
+    except zlib.error:
+        return None
+    if not inflater.eof or len(out) > max_bytes:
+        return None
+    body_end = n - len(inflater.unused_data)
+    if body_end + 8 > n:
+        return None
+    want_crc, want_size = _TRAILER.unpack_from(buf, body_end)
+    if want_crc != zlib.crc32(out) or want_size != len(out) & 0xFFFFFFFF:
+        return None
+    # where the JDK's 8 KiB buffer stood when the inflater finished: GZIPInputStream.readTrailer
+    # looks for another member only if the stream has more bytes or the buffer more than 26
+    inp_end = min(body_start + -(-(body_end - body_start) // INPUT_BUFFER_SIZE) * INPUT_BUFFER_SIZE, n)
+    if n - max(inp_end, body_end + 8) > 0 or inp_end - body_end > 26:
+        return None
+    return out
+
+
+def _replay(buf: memoryview, body_start: int, max_bytes: int) -> bytearray:
+    """Every member, read as ``GZIPInputStream`` reads it: 8 KiB of input at a time."""
+    n = len(buf)
     out = bytearray()  # grown in place: no second copy of up to max_bytes at the end
     total = 0
     # The JDK's view of the input: `pos` is how far the underlying stream has been read;

@@ -35,11 +35,12 @@ exactly the reference's, which are Kafka's.
 """
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD,
                          NO_PARTITION_LEADER_EPOCH,
@@ -221,9 +222,14 @@ _LAT_NONE = -2**63
 #: marks a piece held in the chunk's arena (decompressed straight into it)
 _ARENA = object()
 _TS_TYPES = {t.value: t for t in TimestampType}
+_TS_TYPE_BY_ID_PLUS_1 = np.array([_TS_TYPES[i - 1] for i in range(len(_TS_TYPES))], dtype=object)
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
 
 
+#: records area decoded by one kernel call when keys and values are gathered right after it, so that
+#: the gather finds the records in cache (measured on 200k records: 128 KiB to 64 MiB, flat from 1 to
+#: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3)
+_GATHER_BYTES = 2 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
 _BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
@@ -308,6 +314,7 @@ class _Chunk:
         self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
         self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
         self.capacity = 0
+        self.gather: fast.ValueGather | None = None  # keys and values copied as rows are filled (flush)
         self.pending_bytes = 0
         self.all_source = True
         self.all_arena = True
@@ -447,8 +454,8 @@ class _Chunk:
         if self.arena is None or need > len(self.arena):
             # a chunk flushes once its pieces reach chunk_bytes, so one allocation of that size (pages are
             # only touched when written) rarely grows
-            grown = np.empty(max(need, 2 * len(self.arena) if self.arena is not None else need + self.chunk_bytes),
-                             dtype=np.uint8)
+            grown = fast.pool_empty(max(need, 2 * len(self.arena) if self.arena is not None else
+                                        need + self.chunk_bytes), np.uint8)
             if self.arena is not None:
                 grown[:self.arena_used] = self.arena[:self.arena_used]
             self.arena = grown
@@ -486,7 +493,10 @@ class _Chunk:
         if not self.metas:
             return []
         try:
-            data, starts, out, order = self._run()
+            fields = [f for f, keep in (((fast.F_KEY_POS, fast.F_KEY_LEN), self.opts.keys),
+                                        ((fast.F_VALUE_POS, fast.F_VALUE_LEN), self.opts.values)) if keep]
+            self.gather = fast.ValueGather(fields, sum(e - s for _, s, e in self.pieces)) if fields else None
+            data, starts, out, order = self._run(wire=False)
             fast_table = self._fast_table(data, out) if out.shape[1] else None
             del data  # no view of the source outlives the decode (an mmap must be closable)
             tables = [fast_table.slice(item[1], item[2] - item[1]) if item[0] == "fast"
@@ -501,12 +511,12 @@ class _Chunk:
         if not self.metas:
             return
         try:
-            data, starts, out, order = self._run()
-            fast_records = self._fast_records(data, starts, out) if out.shape[1] else []
+            data, starts, out, order = self._run(wire=True)
+            fast_records = self._fast_records(data, starts, out) if out.shape[1] else iter(())
             del data
             for item in order:
-                if item[0] == "fast":
-                    yield from fast_records[item[1]:item[2]]
+                if item[0] == "fast":  # fast rows come in row order, one run after the other
+                    yield from islice(fast_records, item[2] - item[1])
                 else:
                     yield from self.batch(item[1]).records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
         finally:
@@ -529,19 +539,20 @@ class _Chunk:
         data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
         return data, starts
 
-    def _run(self):
+    def _run(self, *, wire: bool):
         """Run the kernels over every step: the buffer, each piece's start in it, the filled rows, and
-        the record order as ("fast", row0, row1) | ("ref", local batch id) items."""
+        the record order as ("fast", row0, row1) | ("ref", local batch id) items.  ``wire``: fill the
+        rows only ``Record`` objects need (see ``fast.decode_v2``)."""
         order: list = []
         data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
-        out = np.empty((fast.N_FIELDS, self.capacity), dtype=np.int64)
+        out = fast.pool_empty((fast.N_FIELDS, self.capacity), np.int64)
         row = 0
         for step in self.steps:
             kind = step[0]
             if kind == "ref":
                 order.append(("ref", step[1]))
             elif kind == "v2":
-                row = self._run_v2(data, starts, step[1], step[2], out, row, order)
+                row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
             elif kind == "plain":
                 row = self._run_plain(data, starts, step, out, row, order)
             else:
@@ -555,11 +566,18 @@ class _Chunk:
                 if nxt < 0:
                     order.append(("ref", local))
                 else:
-                    order.append(("fast", row, nxt))
-                    row = nxt
+                    row = self._commit(data, out, row, nxt, order)
         return data, starts, out[:, :row], order
 
-    def _run_v2(self, data, starts, locals_, pieces, out, row, order) -> int:
+    def _commit(self, data, out, row, nxt, order) -> int:
+        """Rows ``row..nxt-1`` are filled for good: record them in ``order`` (and gather their keys and
+        values while they are in cache); the next row."""
+        order.append(("fast", row, nxt))
+        if self.gather is not None:
+            self.gather.rows(data, out, row, nxt)
+        return nxt
+
+    def _run_v2(self, data, starts, locals_, pieces, out, row, order, wire: bool) -> int:
         bs = [self.batches[i] for i in locals_]
         st = np.array([starts[p] for p in pieces], dtype=np.int64)
         en = st + np.array([self.pieces[p][2] - self.pieces[p][1] for p in pieces], dtype=np.int64)
@@ -570,18 +588,32 @@ class _Chunk:
                         for b in bs], dtype=np.int64)
         seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
         ids = np.array(locals_, dtype=np.int64)
-        first = 0
-        while first < len(bs):
-            failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, len(bs),
-                                         row, out)
-            if nxt > row:
-                order.append(("fast", row, nxt))
-                row = nxt
-            if failed < 0:
-                break
-            order.append(("ref", locals_[failed]))
-            first = failed + 1
+        for first, last in self._groups(en - st):
+            while first < last:
+                failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
+                                             row, out, wire)
+                if nxt > row:
+                    row = self._commit(data, out, row, nxt, order)
+                if failed < 0:
+                    break
+                order.append(("ref", locals_[failed]))
+                first = failed + 1
         return row
+
+    def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
+        """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
+        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time."""
+        if self.gather is None:
+            return [(0, len(sizes))]
+        groups, first, acc = [], 0, 0
+        for i, size in enumerate(sizes.tolist()):
+            acc += size
+            if acc >= _GATHER_BYTES:
+                groups.append((first, i + 1))
+                first, acc = i + 1, 0
+        if first < len(sizes):
+            groups.append((first, len(sizes)))
+        return groups
 
     def _run_plain(self, data, starts, step, out, row, order) -> int:
         _, local0, n, piece = step
@@ -594,8 +626,7 @@ class _Chunk:
             begin = s if done == 0 else s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
             failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
             if nxt > row:
-                order.append(("fast", row, nxt))
-                row = nxt
+                row = self._commit(data, out, row, nxt, order)
             if failed < 0:
                 break
             order.append(("ref", local0 + done + failed))
@@ -608,9 +639,9 @@ class _Chunk:
         cols = {}
         ids = out[fast.F_BATCH]
         key_len, value_len = out[fast.F_KEY_LEN], out[fast.F_VALUE_LEN]
-        cols["key"] = fast.binary_array(data, out[fast.F_KEY_POS], key_len) if o.keys else pa.nulls(n, pa.binary())
-        cols["value"] = fast.binary_array(data, out[fast.F_VALUE_POS], value_len) if o.values else \
-            pa.nulls(n, pa.binary())
+        gathered = iter(self.gather.arrays(out) if self.gather is not None else ())
+        cols["key"] = next(gathered) if o.keys else pa.nulls(n, pa.binary())
+        cols["value"] = next(gathered) if o.values else pa.nulls(n, pa.binary())
         cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
         cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
             pa.repeat(pa.scalar(o.partition, pa.int32()), n)
@@ -618,27 +649,32 @@ class _Chunk:
         ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
         cols["timestamp"] = ts.view(pa.timestamp("ms"))
         tstype = out[fast.F_TSTYPE]
-        cols["timestampType"] = pa.array(tstype.astype(np.int32))
+        cols["timestampType"] = pa.array(fast.pool_astype(tstype, np.int32))
         if o.headers:
             cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
-                data, out[fast.F_HEADERS_POS], out[fast.F_HEADERS_COUNT].astype(np.int32), HEADER_TYPE,
+                data, out[fast.F_HEADERS_POS], fast.pool_astype(out[fast.F_HEADERS_COUNT], np.int32), HEADER_TYPE,
                 HEADER_KEY_BYTES_TYPE)
         else:
             cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
         cols["timestamp_ms"] = ts
-        cols["timestamp_type"] = pa.array(tstype.astype(np.int8))
-        cols["key_size"] = pa.array(key_len.astype(np.int32))
-        cols["value_size"] = pa.array(value_len.astype(np.int32))
-        cols["sequence"] = pa.array(out[fast.F_SEQUENCE].astype(np.int32))
-        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows
+        cols["timestamp_type"] = pa.array(fast.pool_astype(tstype, np.int8))
+        cols["key_size"] = pa.array(fast.pool_astype(key_len, np.int32))
+        cols["value_size"] = pa.array(fast.pool_astype(value_len, np.int32))
+        cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
+        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
+        # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
         rows_per_batch = np.bincount(ids, minlength=len(self.metas))
+        has_rows = rows_per_batch > 0
+        run_ends = pa.array(np.cumsum(rows_per_batch[has_rows]), pa.int64())
         for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
-            cols[name] = pa.array(np.repeat(values, rows_per_batch), RECORD_SCHEMA.field(name).type)
+            runs = pa.RunEndEncodedArray.from_arrays(run_ends, pa.array(values[has_rows], RECORD_SCHEMA.field(name).type))
+            cols[name] = pc.run_end_decode(runs)
         return pa.table(cols, schema=RECORD_SCHEMA)
 
-    def _fast_records(self, data, starts, out) -> list[Record]:
-        """Record objects equal to the reference decoder's, from the kernels' rows."""
-        buf = self.source if self.all_source and isinstance(self.source, bytes) else data.tobytes()
+    def _fast_records(self, data, starts, out) -> Iterator[Record]:
+        """Record objects equal to the reference decoder's, from the kernels' rows (made as they are
+        consumed: a chunk's records are never all alive at once, so the garbage collector has few
+        young objects to visit)."""
         shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
         piece_of = dict(self.piece_of)
         for local0, n, piece in self.run_pieces:
@@ -646,15 +682,21 @@ class _Chunk:
         for local, piece in piece_of.items():
             src, s, _ = self.pieces[piece]
             shift[local] = s - starts[piece] if src is self.source else None
-        cols = out.tolist()
         f = fast
-        hdr_count = cols[f.F_HEADERS_COUNT]
-        headers = _header_tuples(data, buf, out) if any(hdr_count) else None
+        buf = self.source if self.all_source and isinstance(self.source, bytes) else None
+        has_headers = bool(out[f.F_HEADERS_COUNT].any())
+        if buf is None and has_headers:
+            buf = data.tobytes()
+        headers = _header_tuples(data, buf, out) if has_headers else None
         shifts = set(shift.values())
         magics = out[f.F_MAGIC]
         if out.shape[1] and (int(magics.min()) == 2 or int(magics.max()) < 2) and \
                 (None not in shifts or shifts == {None}):
-            return _mapped_records(data, buf, out, cols, shift if None not in shifts else None, headers)
+            return _mapped_records(data, out, shift if None not in shifts else None, headers)
+        if buf is None:
+            buf = data.tobytes()
+        cols = out.tolist()
+        hdr_count = cols[f.F_HEADERS_COUNT]
         recs = []
         ts_types = _TS_TYPES
         h = 0
@@ -677,34 +719,38 @@ class _Chunk:
                                    None if sh is None else rpos + sh, stored_offset=stored_offset,
                                    stored_timestamp=stored_ts if magic == 1 else None, crc=crc,
                                    crc_valid=crc == crc32(buf[rpos + _LEGACY_CRC_START:rpos + size])))
-        return recs
+        return iter(recs)
 
     def _reference_table(self, local: int) -> pa.Table:
         return reference_records_table(self.batch(local), self.metas[local], self.opts)
 
 
-def _mapped_records(data, buf, out, cols, shift: dict | None, headers) -> list[Record]:
+def _mapped_records(data, out, shift: dict | None, headers) -> Iterator[Record]:
     """:meth:`_Chunk._fast_records` for rows that are all v2 records or all v0/v1 messages: one
     ``Record`` per row made by ``map`` over whole columns (no Python loop body per record).  ``shift``:
     per batch, input position minus buffer position (None: every batch was decompressed)."""
     f = fast
     n = out.shape[1]
-    if int(out[f.F_MAGIC, 0]) < 2:  # legacy wire details: stored offset and timestamp, CRC
+    col = lambda field: out[field].tolist()  # noqa: E731  (only the rows a Record needs)
+    magics = out[f.F_MAGIC]
+    if int(magics[0]) < 2:  # legacy wire details: stored offset and timestamp, CRC
         stored_crc, crc_valid = np.empty(n, np.uint32), np.empty(n, np.bool_)
         fast.legacy_crcs(data, out[f.F_RECORD_POS], out[f.F_SIZE], stored_crc, crc_valid)
-        legacy = (cols[f.F_STORED_OFFSET], [t if m == 1 else None for t, m in zip(cols[f.F_STORED_TIMESTAMP],
-                                                                                   cols[f.F_MAGIC])],
-                  stored_crc.tolist(), crc_valid.tolist())
+        stored_ts = out[f.F_STORED_TIMESTAMP].astype(object)
+        stored_ts[magics != 1] = None  # a v0 message has no timestamp field
+        legacy = (col(f.F_STORED_OFFSET), stored_ts.tolist(), stored_crc.tolist(), crc_valid.tolist())
         deltas = (repeat(None, n), repeat(None, n))
+        sequences = repeat(-1, n)
     else:
         legacy = tuple(repeat(None, n) for _ in range(4))
-        deltas = (cols[f.F_TS_DELTA], cols[f.F_OFFSET_DELTA])
-    keys = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_KEY_POS], cols[f.F_KEY_LEN])]
-    values = [None if ln < 0 else buf[p:p + ln] for p, ln in zip(cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN])]
+        deltas = (col(f.F_TS_DELTA), col(f.F_OFFSET_DELTA))
+        sequences = col(f.F_SEQUENCE)
+    keys = _bytes_objects(data, out[f.F_KEY_POS], out[f.F_KEY_LEN])
+    values = _bytes_objects(data, out[f.F_VALUE_POS], out[f.F_VALUE_LEN])
     if headers is None:
         hdrs = repeat((), n)
     else:
-        counts = cols[f.F_HEADERS_COUNT]
+        counts = col(f.F_HEADERS_COUNT)
         starts = np.concatenate(([0], np.cumsum(out[f.F_HEADERS_COUNT])[:-1])).tolist()
         hdrs = [headers[a:a + c] if c else () for a, c in zip(starts, counts)]
     if shift is None:
@@ -715,9 +761,16 @@ def _mapped_records(data, buf, out, cols, shift: dict | None, headers) -> list[R
             if local < len(per_batch):
                 per_batch[local] = sh
         positions = (out[f.F_RECORD_POS] + per_batch[out[f.F_BATCH]]).tolist()
-    return list(map(Record, cols[f.F_OFFSET], cols[f.F_TIMESTAMP], map(_TS_TYPES.__getitem__, cols[f.F_TSTYPE]),
-                    keys, values, hdrs, cols[f.F_SEQUENCE], cols[f.F_MAGIC], cols[f.F_ATTRIBUTES], cols[f.F_SIZE],
-                    positions, *deltas, *legacy))
+    ts_types = _TS_TYPE_BY_ID_PLUS_1[out[f.F_TSTYPE] + 1].tolist()
+    return map(Record, col(f.F_OFFSET), col(f.F_TIMESTAMP), ts_types, keys, values, hdrs, sequences, magics.tolist(),
+               col(f.F_ATTRIBUTES), col(f.F_SIZE), positions, *deltas, *legacy)
+
+
+def _bytes_objects(data, pos, lengths) -> list[bytes | None]:
+    """``data[pos[i]:pos[i]+lengths[i]]`` as ``bytes`` (None for a negative length): one gather into an
+    Arrow ``large_binary`` array, then Arrow's C loop makes the objects (measured 1.5x faster than
+    slicing a ``bytes`` copy of ``data`` in a list comprehension, and no such copy is needed)."""
+    return fast.binary_array(data, pos, lengths, pa.large_binary()).to_numpy(zero_copy_only=False).tolist()
 
 
 def _header_tuples(data, buf, out) -> tuple[Header, ...]:
