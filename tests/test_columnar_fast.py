@@ -401,16 +401,64 @@ def test_compiled_run_of_plain_legacy_messages_agrees_with_the_reference():
         assert (fast_out == ref_out) if isinstance(ref_out, tuple) else fast_out.equals(ref_out)
 
 
-@SETTINGS
-@given(st.binary(max_size=300), st.integers(0, 20))
-def test_kernel_crc32_is_zlibs(data, skip):
-    """The run's CRC-32 (slicing-by-8 in the kernel) equals zlib's (Java's CRC32) on any span."""
-    import zlib
+def test_compiled_run_checks_crcs_across_its_blocks():
+    """legacy_plain_run parses messages a block at a time (``_CRC_BLOCK``) and checks their CRCs together:
+    a bad CRC at a block's first or last message, or anywhere after the first block, ends the run right
+    before it, as the reference decoder would, with messages of varied lengths (the CRC's groups of four)."""
+    from kafkafmt.records.fast.kernels import _CRC_BLOCK
+    msgs = []
+    for i in range(2 * _CRC_BLOCK + 40):
+        b = MemoryRecordsBuilder(1 if i % 5 else 0, CompressionType.NONE, TimestampType.CREATE_TIME, i)
+        b.append(-1 if i % 5 == 0 else i, b"k%d" % i, b"v" * (i % 37))
+        msgs.append(b.build())
+    data = b"".join(msgs)
+    for bad in (0, _CRC_BLOCK - 1, _CRC_BLOCK, _CRC_BLOCK + 3, 2 * _CRC_BLOCK + 39):
+        corrupt = bytearray(data)
+        corrupt[sum(map(len, msgs[:bad])) + 12] ^= 0x01  # the message's stored CRC
+        assert_same(bytes(corrupt))
+        t = records_table(bytes(corrupt), check_crc=False)
+        assert t.column("crc_valid").to_pylist() == [i != bad for i in range(len(msgs))]
+        with pytest.raises(CorruptRecordError):
+            records_table(bytes(corrupt))
+    assert records_table(data).column("offset").to_pylist() == list(range(len(msgs)))
+
+
+def _kernel_crc32s(data: bytes, spans: list[tuple[int, int]]) -> list[int]:
     import numpy as np
-    from kafkafmt.records.fast.kernels import _crc32
+    from kafkafmt.records.fast import crc32_spans
     arr = np.frombuffer(data, np.uint8)
-    start = min(skip, len(data))
-    assert int(_crc32(arr, start, len(data))) == zlib.crc32(data[start:])
+    starts, ends = (np.array(col, np.int64) for col in zip(*spans))
+    out = np.zeros(len(spans), np.uint32)
+    crc32_spans(arr, starts, ends, out)
+    return out.tolist()
+
+
+def test_kernel_crc32_is_zlibs_on_every_length():
+    """The kernels' CRC-32 (slicing-by-8, four spans at a time) equals zlib's (Java's ``CRC32``) on random
+    bytes of every length 0..64 and some large ones, at any alignment, whether a span shares its group of
+    four with shorter or longer ones (each order) or is computed alone (the last spans)."""
+    import random
+    import zlib
+    rng = random.Random(8)
+    data = rng.randbytes(300_000)
+    spans = [(a, a + n) for n in range(65) for a in (0, 1, 3, 7, rng.randrange(1000))]
+    spans += [(a, a + n) for n in (1000, 4093, 65_536, 299_000) for a in (0, 5)]
+    for order in (spans, spans[::-1], rng.sample(spans, len(spans))):
+        for take in (len(order), len(order) - 1, len(order) - 2, len(order) - 3):  # a tail of 0 to 3 spans alone
+            got = _kernel_crc32s(data, order[:take])
+            assert got == [zlib.crc32(data[a:e]) for a, e in order[:take]]
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=300), min_size=1, max_size=9))
+def test_kernel_crc32_is_zlibs(pieces):
+    """The same on any bytes, spans of any lengths side by side."""
+    import zlib
+    spans, at = [], 0
+    for piece in pieces:
+        spans.append((at, at + len(piece)))
+        at += len(piece)
+    assert _kernel_crc32s(b"".join(pieces), spans) == [zlib.crc32(p) for p in pieces]
 
 
 def test_lz4_arena_path_obeys_the_limits_in_force():

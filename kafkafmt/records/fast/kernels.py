@@ -19,7 +19,7 @@ import numpy as np
 
 from ...constants import LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
-from .jit import inner, kernel
+from .jit import inline, inner, kernel
 
 # rows of the ``out`` matrix every kernel fills (one column per record)
 F_OFFSET, F_TIMESTAMP, F_TSTYPE, F_SEQUENCE, F_KEY_POS, F_KEY_LEN, F_VALUE_POS, F_VALUE_LEN, \
@@ -51,8 +51,9 @@ _NO_TIMESTAMP = -1
 def _be_int(data, p, n):
     """Big-endian signed integer of ``n`` (4 or 8) bytes at ``p``."""
     v = np.int64(0)
+    q = np.uint64(p)  # unsigned: no negative-index test per byte (positions are never negative)
     for i in range(n):
-        v = (v << np.int64(8)) | np.int64(data[p + i])
+        v = (v << np.int64(8)) | np.int64(data[q + np.uint64(i)])
     if n == 4 and v >= 2**31:
         v -= np.int64(2**32)
     return v
@@ -297,36 +298,96 @@ def _crc32_tables() -> np.ndarray:
 _CRC32_TABLES = _crc32_tables()
 
 
-@kernel
-def _crc32(data, p, end):
-    """CRC-32 of ``data[p:end]`` (``LegacyRecord.computeChecksum``), eight bytes a step."""
-    t = _CRC32_TABLES
-    c = np.uint32(0xFFFFFFFF)
-    m = np.uint32(0xFF)
+#: CRC-32 spans checked per step of :func:`legacy_plain_run`: its messages are still in cache when checked
+_CRC_BLOCK = 256
+_ONES = np.uint32(0xFFFFFFFF)
+_LOW = np.uint32(0xFF)
+
+
+@inline
+def _le_word(data, p):
+    """Little-endian uint32 at ``p`` (an unsigned index: no negative-index test per byte load)."""
+    q = np.uint64(p)
+    return np.uint32(data[q]) | (np.uint32(data[q + np.uint64(1)]) << np.uint32(8)) | \
+        (np.uint32(data[q + np.uint64(2)]) << np.uint32(16)) | (np.uint32(data[q + np.uint64(3)]) << np.uint32(24))
+
+
+@inline
+def _crc32_step8(t, c, data, p):
+    """The CRC register ``c`` advanced over ``data[p:p+8]`` (slicing-by-8: eight table lookups)."""
+    one = c ^ _le_word(data, p)
+    two = _le_word(data, p + 4)
+    return t[7, one & _LOW] ^ t[6, (one >> np.uint32(8)) & _LOW] ^ t[5, (one >> np.uint32(16)) & _LOW] ^ \
+        t[4, one >> np.uint32(24)] ^ t[3, two & _LOW] ^ t[2, (two >> np.uint32(8)) & _LOW] ^ \
+        t[1, (two >> np.uint32(16)) & _LOW] ^ t[0, two >> np.uint32(24)]
+
+
+@inline
+def _crc32_finish(t, c, data, p, end):
+    """The CRC-32 of a span whose register is ``c`` at ``p``: the rest eight bytes a step, then bytewise."""
     while p + 8 <= end:
-        one = c ^ (np.uint32(data[p]) | (np.uint32(data[p + 1]) << np.uint32(8)) |
-                   (np.uint32(data[p + 2]) << np.uint32(16)) | (np.uint32(data[p + 3]) << np.uint32(24)))
-        two = np.uint32(data[p + 4]) | (np.uint32(data[p + 5]) << np.uint32(8)) | \
-            (np.uint32(data[p + 6]) << np.uint32(16)) | (np.uint32(data[p + 7]) << np.uint32(24))
-        c = t[7, one & m] ^ t[6, (one >> np.uint32(8)) & m] ^ t[5, (one >> np.uint32(16)) & m] ^ \
-            t[4, one >> np.uint32(24)] ^ t[3, two & m] ^ t[2, (two >> np.uint32(8)) & m] ^ \
-            t[1, (two >> np.uint32(16)) & m] ^ t[0, two >> np.uint32(24)]
+        c = _crc32_step8(t, c, data, p)
         p += 8
     while p < end:
-        c = t[0, (c ^ np.uint32(data[p])) & m] ^ (c >> np.uint32(8))
+        c = t[0, (c ^ np.uint32(data[np.uint64(p)])) & _LOW] ^ (c >> np.uint32(8))
         p += 1
-    return c ^ np.uint32(0xFFFFFFFF)
+    return c ^ _ONES
+
+
+@inner
+def _crc32_spans(data, starts, ends, first, last, crcs):
+    """``crcs[i]`` = CRC-32 of ``data[starts[i]:ends[i]]`` for ``first <= i < last`` (``LegacyRecord.
+    computeChecksum``, ``java.util.zip.CRC32``).  Four spans at a time over their common length: four
+    independent register chains the CPU overlaps (measured 1.8x faster than one span after the other)."""
+    t = _CRC32_TABLES
+    i = first
+    while i + 4 <= last:
+        a, b, c, d = starts[i], starts[i + 1], starts[i + 2], starts[i + 3]
+        ea, eb, ec, ed = ends[i], ends[i + 1], ends[i + 2], ends[i + 3]
+        ra = rb = rc = rd = _ONES
+        for _ in range(min(min(ea - a, eb - b), min(ec - c, ed - d)) // 8):
+            ra = _crc32_step8(t, ra, data, a)
+            rb = _crc32_step8(t, rb, data, b)
+            rc = _crc32_step8(t, rc, data, c)
+            rd = _crc32_step8(t, rd, data, d)
+            a += 8
+            b += 8
+            c += 8
+            d += 8
+        crcs[i] = _crc32_finish(t, ra, data, a, ea)
+        crcs[i + 1] = _crc32_finish(t, rb, data, b, eb)
+        crcs[i + 2] = _crc32_finish(t, rc, data, c, ec)
+        crcs[i + 3] = _crc32_finish(t, rd, data, d, ed)
+        i += 4
+    while i < last:
+        crcs[i] = _crc32_finish(t, _ONES, data, starts[i], ends[i])
+        i += 1
+
+
+@kernel
+def crc32_spans(data, starts, ends, crcs):
+    """``crcs[i]`` = CRC-32 (zlib's, Java's ``CRC32``) of ``data[starts[i]:ends[i]]`` for every i."""
+    _crc32_spans(data, starts, ends, 0, starts.shape[0], crcs)
+
+
+@inner
+def _stored_crc(data, p):
+    """The CRC field of the legacy entry at ``p``, unsigned."""
+    return np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
 
 
 @kernel
 def legacy_crcs(data, positions, sizes, stored, valid):
     """The stored CRC of each legacy message at ``positions[i]`` (``sizes[i]`` bytes with its log
     overhead) and whether it matches the CRC-32 of magic..end (``LegacyRecord.isValid``)."""
-    for i in range(positions.shape[0]):
-        p = positions[i]
-        crc = np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
-        stored[i] = crc
-        valid[i] = crc == _crc32(data, p + _MAGIC_AT, p + sizes[i])
+    n = positions.shape[0]
+    starts = positions + _MAGIC_AT
+    ends = positions + sizes
+    crcs = np.empty(n, np.uint32)
+    _crc32_spans(data, starts, ends, 0, n, crcs)
+    for i in range(n):
+        stored[i] = _stored_crc(data, positions[i])
+        valid[i] = stored[i] == crcs[i]
 
 
 @kernel
@@ -337,32 +398,47 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
     (-1: none), magic 0 or 1, the entry inside ``end``, no codec, a well-formed message and a valid CRC.
     The run stops before the first entry that is anything else (the walker and the reference decoder
     then take it), after ``max_bytes`` or when ``positions`` is full.  Writes each entry's position,
-    magic and timestamp (-1 for v0); returns ``(count, end of the run)``."""
+    magic and timestamp (-1 for v0); returns ``(count, end of the run)``.  Entries are parsed
+    ``_CRC_BLOCK`` at a time, then their CRCs checked together (:func:`_crc32_spans`)."""
+    starts = np.empty(_CRC_BLOCK, np.int64)
+    ends = np.empty(_CRC_BLOCK, np.int64)
+    crcs = np.empty(_CRC_BLOCK, np.uint32)
     p = start
     k = 0
-    while k < positions.shape[0] and p - start < max_bytes:
-        if end - p < _MAGIC_AT + 1:
-            break
-        size = _be_int(data, p + _SIZE_AT, 4)
-        if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
-            break
-        magic = data[p + _MAGIC_AT]
-        if magic > 1 or size > end - p - LOG_OVERHEAD:
-            break
-        if magic == 1 and size < _HDR_V1 - LOG_OVERHEAD + _VLEN:
-            break
-        if data[p + _ATTRS_AT] & _CODEC_MASK != 0:
-            break
-        entry_end, _, _, _, _ = _legacy_entry(data, p, end)
-        if entry_end < 0:
-            break
-        if np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF) != _crc32(data, p + _MAGIC_AT, entry_end):
-            break
-        positions[k] = p
-        magics[k] = magic
-        timestamps[k] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
-        k += 1
-        p = entry_end
+    more = True
+    while more:
+        k0 = k
+        while True:
+            if k - k0 == _CRC_BLOCK:
+                break
+            more = False
+            if k >= positions.shape[0] or p - start >= max_bytes or end - p < _MAGIC_AT + 1:
+                break
+            size = _be_int(data, p + _SIZE_AT, 4)
+            if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
+                break
+            magic = data[p + _MAGIC_AT]
+            if magic > 1 or size > end - p - LOG_OVERHEAD:
+                break
+            if magic == 1 and size < _HDR_V1 - LOG_OVERHEAD + _VLEN:
+                break
+            if data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+                break
+            entry_end, _, _, _, _ = _legacy_entry(data, p, end)
+            if entry_end < 0:
+                break
+            more = True
+            positions[k] = p
+            magics[k] = magic
+            timestamps[k] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+            starts[k - k0] = p + _MAGIC_AT
+            ends[k - k0] = entry_end
+            k += 1
+            p = entry_end
+        _crc32_spans(data, starts, ends, 0, k - k0, crcs)
+        for i in range(k - k0):
+            if crcs[i] != _stored_crc(data, positions[k0 + i]):
+                return k0 + i, positions[k0 + i]
     return k, p
 
 
