@@ -663,12 +663,15 @@ class _Chunk:
         cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
         # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
         # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
+        # (v0/v1 plain messages are one record per "batch": then each value is its row's, nothing to decode)
         rows_per_batch = np.bincount(ids, minlength=len(self.metas))
         has_rows = rows_per_batch > 0
-        run_ends = pa.array(np.cumsum(rows_per_batch[has_rows]), pa.int64())
+        ends = np.cumsum(rows_per_batch[has_rows])
+        run_ends = None if len(ends) == n else pa.array(ends, pa.int64())
         for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
-            runs = pa.RunEndEncodedArray.from_arrays(run_ends, pa.array(values[has_rows], RECORD_SCHEMA.field(name).type))
-            cols[name] = pc.run_end_decode(runs)
+            per_batch = pa.array(values[has_rows], RECORD_SCHEMA.field(name).type)
+            cols[name] = per_batch if run_ends is None else \
+                pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, per_batch))
         return pa.table(cols, schema=RECORD_SCHEMA)
 
     def _fast_records(self, data, starts, out) -> Iterator[Record]:
