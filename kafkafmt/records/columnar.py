@@ -230,6 +230,9 @@ _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers
 #: the gather finds the records in cache (measured on 200k records: 128 KiB to 64 MiB, flat from 1 to
 #: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3)
 _GATHER_BYTES = 2 << 20
+#: the same for uncompressed v0/v1 messages (``decode_legacy_plain``), which hold no headers: measured on 200k
+#: v1 messages, 128 KiB to 1 TiB: 1 MiB (the L2 of one core here) best, 2 MiB and above 20-25% slower
+_PLAIN_GATHER_BYTES = 1 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
 _BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
@@ -554,7 +557,7 @@ class _Chunk:
             elif kind == "v2":
                 row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
             elif kind == "plain":
-                row = self._run_plain(data, starts, step, out, row, order)
+                row = self._run_plain(data, starts, step, out, row, order, wire)
             else:
                 _, local, piece = step
                 b = self.batches[local]
@@ -562,7 +565,7 @@ class _Chunk:
                 s = starts[piece]
                 ts_type = int(m.timestamp_type)
                 nxt = fast.decode_legacy_inner(data, s, s + self.pieces[piece][2], m.magic, m.offset, m.timestamp,
-                                               ts_type, local, row, out)
+                                               ts_type, local, row, out, wire)
                 if nxt < 0:
                     order.append(("ref", local))
                 else:
@@ -615,22 +618,27 @@ class _Chunk:
             groups.append((first, len(sizes)))
         return groups
 
-    def _run_plain(self, data, starts, step, out, row, order) -> int:
+    def _run_plain(self, data, starts, step, out, row, order, wire: bool) -> int:
         _, local0, n, piece = step
         s = starts[piece]
         e = s + self.pieces[piece][2] - self.pieces[piece][1]
-        done = 0
+        # about _PLAIN_GATHER_BYTES of messages a call when keys and values are gathered right after it
+        max_bytes = _PLAIN_GATHER_BYTES if self.gather is not None else e - s
+        done, begin = 0, s
         while done < n:
-            # restart after a failed entry: its batch knows where the next one starts
-            b = self.batches[local0 + done]
-            begin = s if done == 0 else s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
-            failed, nxt = fast.decode_legacy_plain(data, begin, e, local0 + done, row, out)
+            failed, nxt, begin = fast.decode_legacy_plain(data, begin, e, max_bytes, local0 + done, row, out, wire)
+            done += nxt - row  # one row per message
             if nxt > row:
                 row = self._commit(data, out, row, nxt, order)
             if failed < 0:
-                break
-            order.append(("ref", local0 + done + failed))
-            done += failed + 1
+                if begin >= e:
+                    break
+                continue
+            order.append(("ref", local0 + done))
+            done += 1
+            if done < n:  # restart after the failed entry: the next message's batch knows where it starts
+                b = self.batches[local0 + done]
+                begin = s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
         return row
 
     def _fast_table(self, data, out) -> pa.Table:
@@ -666,6 +674,8 @@ class _Chunk:
         # (v0/v1 plain messages are one record per "batch": then each value is its row's, nothing to decode)
         rows_per_batch = np.bincount(ids, minlength=len(self.metas))
         has_rows = rows_per_batch > 0
+        if has_rows.all():
+            has_rows = slice(None)  # no copy of each column through a mask
         ends = np.cumsum(rows_per_batch[has_rows])
         run_ends = None if len(ends) == n else pa.array(ends, pa.int64())
         for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):

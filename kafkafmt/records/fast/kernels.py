@@ -234,42 +234,53 @@ def _legacy_entry(data, p, end):
 
 
 @inner
-def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out):
-    """The fields every legacy entry stores, whatever its place."""
-    magic = data[p + _MAGIC_AT]
-    out[F_OFFSET, row] = out[F_STORED_OFFSET, row] = _be_int(data, p, 8)
-    out[F_STORED_TIMESTAMP, row] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, wire):
+    """The fields every legacy entry stores, whatever its place (``wire``: also those only ``Record``
+    objects need, as in :func:`decode_v2`)."""
+    out[F_OFFSET, row] = _be_int(data, p, 8)
     out[F_SEQUENCE, row] = -1
     out[F_KEY_POS, row] = kpos
     out[F_KEY_LEN, row] = klen
     out[F_VALUE_POS, row] = vpos
     out[F_VALUE_LEN, row] = vlen
-    out[F_HEADERS_POS, row] = 0
     out[F_HEADERS_COUNT, row] = 0
     out[F_BATCH, row] = batch_id
-    out[F_RECORD_POS, row] = p
-    out[F_SIZE, row] = entry_end - p
-    out[F_ATTRIBUTES, row] = data[p + _ATTRS_AT]
-    out[F_MAGIC, row] = magic
-    out[F_TS_DELTA, row] = 0
-    out[F_OFFSET_DELTA, row] = 0
+    if wire:
+        magic = data[p + _MAGIC_AT]
+        out[F_STORED_OFFSET, row] = out[F_OFFSET, row]
+        out[F_STORED_TIMESTAMP, row] = _legacy_timestamp(data, p)
+        out[F_HEADERS_POS, row] = 0
+        out[F_RECORD_POS, row] = p
+        out[F_SIZE, row] = entry_end - p
+        out[F_ATTRIBUTES, row] = data[p + _ATTRS_AT]
+        out[F_MAGIC, row] = magic
+        out[F_TS_DELTA, row] = 0
+        out[F_OFFSET_DELTA, row] = 0
+
+
+@inner
+def _legacy_timestamp(data, p):
+    """The timestamp a legacy entry stores (v1), or -1 (v0 has none)."""
+    return _be_int(data, p + _TS_AT, 8) if data[p + _MAGIC_AT] == 1 else _NO_TIMESTAMP
 
 
 @kernel
-def decode_legacy_plain(data, start, end, first_batch_id, row, out):
+def decode_legacy_plain(data, start, end, max_bytes, first_batch_id, row, out, wire):
     """Uncompressed v0/v1 log entries filling ``data[start:end]`` exactly: one record each (offset,
-    timestamp and type as stored).  Returns ``(index of the failed entry or -1, next row)``."""
+    timestamp and type as stored).  Stops after the entry that reaches ``start + max_bytes`` (the caller
+    gathers those rows' keys and values while they are in cache, then goes on from there).  Returns
+    ``(index of the failed entry or -1, next row, position of the next entry)``."""
     p = start
     k = 0
-    while p < end:
+    while p < end and p - start < max_bytes:
         if end - p < LOG_OVERHEAD:
-            return k, row
+            return k, row, p
         entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
         if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
-            return k, row
-        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, first_batch_id + k, row, out)
+            return k, row, p
+        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, first_batch_id + k, row, out, wire)
         if data[p + _MAGIC_AT] == 1:
-            out[F_TIMESTAMP, row] = out[F_STORED_TIMESTAMP, row]
+            out[F_TIMESTAMP, row] = _be_int(data, p + _TS_AT, 8)
             out[F_TSTYPE, row] = 1 if data[p + _ATTRS_AT] & _LEGACY_TS_TYPE_BIT else 0
         else:
             out[F_TIMESTAMP, row] = _NO_TIMESTAMP
@@ -277,7 +288,7 @@ def decode_legacy_plain(data, start, end, first_batch_id, row, out):
         row += 1
         k += 1
         p = entry_end
-    return -1, row
+    return -1, row, p
 
 
 def _crc32_tables() -> np.ndarray:
@@ -430,7 +441,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
             more = True
             positions[k] = p
             magics[k] = magic
-            timestamps[k] = _be_int(data, p + _TS_AT, 8) if magic == 1 else _NO_TIMESTAMP
+            timestamps[k] = _legacy_timestamp(data, p)
             starts[k - k0] = p + _MAGIC_AT
             ends[k - k0] = entry_end
             k += 1
@@ -444,7 +455,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
 
 @kernel
 def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper_timestamp, wrapper_ts_type,
-                        batch_id, row, out):
+                        batch_id, row, out, wire):
     """The inner entries of a decompressed wrapper value ``data[start:end]`` (``DataLogInputStream``:
     a partial last entry ends the set).  Returns the next row, or -1 to hand the wrapper over."""
     p = start
@@ -458,10 +469,10 @@ def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper
         entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
         if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
             return -1
-        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out)  # offset as stored: see below
+        _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, wire)  # offset as stored: see below
         if data[p + _MAGIC_AT] == 1:
             out[F_TSTYPE, row] = wrapper_ts_type
-            out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else out[F_STORED_TIMESTAMP, row]
+            out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else _be_int(data, p + _TS_AT, 8)
         else:
             out[F_TSTYPE, row] = -1
             out[F_TIMESTAMP, row] = _NO_TIMESTAMP
