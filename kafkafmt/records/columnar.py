@@ -228,11 +228,9 @@ _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers
 
 #: records area decoded by one kernel call when keys and values are gathered right after it, so that
 #: the gather finds the records in cache (measured on 200k records: 128 KiB to 64 MiB, flat from 1 to
-#: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3)
+#: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3; the same
+#: for 200k plain v1 messages (``decode_legacy_plain``): 1-2 MiB 5-7% faster than one call, 256 KiB 3% slower)
 _GATHER_BYTES = 2 << 20
-#: the same for uncompressed v0/v1 messages (``decode_legacy_plain``), which hold no headers: measured on 200k
-#: v1 messages, 128 KiB to 1 TiB: 1 MiB (the L2 of one core here) best, 2 MiB and above 20-25% slower
-_PLAIN_GATHER_BYTES = 1 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
 _BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
@@ -622,8 +620,8 @@ class _Chunk:
         _, local0, n, piece = step
         s = starts[piece]
         e = s + self.pieces[piece][2] - self.pieces[piece][1]
-        # about _PLAIN_GATHER_BYTES of messages a call when keys and values are gathered right after it
-        max_bytes = _PLAIN_GATHER_BYTES if self.gather is not None else e - s
+        # about _GATHER_BYTES of messages a call when keys and values are gathered right after it
+        max_bytes = _GATHER_BYTES if self.gather is not None else e - s
         done, begin = 0, s
         while done < n:
             failed, nxt, begin = fast.decode_legacy_plain(data, begin, e, max_bytes, local0 + done, row, out, wire)
