@@ -309,7 +309,7 @@ class _Chunk:
 
     def _reset(self):
         self.metas = _Metas()
-        self.batches: list = []  # RecordBatch, BatchSpan, or the position of a message of a compiled run
+        self.batches: dict = {}  # local batch id -> RecordBatch or BatchSpan (not a compiled run's messages: _Metas)
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
         self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
@@ -333,7 +333,7 @@ class _Chunk:
     def add(self, index: int, b: RecordBatch, valid: bool) -> None:
         local = len(self.metas)
         self.metas.append(_meta(index, b, valid))
-        self.batches.append(b)
+        self.batches[local] = b
         if self.reference_only:
             self.steps.append(("ref", local))
         elif b.magic >= 2:
@@ -362,7 +362,7 @@ class _Chunk:
         timestamp = LEGACY_V1.get(buf, pos, "timestamp") if span.magic == 1 else NO_TIMESTAMP
         self.metas.append((index, pos, span.magic, 0, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PARTITION_LEADER_EPOCH,
                            False, False, timestamp, valid))
-        self.batches.append(span)
+        self.batches[local] = span
         self._add_plain_step(local, pos, end)
         return True
 
@@ -397,7 +397,6 @@ class _Chunk:
             return 0, position
         local = len(self.metas)
         self.metas.append_run(index, positions[:n], magics[:n], timestamps[:n])
-        self.batches.extend(positions[:n].tolist())
         self._add_plain_step(local, position, run_end, n)
         return n, run_end
 
@@ -418,9 +417,15 @@ class _Chunk:
             self.run_pieces.append((local, n, self.steps[-1][3]))
         self.capacity += n
 
+    def _batch_or_position(self, local: int):
+        """A waiting batch (RecordBatch or BatchSpan), or the position of a message of a compiled run (kept
+        only in the run's ``_Metas`` column: no Python int per message)."""
+        b = self.batches.get(local)
+        return self.metas[local][1] if b is None else b
+
     def batch(self, local: int) -> RecordBatch:
         """The batch view of a waiting batch (made from its span for plain legacy messages)."""
-        b = self.batches[local]
+        b = self._batch_or_position(local)
         if isinstance(b, int):  # a message of a compiled run
             b = span_at(self.source, b, rules=MEMORY)
         return span_batch(self.source, b) if isinstance(b, BatchSpan) else b
@@ -635,7 +640,7 @@ class _Chunk:
             order.append(("ref", local0 + done))
             done += 1
             if done < n:  # restart after the failed entry: the next message's batch knows where it starts
-                b = self.batches[local0 + done]
+                b = self._batch_or_position(local0 + done)
                 begin = s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
         return row
 
