@@ -5,9 +5,10 @@ Option names and meanings follow Spark's Kafka source (``KafkaSourceProvider``,
 
 ``startingOffsets`` / ``endingOffsets``
     ``earliest`` (the log start offset, with the log-start checkpoint as Kafka loads it), ``latest``,
-    or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and -1 = latest; the end is exclusive.  As in Spark's batch queries, ``latest`` cannot start and
-    ``earliest`` cannot end a read.  Partitions a JSON leaves out read from the earliest / to the
-    latest offset (Spark requires every partition; kafkafmt is lenient).
+    or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and -1 = latest; the end is
+    exclusive.  As in Spark's batch queries, ``latest`` cannot start and ``earliest`` cannot end a
+    read.  Partitions a JSON leaves out read from the earliest / to the latest offset (Spark requires
+    every partition; kafkafmt is lenient).
 ``startingTimestamp`` / ``endingTimestamp``
     milliseconds; each partition's offset is what ListOffsets (``offsetsForTimes``) would answer,
     computed like ``UnifiedLog.fetchOffsetByTimestamp`` from the ``.timeindex`` and ``.index``:
@@ -276,9 +277,9 @@ def plan(options: ReadOptions | Mapping[str, str]) -> Plan:
     for part in parts:
         first = _resolve(opts.starting_offsets, opts.starting_timestamp, part, start=True)
         end = _resolve(opts.ending_offsets, opts.ending_timestamp, part, start=False)
-        if first is None:
-            first = part.log_end_offset()
-        ranges[(part.topic, part.partition)] = (first, max(first, part.log_end_offset() if end is None else end))
+        leo = part.log_end_offset() if first is None or end is None else None   # walks the last segment once
+        first = leo if first is None else first
+        ranges[(part.topic, part.partition)] = (first, max(first, leo if end is None else end))
         # reading to the log end covers the last segment's every byte, whatever the walk to its end found:
         # damage there is then reported (FAILFAST) rather than taken for the end of the log
         by_path = {str(s.log_path): s for s in part.segments}

@@ -141,10 +141,10 @@ def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
                                      pc.add(batches.column("position"), split.start))
         if batches.num_rows:
             rows = columns.batch_rows(batches, **where)
-            keep = _in_range_mask(rows, "baseOffset", "lastOffset", split)
+            keep = _in_range_mask(rows, "baseOffset", "lastOffset", split).to_numpy(zero_copy_only=False)
             if straddling is not None:
-                keep = pc.or_(keep, pa.array([i == straddling for i in range(rows.num_rows)]))
-            yield rows if pc.all(keep).as_py() else rows.filter(keep)
+                keep[straddling] = True
+            yield rows if keep.all() else rows.filter(pa.array(keep))
     else:
         positions = batches.column("position").to_pylist()
         sizes = batches.column("size").to_pylist()
