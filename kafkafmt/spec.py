@@ -129,7 +129,7 @@ def _codec_name(batch: RecordBatch) -> str:
     try:
         return batch.compression.kafka_name
     except KafkaFmtError:
-        return f"unknown({batch.attributes & 7})"
+        return f"unknown({batch.compression_id})"
 
 
 def _raw_attributes(batch: RecordBatch) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import mmap
+import os
 import re
 from pathlib import Path
 
@@ -21,11 +22,11 @@ import kafkafmt
 from kafkafmt import constants as C
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.dump import iter_file_batches
-from kafkafmt.errors import CorruptRecordError, TruncatedRecordError
+from kafkafmt.errors import CorruptRecordError, KafkaStorageError, TruncatedRecordError
 from kafkafmt.layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
 from kafkafmt.records import Header, MemoryRecords, build_records, read_batch
 from kafkafmt.records.memory import span_batch
-from kafkafmt.records.walker import (FILE, INNER, MEMORY, RULES, BatchSpan, BatchWalker, NeedMore, Trailing,
+from kafkafmt.records.walker import (FILE, INNER, MEMORY, RULES, BatchSpan, BatchWalker, NeedMore, PreadSource, Trailing,
                                      next_span, span_at)
 
 PACKAGE = Path(kafkafmt.__file__).parent
@@ -169,6 +170,34 @@ def test_byte_range_and_buffer_kinds(tmp_path):
         assert _spans(BatchWalker(mm)) == EXPECTED
         assert [s.header(mm)["magic"] for s in BatchWalker(mm)] == [0, 1, 2, 2]
         mm.close()  # the walker holds no view of the map: closing cannot raise BufferError
+
+
+def test_a_file_source_walks_as_the_buffer_does(tmp_path):
+    """The same walker over a ``pread`` source (a read-only descriptor): the same spans, stops and
+    errors as over the file's bytes in memory; a file shorter than ``end`` fails as readFullyOrFail."""
+    path = tmp_path / "00000000000000000000.log"
+    for data in (DATA, DATA[:-5], DATA[:STARTS[3] + 10], bytes(_with(0, size=3))):
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for rules in (FILE, MEMORY):
+                from_file = BatchWalker(PreadSource(fd), 0, len(data), rules=rules)
+                in_memory = BatchWalker(data, rules=rules)
+                try:
+                    expected = _spans(in_memory), in_memory.stop
+                except CorruptRecordError as e:
+                    with pytest.raises(CorruptRecordError) as mine:
+                        list(from_file)
+                    assert (mine.value.position, mine.value.reason) == (e.position, e.reason)
+                    continue
+                assert (_spans(from_file), from_file.stop) == expected
+            if data is DATA:
+                with pytest.raises(KafkaStorageError, match=f"after reading 0 bytes. Started read from position {len(DATA)}."):
+                    list(BatchWalker(PreadSource(fd), 0, len(data) + 100, rules=FILE))
+        finally:
+            os.close(fd)
+    with pytest.raises(TypeError):
+        BatchWalker(PreadSource(0))
 
 
 def test_one_step_from_a_pread_style_header():
@@ -329,8 +358,8 @@ _NAME_USERS = {
     "MAGIC_OFFSET": {"constants.py", "records/walker.py"},
     "SIZE_OFFSET": {"constants.py", "records/walker.py"},
     "OFFSET_OFFSET": {"constants.py", "records/walker.py"},
-    # FileRecords preads exactly these bytes per batch, as FileLogInputStream does
-    "HEADER_SIZE_UP_TO_MAGIC": {"constants.py", "records/walker.py", "log/file_records.py"},
+    # FileRecords walks through the walker's PreadSource, which preads exactly these bytes per batch
+    "HEADER_SIZE_UP_TO_MAGIC": {"constants.py", "records/walker.py"},
     # the legacy parser, and the annotator that prints each layout field by field
     "LEGACY_VALUE_LENGTH": {"layout.py", "constants.py", "records/legacy.py", "annotate.py", _COMPILED},
     "_MAGIC_FIELD": {"records/legacy.py"},

@@ -43,9 +43,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import TimestampType
+from ..constants import MAGIC_VALUE_V2, TimestampType
 from ..errors import KafkaFmtError
 from ..records import MemoryRecords
+from ..records.walker import magic_at
 from ..spec import build_record_set
 from .broker import JVM_OPTS, LIB_DIR, REPO_ROOT, BrokerError, Cluster, PROFILES
 from .cases import Case, CaseError, materialize
@@ -373,7 +374,7 @@ class Runner:
             batches = []
         if batches and all(b.magic < 2 for b in batches):
             return 2
-        if not batches and len(data) > 16 and data[16] < 2:
+        if not batches and _legacy_magic(data):
             return 2
         return 8
 
@@ -1110,3 +1111,11 @@ def results_to_json(results: list[CaseResult]) -> str:
 __all__ = ["Runner", "CaseResult", "Check", "AGREE", "DIFFER", "PENDING", "ERROR", "NOT_APPLICABLE",
            "results_to_json",
            "kafkafmt_read", "compare_read", "predict_produce", "topic_config"]
+
+
+def _legacy_magic(data: bytes) -> bool:
+    """Whether ``data`` starts with an entry whose magic byte (read by the batch walker) is 0 or 1."""
+    try:
+        return 0 <= magic_at(data, 0) < MAGIC_VALUE_V2
+    except KafkaFmtError:  # fewer bytes than reach the magic byte
+        return False

@@ -4,19 +4,20 @@
 bytes long but ``size`` starts at 0 and grows with appends; ``trim()`` (roll, close) then cuts the
 file to ``size``.  Opening an EXISTING file takes its whole length as ``size``.
 
-Batch iteration follows ``FileLogInputStream.nextBatch`` (kafka-rules §0), not the in-memory rules (the
-walker's :data:`~kafkafmt.records.walker.FILE` rules, applied to a 17-byte ``pread`` per batch):
+Batch iteration is the one batch walker (:class:`~kafkafmt.records.walker.BatchWalker`) under its
+:data:`~kafkafmt.records.walker.FILE` rules (``FileLogInputStream.nextBatch``, kafka-rules §0), fed
+by a :class:`~kafkafmt.records.walker.PreadSource` that reads each entry's header bytes:
 
-* stop when ``position >= end - 17`` (HEADER_SIZE_UP_TO_MAGIC);
-* a size field below 14 raises CorruptRecordError ("Found record size %d smaller than minimum
-  record overhead (14) in file %s.");
+* stop when ``position >= end - HEADER_SIZE_UP_TO_MAGIC``;
+* a size field below ``RECORD_OVERHEAD_V0`` raises CorruptRecordError ("Found record size %d smaller
+  than minimum record overhead (14) in file %s.");
 * a batch running past ``end`` stops iteration (a partial batch is not an error);
 * magic < 2 (including negative bytes) is a legacy entry, anything else is read as v2 -- there is
   no upper bound on the magic byte, so a v2 batch whose magic byte was changed to 3 still passes
   ``ensure_valid`` (the v2 CRC does not cover the magic).
 
-Batches are read lazily: the 17-byte log header first; the rest only when a field beyond it is
-asked for, as ``FileChannelRecordBatch`` does.
+Batches are read lazily: the log header up to the magic byte first; the rest only when a field
+beyond it is asked for, as ``FileChannelRecordBatch`` does.
 """
 from __future__ import annotations
 
@@ -25,15 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ..constants import HEADER_SIZE_UP_TO_MAGIC, MAGIC_VALUE_V0, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from ..constants import INT32_MAX, MAGIC_VALUE_V0, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records.memory import batch_view
-from ..records.walker import FILE, BatchSpan, next_span
+from ..records.walker import FILE, BatchSpan, BatchWalker, PreadSource
 from .clock import Clock, mtime_ms, set_mtime_ms
 from .errors import KafkaStorageError
 from .files import create_file_atomically
-
-INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,22 +284,14 @@ class FileRecords:
 
     # --- shallow iteration ----------------------------------------------------------------------
     def batches_from(self, start: int = 0, end: int | None = None) -> Iterator[FileBatch]:
-        """``FileLogInputStream``: whole batches from ``start`` (which must be a batch boundary)."""
+        """``FileLogInputStream``: whole batches from ``start`` (which must be a batch boundary), found by
+        the one batch walker under its FILE rules, reading this file through a
+        :class:`~kafkafmt.records.walker.PreadSource`."""
         end = self._size if end is None else end
         if start < 0:  # e.g. from a corrupt index; FileChannel.read's check
             raise IllegalArgumentError("Negative position", position=start)
-        pos = start
-        while end - pos >= FILE.header:  # fewer: FileLogInputStream stops before reading
-            header = os.pread(self._fd, HEADER_SIZE_UP_TO_MAGIC, pos)
-            if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # readFullyOrFail
-                raise KafkaStorageError(f"Failed to read `log header` from file channel. Expected to read "
-                                        f"{HEADER_SIZE_UP_TO_MAGIC} bytes, but reached end of file after reading "
-                                        f"{len(header)} bytes. Started read from position {pos}.")
-            span = next_span(header, pos, end, FILE, base=pos, file=str(self._path))
-            if not isinstance(span, BatchSpan):
-                return
+        for span in BatchWalker(PreadSource(self._fd), start, end, rules=FILE, file=str(self._path)):
             yield FileBatch(self, span)
-            pos = span.end
 
     def batches(self) -> Iterator[FileBatch]:
         return self.batches_from(0)

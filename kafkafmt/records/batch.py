@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
-                         NO_PRODUCER_ID, NO_SEQUENCE, CompressionType, TimestampType)
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, NO_PARTITION_LEADER_EPOCH,
+                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, V2_COMPRESSION_CODEC_MASK, CompressionType,
+                         TimestampType)
 from .record import Record
 
 
@@ -69,6 +70,11 @@ class RecordBatch:
 
     def records(self, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
         raise NotImplementedError
+
+    @property
+    def compression_id(self) -> int:
+        """The codec id the attributes hold (0-7; :attr:`compression` raises on the unknown ids 5-7)."""
+        return self.attributes & (V2_COMPRESSION_CODEC_MASK if self.magic >= 2 else LEGACY_COMPRESSION_CODEC_MASK)
 
     @property
     def is_compressed(self) -> bool:

@@ -142,7 +142,7 @@ def batches_table(source, *, check_crc: bool = True) -> pa.Table:
     for i, b in enumerate(_batches(source)):
         legacy = b.magic < 2
         row = (i, b.position, b.size_in_bytes, b.magic, b.last_offset if legacy else b.base_offset, b.last_offset,
-               b.count, int(b.attributes & 7), int(b.timestamp_type), b.max_timestamp,
+               b.count, b.compression_id, int(b.timestamp_type), b.max_timestamp,
                None if legacy else b.base_timestamp, b.producer_id, b.producer_epoch, b.base_sequence,
                b.partition_leader_epoch, b.is_transactional, b.is_control, b.checksum,
                b.is_valid() if check_crc else None)
@@ -214,7 +214,7 @@ class _Options:
 
 def _meta(i: int, b: RecordBatch, valid: bool) -> tuple:
     """The per-batch column values, in ``_BATCH_COLUMNS`` order."""
-    return (i, b.position, b.magic, int(b.attributes & 7), b.producer_id, b.producer_epoch, b.partition_leader_epoch,
+    return (i, b.position, b.magic, b.compression_id, b.producer_id, b.producer_epoch, b.partition_leader_epoch,
             b.is_transactional, b.is_control, b.max_timestamp, valid)
 
 
@@ -432,7 +432,7 @@ class _Chunk:
 
     def _add_v2(self, local: int, b) -> None:
         count = b.count
-        if b.is_control or count < 0 or (b.attributes & 7) > CompressionType.ZSTD:
+        if b.is_control or count < 0 or b.compression_id > CompressionType.ZSTD:
             self.steps.append(("ref", local))
             return
         if b.compression == CompressionType.LZ4:

@@ -7,8 +7,8 @@ framing (``offset:int64 size:int32``, magic at byte 16; :data:`~kafkafmt.layout.
 
 API (stable; the columnar decoder and the Spark byte-range reader build on it)::
 
-    walk = BatchWalker(buf, start=0, end=None, rules=MEMORY, strict=False, need_more=False,
-                       max_message_size=None)
+    walk = BatchWalker(source, start=0, end=None, rules=MEMORY, strict=False, need_more=False,
+                       max_message_size=None)    # source: a buffer, BufferSource(buf) or PreadSource(fd)
     for span in walk:          # BatchSpan(position, size, magic, offset): nothing decoded, nothing copied
         span.header(buf)       # the header fields, read through layout.DEFAULT_BATCH / LEGACY_V0 / LEGACY_V1
         span.end               # position + size
@@ -25,9 +25,13 @@ API (stable; the columnar decoder and the Spark byte-range reader build on it)::
 
     kafkafmt.records.memory.span_batch(buf, span)  # the RecordBatch view of a span (Legacy/DefaultRecordBatch)
 
-``buf`` is anything ``struct.unpack_from`` and indexing accept: ``bytes``, ``bytearray``,
-``memoryview`` or an ``mmap`` (read-only is fine; the walker takes no memoryview of it, so it
-never pins an mmap).  Positions are always positions in the caller's stream.
+Where the bytes come from is a *source* (the memory and file variants of Kafka's one
+``LogInputStream``): :class:`BufferSource` over anything ``struct.unpack_from`` and indexing accept
+(``bytes``, ``bytearray``, ``memoryview`` or an ``mmap``; read-only is fine, the walker takes no
+memoryview of it, so it never pins an mmap), or :class:`PreadSource` over a file descriptor, which
+reads the 17 header bytes of each entry with one ``pread`` (``FileRecords`` walks its ``.log`` so).
+A plain buffer given to :class:`BatchWalker` is wrapped in a :class:`BufferSource`.  Positions are
+always positions in the caller's stream.
 
 Rules: which checks apply, as a data table (h11-style), each from one Kafka class
 (kafka-rules §0):
@@ -65,12 +69,14 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
-from ..errors import CorruptRecordError, TruncatedRecordError
+import os
+
+from ..errors import CorruptRecordError, KafkaStorageError, TruncatedRecordError
 from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, Layout
 from ..varint import wrap8
 
 __all__ = ["BatchSpan", "Trailing", "NeedMore", "Rules", "MEMORY", "FILE", "INNER", "RULES", "BatchWalker",
-           "next_span", "span_at", "header_layout", "magic_at"]
+           "BufferSource", "PreadSource", "next_span", "span_at", "header_layout", "magic_at"]
 
 
 @dataclass(frozen=True)
@@ -220,18 +226,67 @@ def _short(position: int, length: int, reason: str, needed: int, strict: bool, n
     return Trailing(position, length, reason)
 
 
-class BatchWalker:
-    """Walk the batches of ``buf[start:end]`` under ``rules`` (see the module docstring).
+class BufferSource:
+    """The bytes of a buffer (the memory variant): every step reads the buffer itself, nothing copied."""
 
+    __slots__ = ("buf",)
+
+    def __init__(self, buf):
+        self.buf = buf
+
+    def __len__(self) -> int:
+        return len(self.buf)
+
+    def head(self, position: int, size: int) -> tuple[object, int]:
+        """``(buf, base)`` holding at least ``size`` bytes at stream ``position`` (``buf[0]`` is ``base``)."""
+        return self.buf, 0
+
+
+class PreadSource:
+    """The bytes of a file read through ``os.pread`` on a descriptor the caller opened (read-only is
+    enough) and closes (the file variant, ``FileLogInputStream``): each step reads only the entry's
+    first bytes (17 at most), at its position.  A file shorter than the walk's ``end`` is a
+    :class:`~kafkafmt.errors.KafkaStorageError`, as ``Utils.readFullyOrFail`` raises it."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def head(self, position: int, size: int) -> tuple[bytes, int]:
+        """``(bytes, position)``: the ``size`` bytes at ``position``."""
+        if size <= 0:
+            return b"", position
+        data = os.pread(self.fd, size, position)
+        if len(data) < size:
+            raise KafkaStorageError(f"Failed to read `log header` from file channel. Expected to read {size} bytes, "
+                                    f"but reached end of file after reading {len(data)} bytes. Started read from "
+                                    f"position {position}.")
+        return data, position
+
+
+class BatchWalker:
+    """Walk the batches of ``source[start:end]`` under ``rules`` (see the module docstring).
+
+    ``source`` is a :class:`BufferSource`, a :class:`PreadSource` or a buffer (then wrapped in a
+    :class:`BufferSource`; ``end`` defaults to its length, and is required for a ``PreadSource``).
     Iterating yields :class:`BatchSpan` objects; afterwards :attr:`stop` says why the walk ended.
     Iterating again walks again from ``start``.
     """
 
-    def __init__(self, buf, start: int = 0, end: int | None = None, *, rules: Rules = MEMORY, strict: bool = False,
-                 need_more: bool = False, max_message_size: int | None = None, file: str | None = None):
-        self.buf = buf
+    def __init__(self, source, start: int = 0, end: int | None = None, *, rules: Rules = MEMORY,
+                 strict: bool = False, need_more: bool = False, max_message_size: int | None = None,
+                 file: str | None = None):
+        if not isinstance(source, (BufferSource, PreadSource)):
+            source = BufferSource(source)
+        if end is None:
+            if isinstance(source, PreadSource):
+                raise TypeError("a walk over a PreadSource needs its end")
+            end = len(source)
+        self.source = source
+        self.buf = source.buf if isinstance(source, BufferSource) else None  #: the buffer walked (None: a file)
         self.start = start
-        self.end = len(buf) if end is None else end
+        self.end = end
         self.rules = rules
         self.strict = strict
         self.need_more = need_more
@@ -253,8 +308,14 @@ class BatchWalker:
     def __iter__(self) -> Iterator[BatchSpan]:
         self.stop = None
         self.position = self.start
+        source, buf, end, rules = self.source, self.buf, self.end, self.rules
+        head, base = buf, 0
         while True:
-            step = next_span(self.buf, self.position, self.end, self.rules, need_more=self.need_more,
+            if buf is None:  # a file: read the entry's first 17 bytes at most, none when too few remain for a header
+                remaining = end - self.position
+                head, base = source.head(self.position, min(HEADER_SIZE_UP_TO_MAGIC, remaining)
+                                         if remaining >= rules.header else 0)
+            step = next_span(head, self.position, end, rules, base=base, need_more=self.need_more,
                              max_message_size=self.max_message_size, file=self.file)
             if not isinstance(step, BatchSpan):
                 self.stop = step

@@ -16,7 +16,7 @@ checks against the jars and the live broker; ``n/a`` where Kafka has no such par
 from __future__ import annotations
 
 from ..broker.idempotence import produce_outcome
-from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED
+from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK
 from ..kip228 import interpret_timestamp
 from ..records import MemoryRecords
 from .cluster import Cluster
@@ -71,7 +71,7 @@ def _produce_cell(producer_new: bool, ts: int, broker_new: bool) -> dict:
             return {"outcome": "error", "side": last.path, "error": last.error, "stored": None, "extended": None}
         batch = next(MemoryRecords(c.log_bytes("broker", 0)).batches())
         stored = [r.timestamp for r in batch.records()][0]
-        ext = bool(batch.attributes & 0x80)
+        ext = bool(batch.attributes & V2_TIMESTAMP_EXTENDED_FLAG_MASK)
         return {"outcome": "stored", "side": "leader", "error": None, "stored": stored, "extended": ext,
                 "text": f"stored {_ts_name(stored)}" + (", isTimestampExtended=1" if ext else
                                                         ", isTimestampExtended dropped" if producer_new else ", bit 0")}

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ...constants import INT32_MAX
 from .kernels import gather, header_spans
-
-_INT32_MAX = 2**31 - 1
 
 
 def pool_empty(shape, dtype) -> np.ndarray:
@@ -67,7 +66,7 @@ class _BinaryLayout:
         np.cumsum(self.sizes, out=self.offsets[1:])
         self.total = int(self.offsets[-1])
         self.large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
-        if self.total > _INT32_MAX and not self.large:
+        if self.total > INT32_MAX and not self.large:
             raise OverflowError(f"{self.total} bytes do not fit one Arrow binary array")
 
     def array(self, values: pa.Buffer) -> pa.Array:

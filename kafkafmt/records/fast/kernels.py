@@ -11,13 +11,15 @@ Kafka's.  A kernel therefore only has to be right when it succeeds, and it is wr
 Rules mirrored: ``DefaultRecord.readFrom`` and ``DefaultRecordBatch.RecordIterator`` (v2, KIP-98,
 KIP-82), ``LegacyRecord`` and ``AbstractLegacyRecordBatch.DeepRecordsIterator`` (v0/v1, KIP-31,
 KIP-32).  All offset and timestamp arithmetic is int64 and wraps as Java's ``long`` does.
-Wire offsets come from :mod:`kafkafmt.layout` (numba folds module globals into constants).
+Wire offsets come from :mod:`kafkafmt.layout`, masks and sentinels from :mod:`kafkafmt.constants`
+(numba folds module globals into compile-time constants), never restated here.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...constants import LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD
+from ...constants import (INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_RECORD_OVERHEAD_V0,
+                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, NO_TIMESTAMP)
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
 
@@ -41,10 +43,6 @@ _TS_AT = LEGACY_V1.offset_of("timestamp")
 _HDR_V0 = LEGACY_V0.size  # offset of the key (after keyLength)
 _HDR_V1 = LEGACY_V1.size
 _VLEN = LEGACY_VALUE_LENGTH.size
-_INT32_MAX = 2**31 - 1
-_CODEC_MASK = 0x07
-_LEGACY_TS_TYPE_BIT = 0x08
-_NO_TIMESTAMP = -1
 
 
 @inner
@@ -121,7 +119,7 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
     leaves out the wire details only ``Record`` objects need (attributes, position, size, magic,
     deltas): a table does not read them, and fewer writes per record are measurably faster.
     """
-    lat_none = np.int64(-2**63)
+    lat_none = np.int64(INT64_MIN)
     for b in range(first, last):
         p = starts[b]
         end = ends[b]
@@ -178,8 +176,8 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             if base_seq >= 0:
                 if offset_delta < 0:
                     return b, row0  # incrementSequence with a negative delta: let the reference decide
-                if base_seq > _INT32_MAX - offset_delta:
-                    out[F_SEQUENCE, row] = offset_delta - (_INT32_MAX - base_seq) - 1
+                if base_seq > INT32_MAX - offset_delta:
+                    out[F_SEQUENCE, row] = offset_delta - (INT32_MAX - base_seq) - 1
                 else:
                     out[F_SEQUENCE, row] = base_seq + offset_delta
             else:
@@ -261,7 +259,7 @@ def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, 
 @inner
 def _legacy_timestamp(data, p):
     """The timestamp a legacy entry stores (v1), or -1 (v0 has none)."""
-    return _be_int(data, p + _TS_AT, 8) if data[p + _MAGIC_AT] == 1 else _NO_TIMESTAMP
+    return _be_int(data, p + _TS_AT, 8) if data[p + _MAGIC_AT] == 1 else NO_TIMESTAMP
 
 
 @kernel
@@ -276,14 +274,14 @@ def decode_legacy_plain(data, start, end, max_bytes, first_batch_id, row, out, w
         if end - p < LOG_OVERHEAD:
             return k, row, p
         entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
-        if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+        if entry_end < 0 or data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
             return k, row, p
         _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, first_batch_id + k, row, out, wire)
         if data[p + _MAGIC_AT] == 1:
             out[F_TIMESTAMP, row] = _be_int(data, p + _TS_AT, 8)
-            out[F_TSTYPE, row] = 1 if data[p + _ATTRS_AT] & _LEGACY_TS_TYPE_BIT else 0
+            out[F_TSTYPE, row] = 1 if data[p + _ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK else 0
         else:
-            out[F_TIMESTAMP, row] = _NO_TIMESTAMP
+            out[F_TIMESTAMP, row] = NO_TIMESTAMP
             out[F_TSTYPE, row] = -1
         row += 1
         k += 1
@@ -433,7 +431,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
                 break
             if magic == 1 and size < _HDR_V1 - LOG_OVERHEAD + _VLEN:
                 break
-            if data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+            if data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
                 break
             entry_end, _, _, _, _ = _legacy_entry(data, p, end)
             if entry_end < 0:
@@ -467,7 +465,7 @@ def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper
         if p + LOG_OVERHEAD + size > end:
             break
         entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
-        if entry_end < 0 or data[p + _ATTRS_AT] & _CODEC_MASK != 0:
+        if entry_end < 0 or data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
             return -1
         _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, wire)  # offset as stored: see below
         if data[p + _MAGIC_AT] == 1:
@@ -475,7 +473,7 @@ def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper
             out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else _be_int(data, p + _TS_AT, 8)
         else:
             out[F_TSTYPE, row] = -1
-            out[F_TIMESTAMP, row] = _NO_TIMESTAMP
+            out[F_TIMESTAMP, row] = NO_TIMESTAMP
         row += 1
         p = entry_end
     if row == row0:

@@ -1,0 +1,194 @@
+"""The house rules that a scan of the package's source can check (shared/design/architecture.md):
+one batch walker, one definition of every wire layout constant.
+
+Each check parses ``kafkafmt/`` with :mod:`ast` (no import, no execution) and fails naming file,
+line and what was found.  ``test_*_catches_*`` feed each check a small reintroduced offender, so a
+check that can no longer fail is a failing test too.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kafkafmt
+from kafkafmt import constants
+
+PACKAGE = Path(kafkafmt.__file__).resolve().parent
+#: the two modules where wire layouts and their derived constants are defined
+DEFINITIONS = {"layout.py", "constants.py"}
+#: the one Python batch walker
+WALKER = "records/walker.py"
+#: compiled (numba) mirrors of the walker's legacy rules: they cannot call Python, so they walk
+#: v0/v1 entries themselves, with the walker's constants (imported from constants.py / layout.py),
+#: and hand anything they do not expect back to it; tests/test_columnar_fast.py checks them against it
+COMPILED_WALKS = {("records/fast/kernels.py", "decode_legacy_plain"), ("records/fast/kernels.py", "legacy_plain_run"),
+                  ("records/fast/kernels.py", "decode_legacy_inner")}
+
+#: names a batch loop needs: the entry framing (offset:int64 size:int32, magic at byte 16) or the walker's step
+FRAMING_NAMES = {"LOG_ENTRY", "LOG_OVERHEAD", "SIZE_OFFSET", "OFFSET_OFFSET", "MAGIC_OFFSET",
+                 "HEADER_SIZE_UP_TO_MAGIC", "next_span", "_SIZE_AT", "_MAGIC_AT"}
+#: the attribute bits of every format (LegacyRecord / DefaultRecordBatch), as literals
+ATTRIBUTE_BITS = {v for k, v in vars(constants).items() if k.endswith("_MASK") and isinstance(v, int)}
+#: the header offsets no other module may spell as a literal index (magic byte, end of the log header,
+#: end of the v2 batch header)
+HEADER_OFFSETS = {constants.MAGIC_OFFSET, constants.HEADER_SIZE_UP_TO_MAGIC, constants.RECORD_BATCH_OVERHEAD}
+#: constants.py's names; a module assigning one of them (with or without leading underscores) a literal restates it
+DEFINED = {k for k, v in vars(constants).items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _sources() -> list[tuple[str, ast.Module]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        out.append((rel, ast.parse(path.read_text(), filename=rel)))
+    return out
+
+
+def _names(node: ast.AST) -> set[str]:
+    """Every identifier ``node`` mentions (names and attribute names)."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            found.add(n.attr)
+    return found
+
+
+def _int_literal(node: ast.AST) -> int | None:
+    """The value of an integer literal (``-1`` and ``2**31 - 1`` included), else None."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        if isinstance(node, ast.BinOp) and not _names(node):
+            try:
+                value = eval(compile(ast.Expression(node), "<literal>", "eval"), {"__builtins__": {}})
+            except Exception:
+                return None
+        else:
+            return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _functions(tree: ast.Module):
+    """``(qualified name, node)`` of every function and class, outermost first."""
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                yield name, child
+                yield from visit(child, name + ".")
+            else:
+                yield from visit(child, prefix)
+    yield from visit(tree, "")
+
+
+def batch_loops(rel: str, tree: ast.Module) -> list[str]:
+    """``while`` loops that step through entries by their framing: a second batch walker."""
+    found = []
+    for name, fn in _functions(tree):
+        if isinstance(fn, ast.ClassDef) or rel == WALKER or (rel, name.split(".")[-1]) in COMPILED_WALKS:
+            continue
+        for loop in (n for n in ast.walk(fn) if isinstance(n, ast.While)):
+            framing = _names(loop) & FRAMING_NAMES
+            if framing:
+                found.append(f"{rel}:{loop.lineno} {name}: a while loop over {sorted(framing)}")
+    return sorted(set(found))
+
+
+def restated_constants(rel: str, tree: ast.Module) -> list[str]:
+    """Literal attribute masks, literal header offsets and re-assigned layout constants outside layout/constants."""
+    if rel.split("/")[-1] in DEFINITIONS and "/" not in rel:
+        return []
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitAnd):
+            for lit, other in ((n.left, n.right), (n.right, n.left)):
+                value = _int_literal(lit)
+                if value in ATTRIBUTE_BITS and any("attr" in x.lower() for x in _names(other)):
+                    found.append(f"{rel}:{n.lineno}: attributes masked with the literal {value:#04x}")
+        elif isinstance(n, ast.Subscript):
+            index = n.slice
+            parts = [index] + ([index.left, index.right] if isinstance(index, ast.BinOp) else [])
+            for p in parts:
+                if _int_literal(p) in HEADER_OFFSETS and isinstance(p, ast.Constant):
+                    found.append(f"{rel}:{n.lineno}: the header offset {p.value} as a literal index")
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and _int_literal(n.value) is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id.lstrip("_") in DEFINED | {"CODEC_MASK", "LEGACY_TS_TYPE_BIT"}:
+                    found.append(f"{rel}:{n.lineno}: {t.id} = {ast.unparse(n.value)} restates constants.py")
+    return found
+
+
+def test_one_batch_walker():
+    """Only records/walker.py steps through entries by their length field (and the compiled kernels
+    that mirror it for plain v0/v1 runs, listed above)."""
+    offenders = [line for rel, tree in _sources() for line in batch_loops(rel, tree)]
+    assert offenders == [], "a second batch loop; walk with kafkafmt.records.walker.BatchWalker:\n" + "\n".join(offenders)
+
+
+def test_no_restated_layout_constant():
+    offenders = [line for rel, tree in _sources() for line in restated_constants(rel, tree)]
+    assert offenders == [], "use kafkafmt.layout / kafkafmt.constants:\n" + "\n".join(offenders)
+
+
+# --- the checks themselves fail on what they guard against ---------------------------------------------
+
+SECOND_LOOP = '''
+import os
+from ..constants import HEADER_SIZE_UP_TO_MAGIC
+from ..records.walker import FILE, BatchSpan, next_span
+
+class FileRecords:
+    def batches_from(self, start=0, end=None):
+        pos = start
+        while end - pos >= FILE.header:
+            header = os.pread(self._fd, HEADER_SIZE_UP_TO_MAGIC, pos)
+            span = next_span(header, pos, end, FILE, base=pos)
+            if not isinstance(span, BatchSpan):
+                return
+            yield span
+            pos = span.end
+'''
+
+HAND_WALK = '''
+import struct
+from ..constants import LOG_OVERHEAD
+
+def spans(buf):
+    p = 0
+    while p + LOG_OVERHEAD <= len(buf):
+        offset, size = struct.unpack_from(">qi", buf, p)
+        yield p
+        p += LOG_OVERHEAD + size
+'''
+
+RESTATED = '''
+_CODEC_MASK = 0x07
+_NO_TIMESTAMP = -1
+INT32_MAX = 2**31 - 1
+
+def codec(batch, data, p):
+    return batch.attributes & 7, data[p + 16] < 2, data[16], data[p + _ATTRS_AT] & 0x08
+'''
+
+
+def test_batch_loop_check_catches_the_old_file_loop():
+    assert len(batch_loops("log/file_records.py", ast.parse(SECOND_LOOP))) == 1
+    assert len(batch_loops("dump.py", ast.parse(HAND_WALK))) == 1
+    assert batch_loops(WALKER, ast.parse(SECOND_LOOP)) == []
+
+
+def test_constant_check_catches_masks_offsets_and_restated_names():
+    found = restated_constants("records/columnar.py", ast.parse(RESTATED))
+    assert sorted(f.split(": ", 1)[1] for f in found) == sorted([
+        "_CODEC_MASK = 7 restates constants.py",
+        "_NO_TIMESTAMP = -1 restates constants.py",
+        "INT32_MAX = 2 ** 31 - 1 restates constants.py",
+        "attributes masked with the literal 0x07",
+        "the header offset 16 as a literal index",
+        "the header offset 16 as a literal index",
+        "attributes masked with the literal 0x08",
+    ])
+    assert restated_constants("constants.py", ast.parse(RESTATED)) == []
