@@ -40,6 +40,7 @@ from .kip33 import companion_partition, compare_policies
 from .log import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP,
                   MAX_TIMESTAMP, Log, LogAppendInfo)
 from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
+from .view import PartitionView, SegmentReads, SegmentView, discover
 from .workloads import AppendEvent, Producer, Workload, generate, generate_mixed, run_workload
 
 __all__ = [
@@ -49,5 +50,5 @@ __all__ = [
     "companion_partition", "compare_policies", "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP",
     "LATEST_TIERED_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "Log", "LogAppendInfo", "FetchDataInfo",
     "LogOffsetMetadata", "LogSegment", "RollParams", "AppendEvent", "Producer", "Workload", "generate",
-    "generate_mixed", "run_workload",
+    "generate_mixed", "run_workload", "PartitionView", "SegmentReads", "SegmentView", "discover",
 ]

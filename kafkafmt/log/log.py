@@ -58,6 +58,7 @@ from .loader import LogLoading
 from .readonly import open_read_only
 from .retention import LogRetention
 from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
+from .view import PartitionView
 
 __all__ = ["Log", "LogConfig", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP",
            "EARLIEST_LOCAL_TIMESTAMP", "LATEST_TIERED_TIMESTAMP", "KafkaTimeIndexPolicy"]
@@ -617,28 +618,12 @@ class Log(LogLoading, LogRetention):
         if target_timestamp == LATEST_TIERED_TIMESTAMP:
             return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
         if target_timestamp == MAX_TIMESTAMP:
-            segs = self.segments
-            best = segs[0]
-            for s in segs[1:]:
-                if s.max_timestamp_so_far > best.max_timestamp_so_far:
-                    best = s
-            mto = best.read_max_timestamp_and_offset_so_far()
-            position = best.offset_index.lookup(mto.offset).position
-            for b in best.log.batches_from(position):
-                if b.max_timestamp == mto.timestamp:
-                    off = b.offset_of_max_timestamp()
-                    if off is None:
-                        return None
-                    ple = b.partition_leader_epoch
-                    return TimestampAndOffset(b.max_timestamp, off, ple if ple >= 0 else None)
-            return None
-        return self._search_offset_in_local_log(target_timestamp, self.log_start_offset)
+            return self.view().max_timestamp_offset()
+        return self.view().search_offset_by_timestamp(target_timestamp, self.log_start_offset)
 
-    def _search_offset_in_local_log(self, target: int, start_offset: int) -> TimestampAndOffset | None:
-        for seg in self.segments:
-            if seg.largest_timestamp() >= target:
-                return seg.find_offset_by_timestamp(target, start_offset)
-        return None
+    def view(self) -> PartitionView:
+        """The read-only view of this log's segments (:mod:`kafkafmt.log.view`): the lookups every reader shares."""
+        return PartitionView(self.dir, self.topic, self.partition, self.segments, known_log_start=self.log_start_offset)
 
     # ============================================================================================
     # reads
@@ -739,6 +724,7 @@ class Log(LogLoading, LogRetention):
     #: set by ``Log.open(..., read_only=True)``: the directory read, and what recovery changed in its copy
     read_only: bool = False
     source_dir: Path | None = None
+    source_view: PartitionView | None = None
     recovery_changes: tuple[dict, ...] | list[dict] = ()
 
     def _check_writable(self, operation: str) -> None:

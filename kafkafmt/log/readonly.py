@@ -5,7 +5,10 @@ and the clean-shutdown marker, recovers (truncates) segments after an unclean sh
 the active segment's indexes and rewrites the checkpoints.  To give the same answers as that
 recovered log without touching the directory, kafkafmt copies the directory's files into a private
 scratch directory and opens (and recovers) the copy.  :attr:`Log.recovery_changes` then says what
-recovery did, file by file, which is what opening the real directory would change.
+recovery did, file by file, which is what opening the real directory would change.  Both states are
+readable through the one read-only view (:mod:`kafkafmt.log.view`): ``log.view()`` over the recovered
+copy, ``log.source_view`` (a :class:`~kafkafmt.log.view.PartitionView` of the segment files) over the
+directory as it is.
 
 The copy costs the directory's size in temporary space; it is removed when the log is closed (or
 garbage-collected).  A read-only log refuses every operation that writes (appends, roll, flush,
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from ..errors import NoSuchFileError
 from .files import parse_topic_partition_name
+from .view import PartitionView
 
 
 def file_states(directory: Path) -> dict[str, tuple[int, str, int]]:
@@ -79,6 +83,7 @@ def open_read_only(cls, directory, *args, **kwargs):
         raise
     log.read_only = True
     log.source_dir = src
+    log.source_view = PartitionView.of_files(src)  # the directory as it is, unrecovered (log.view(): the copy)
     log.recovery_changes = describe_changes(before, file_states(scratch))
     log._scratch_cleanup = weakref.finalize(log, shutil.rmtree, scratch_root, True)
     return log

@@ -24,6 +24,7 @@ time index is a subclass (:class:`kafkafmt.log.kip33.Kip33LogSegment`) that over
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 from dataclasses import dataclass
@@ -34,10 +35,11 @@ from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordErro
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
 from .errors import NoSuchFileError
-from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
+from .file_records import FileRecords
 from .files import (DELETED_FILE_SUFFIX, filename_prefix_from_offset, log_file, offset_index_file,
                     move_if_exists, replace_suffix, time_index_file, transaction_index_file)
 from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from .view import SegmentReads
 
 UNKNOWN_OFFSET = -1
 UNKNOWN_FILE_POSITION = -1
@@ -99,8 +101,12 @@ def _as_bytes(records) -> bytes:
     return bytes(records)
 
 
-class LogSegment:
-    """A segment of the log (``LogSegment``).  Build one with :meth:`open`."""
+class LogSegment(SegmentReads):
+    """A segment of the log (``LogSegment``).  Build one with :meth:`open`.
+
+    Its read-only lookups (max timestamp, ``translate_offset``, ``find_offset_by_timestamp``,
+    ``read_next_offset``, ...) are :class:`~kafkafmt.log.view.SegmentReads`', shared with the read-only
+    view of segment files."""
 
     def __init__(self, log: FileRecords, dir: str | os.PathLike, base_offset: int, *, max_index_size: int,
                  index_interval_bytes: int, roll_jitter_ms: int, clock: Clock, suffix: str = "",
@@ -194,25 +200,12 @@ class LogSegment:
             self._max_ts_and_offset = self.time_index.last_entry
         return self._max_ts_and_offset
 
-    @property
-    def max_timestamp_so_far(self) -> int:
-        return self.read_max_timestamp_and_offset_so_far().timestamp
-
-    @property
-    def shallow_offset_of_max_timestamp_so_far(self) -> int:
-        return self.read_max_timestamp_and_offset_so_far().offset
-
-    def largest_record_timestamp(self) -> int | None:
-        ts = self.max_timestamp_so_far
-        return ts if ts >= 0 else None
-
-    def largest_timestamp(self) -> int:
-        """Max record timestamp, or the ``.log`` mtime if the segment has none (retention, lookups)."""
-        ts = self.max_timestamp_so_far
-        return ts if ts >= 0 else self.last_modified()
-
     def last_modified(self) -> int:
         return self.log.last_modified()
+
+    def reading(self) -> contextlib.AbstractContextManager[FileRecords]:
+        """The ``.log`` for a lookup of :class:`~kafkafmt.log.view.SegmentReads` (this segment's own, kept open)."""
+        return contextlib.nullcontext(self.log)
 
     def set_last_modified(self, ms: int) -> None:
         for p in (self.log.path, self.offset_index_file, self.time_index_file):
@@ -341,11 +334,6 @@ class LogSegment:
         self.log.trim()
 
     # --- reads ----------------------------------------------------------------------------------
-    def translate_offset(self, offset: int, starting_file_position: int = 0) -> LogOffsetPosition | None:
-        """The first batch with last offset >= ``offset``, searched from the offset index position."""
-        mapping = self.offset_index.lookup(offset)
-        return self.log.search_for_offset_with_size(offset, max(mapping.position, starting_file_position))
-
     def read(self, start_offset: int, max_size: int, max_position=_SIZE,
              min_one_message: bool = False) -> FetchDataInfo | None:
         """``LogSegment.read``: whole batches from the one holding ``start_offset`` (kafka-rules §7.7).
@@ -398,26 +386,9 @@ class LogSegment:
         e = self.offset_index.fetch_upper_bound_offset(start_offset_position, fetch_size)
         return None if e is None else e.offset
 
-    def read_next_offset(self) -> int:
-        """The offset after the last batch (``readNextOffset``), or the base offset if empty."""
-        fetch = self.read(self.offset_index.last_offset, self.log.size)
-        if fetch is None:
-            return self.base_offset
-        start = fetch.fetch_offset_metadata.relative_position_in_segment
-        last = None
-        for b in self.log.batches_from(start, start + len(fetch.records)):
-            last = b
-        return self.base_offset if last is None else last.next_offset
-
     def has_overflow(self) -> bool:
         nxt = self.read_next_offset()
         return nxt > self.base_offset and not self.can_convert_to_relative_offset(nxt - 1)
-
-    def find_offset_by_timestamp(self, timestamp_ms: int, starting_offset: int = 0) -> TimestampAndOffset | None:
-        """``LogSegment.findOffsetByTimestamp``: time index → offset index → scan (kafka-rules §6.6)."""
-        ts_offset = self.time_index.lookup(timestamp_ms)
-        position = self.offset_index.lookup(max(ts_offset.offset, starting_offset)).position
-        return self.log.search_for_timestamp(timestamp_ms, position, starting_offset)
 
     # --- recovery and truncation ----------------------------------------------------------------
     def recover(self, max_message_size: int | None = None, epoch_cache=None) -> int:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..errors import ConfigError
-from .logdir import PartitionDir, discover
+from ..log.view import PartitionView, discover
 
 EARLIEST, LATEST = -2, -1
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
@@ -184,11 +184,12 @@ class Plan:
 TO_THE_END = 2**63 - 1
 
 
-def _resolve(spec, timestamp: int | None, part: PartitionDir, *, start: bool) -> int | None:
+def _resolve(spec, timestamp: int | None, part: PartitionView, *, start: bool) -> int | None:
     """The offset ``spec`` / ``timestamp`` names in ``part``; None for the log end offset (``latest``, or a
     timestamp after every record)."""
     if timestamp is not None:
-        return part.fetch_offset_by_timestamp(timestamp)
+        found = part.search_offset_by_timestamp(timestamp)
+        return None if found is None else found.offset
     if isinstance(spec, dict):
         if part.topic in spec and part.partition in spec[part.topic]:
             off = spec[part.topic][part.partition]
@@ -201,7 +202,7 @@ def _resolve(spec, timestamp: int | None, part: PartitionDir, *, start: bool) ->
     return part.log_start_offset if spec == "earliest" else None
 
 
-def _check_topics(spec, parts: list[PartitionDir], name: str) -> None:
+def _check_topics(spec, parts: list[PartitionView], name: str) -> None:
     if isinstance(spec, dict):
         known = {(p.topic, p.partition) for p in parts}
         for topic, ps in spec.items():
@@ -210,7 +211,7 @@ def _check_topics(spec, parts: list[PartitionDir], name: str) -> None:
                     raise ConfigError(f"{name} names {topic}-{p}, which is not among the input partitions")
 
 
-def _partition_splits(part: PartitionDir, first: int, end: int) -> list[Split]:
+def _partition_splits(part: PartitionView, first: int, end: int) -> list[Split]:
     """Splits of one partition covering offsets ``[first, end)``; segments outside are never opened."""
     out = []
     segs = part.segments

@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import CorruptRecordError, KafkaFmtError
+from ..log.view import OPENED
 from ..records.columnar import batches_table, records_table
 from ..records.memory import MemoryRecords
 from . import columns
-from .logdir import OPENED
 from .plan import ReadOptions, Split
 
 #: records are decoded this many bytes of whole batches at a time

@@ -15,7 +15,7 @@ import pytest
 import kafkafmt.spark as ks
 from kafkafmt.errors import ConfigError, CorruptRecordError, KafkaFmtError
 from kafkafmt.log import Log
-from kafkafmt.spark.logdir import OPENED
+from kafkafmt.log.view import OPENED
 from spark_logs import START, build_partition, direct_decode, fingerprint, snapshot
 
 
