@@ -95,8 +95,34 @@ def generate_partition(scenario: Scenario, topic_name: str, partition: int, root
     clock = SimulatedClock(start)
     log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, scenario.broker), clock,
               seed=rng.getrandbits(32), leader_epoch=topic.leader_epoch)
-    changes = list(topic.changes)
-    # producers: key subsets of this partition, rates, sequences
+    broker = _BrokerTimeline(log, clock, list(topic.changes), start, scenario.retention_check_interval_ms)
+    inst, heap = _producers(scenario, topic, partition, rng, rate_factor, start)
+    appended = unreported = 0
+    while heap:
+        t_float, k = heapq.heappop(heap)
+        t = int(t_float)
+        if (target_bytes is None and t >= end) or (target_bytes is not None and appended >= target_bytes):
+            break
+        p = inst[k]
+        broker.advance_to(t)
+        size = _send(log, rng, p, t, start)
+        appended += size
+        unreported += size
+        if progress is not None and unreported >= _PROGRESS_STEP:
+            progress(unreported)
+            unreported = 0
+        heapq.heappush(heap, (_next_send(rng, p, t_float), k))
+    clock.set(max(clock.now(), end if target_bytes is None else clock.now()))
+    log.delete_old_segments()
+    if progress is not None and unreported:
+        progress(unreported)
+    return _summary(log, clock, topic, partition, inst, appended)
+
+
+def _producers(scenario: Scenario, topic: TopicSpec, partition: int, rng: random.Random, rate_factor: float,
+               start: int) -> tuple[list[dict], list[tuple[float, int]]]:
+    """The producers sending to this partition (their keys here, rates, sequences) and the heap of their
+    first send times."""
     inst, heap = [], []
     for g, i, name, pid in _producer_instances(scenario, topic):
         keys = [k for k in (b"key-%07d" % j for j in range(g.keys)) if partition_for_key(k, topic.partitions) == partition]
@@ -108,54 +134,58 @@ def generate_partition(scenario: Scenario, topic_name: str, partition: int, root
                      "burst_left": 0, "records": 0, "batches": 0, "rejected": {}})
         if rate > 0:
             heapq.heappush(heap, (start + rng.expovariate(1.0 / inst[-1]["batch_interval_ms"]), len(inst) - 1))
-    check_every = scenario.retention_check_interval_ms
-    next_check = start + check_every
-    appended = unreported = 0
-    while heap:
-        t_float, k = heapq.heappop(heap)
-        t = int(t_float)
-        if target_bytes is None and t >= end:
-            break
-        if target_bytes is not None and appended >= target_bytes:
-            break
-        p = inst[k]
-        g = p["group"]
-        # the broker's clock: retention checks and config changes due before this request arrives
-        while next_check <= t:
-            clock.set(max(clock.now(), next_check))
-            log.delete_old_segments()
-            next_check += check_every
-        while changes and start + changes[0][0] <= t:
-            log.update_config(changes.pop(0)[1])  # kafka-configs --alter: from the next append on
-        clock.set(max(clock.now(), t))
-        data, n = _client_batch(rng, p, g, t, start)
-        try:
-            log.append_as_leader(data)
-        except KafkaFmtError as e:  # the producer gets an error response; its sequence does not advance
-            p["rejected"][type(e).__name__] = p["rejected"].get(type(e).__name__, 0) + 1
-        else:
-            p["seq"] += n
-            p["records"] += n
-            p["batches"] += 1
-            appended += len(data)
-            unreported += len(data)
-            if progress is not None and unreported >= _PROGRESS_STEP:
-                progress(unreported)
-                unreported = 0
-        # the next send: a burst continues, or a new Poisson gap (maybe starting a burst)
-        prob, bmin, bmax, bint = g.bursts
-        if p["burst_left"] > 0:
-            p["burst_left"] -= 1
-            nxt = t_float + bint
-        else:
-            nxt = t_float + rng.expovariate(1.0 / p["batch_interval_ms"])
-            if prob and rng.random() < prob:
-                p["burst_left"] = rng.randint(bmin, bmax) - 1
-        heapq.heappush(heap, (nxt, k))
-    clock.set(max(clock.now(), end if target_bytes is None else clock.now()))
-    log.delete_old_segments()
-    if progress is not None and unreported:
-        progress(unreported)
+    return inst, heap
+
+
+class _BrokerTimeline:
+    """The broker's clock: retention checks (every ``log.retention.check.interval.ms``) and topic config
+    changes due before a request arrives."""
+
+    def __init__(self, log: Log, clock: SimulatedClock, changes: list, start: int, check_every: int):
+        self.log, self.clock, self.changes, self.start = log, clock, changes, start
+        self.check_every = check_every
+        self.next_check = start + check_every
+
+    def advance_to(self, t: int) -> None:
+        while self.next_check <= t:
+            self.clock.set(max(self.clock.now(), self.next_check))
+            self.log.delete_old_segments()
+            self.next_check += self.check_every
+        while self.changes and self.start + self.changes[0][0] <= t:
+            self.log.update_config(self.changes.pop(0)[1])  # kafka-configs --alter: from the next append on
+        self.clock.set(max(self.clock.now(), t))
+
+
+def _send(log: Log, rng: random.Random, p: dict, t: int, start: int) -> int:
+    """One produce request of producer ``p`` at ``t`` through the broker; the bytes appended (0: refused, the
+    producer gets an error response and its sequence does not advance)."""
+    data, n = _client_batch(rng, p, p["group"], t, start)
+    try:
+        log.append_as_leader(data)
+    except KafkaFmtError as e:
+        p["rejected"][type(e).__name__] = p["rejected"].get(type(e).__name__, 0) + 1
+        return 0
+    p["seq"] += n
+    p["records"] += n
+    p["batches"] += 1
+    return len(data)
+
+
+def _next_send(rng: random.Random, p: dict, t_float: float) -> float:
+    """The next send of ``p``: a burst continues, or a new Poisson gap (maybe starting a burst)."""
+    prob, bmin, bmax, bint = p["group"].bursts
+    if p["burst_left"] > 0:
+        p["burst_left"] -= 1
+        return t_float + bint
+    nxt = t_float + rng.expovariate(1.0 / p["batch_interval_ms"])
+    if prob and rng.random() < prob:
+        p["burst_left"] = rng.randint(bmin, bmax) - 1
+    return nxt
+
+
+def _summary(log: Log, clock: SimulatedClock, topic: TopicSpec, partition: int, inst: list[dict],
+             appended: int) -> dict[str, Any]:
+    """The partition's summary (closes the log: its recovery point is the one written at close)."""
     summary = {"topic": topic.name, "partition": partition, "log_start_offset": log.log_start_offset,
                "log_end_offset": log.log_end_offset, "high_watermark": log.high_watermark,
                "segments": log.number_of_segments, "size": log.size, "appended_bytes": appended,

@@ -396,7 +396,7 @@ def compare_policies(workload, config, *, seed: int = 0, base_dir: str | os.Path
     timestamp}), ``lookup_truth`` (first offset with message ts >= target / append time >= target,
     among retained records) and ``segments`` (final segment info).
     """
-    from .workloads import Workload, run_workload
+    from .workloads import Workload
     wl = workload if isinstance(workload, Workload) else Workload.from_events(workload)
     events = wl.events
     if not events:
@@ -412,51 +412,70 @@ def compare_policies(workload, config, *, seed: int = 0, base_dir: str | os.Path
                            "lookups": lookups, "policies": {}}
     try:
         for policy in ("kafka", "kip33-variant"):
-            from .clock import SimulatedClock
-            from .log import Log
-            clock = SimulatedClock(start)
-            d = tmp / policy / f"{topic}-{partition}"
-            if d.exists():
-                shutil.rmtree(d)
             cfg = config.replace(timestamp_type=wl.timestamp_type) if via == "leader" else config
-            log = Log(d, cfg, clock, time_index_policy=policy, seed=seed,
-                      index_granularity=index_granularity)
-            trace = run_workload(log, wl, clock=clock, retention_check_interval_ms=retention_check_interval_ms,
-                                 via=via)
-            records = trace["records"]
-            res: dict[str, Any] = {
-                "rolls": [e for e in log.events if e["type"] == "roll"],
-                "deletions": [e for e in log.events if e["type"] == "delete"],
-                "segments": log.segment_info(),
-                "log_start_offset": log.log_start_offset,
-                "log_end_offset": log.log_end_offset,
-            }
-            deleted_at: dict[int, int] = {}
-            for e in res["deletions"]:
-                for s in e["segments"]:
-                    for off in range(s["base_offset"], s["next_offset"]):
-                        deleted_at.setdefault(off, e["time"])
-            res["deleted_at"] = deleted_at
-            res["lookups"] = []
-            res["lookup_truth"] = []
-            retained = [r for r in records if r["offset"] >= log.log_start_offset]
-            for t in lookups:
-                r = log.fetch_offset_by_timestamp(t)
-                res["lookups"].append({"target": t, "offset": -1 if r is None else r.offset,
-                                       "timestamp": -1 if r is None else r.timestamp})
-                by_msg = [x["offset"] for x in retained if x["stored_timestamp"] >= t]
-                by_lat = [x["offset"] for x in retained if x["append_time"] >= t]
-                res["lookup_truth"].append({"target": t, "by_message_timestamp": min(by_msg) if by_msg else -1,
-                                            "by_append_time": min(by_lat) if by_lat else -1})
+            res, records = _run_policy(policy, wl, cfg, tmp / policy / f"{topic}-{partition}", lookups, seed=seed,
+                                       retention_check_interval_ms=retention_check_interval_ms, via=via,
+                                       index_granularity=index_granularity)
             out["policies"][policy] = res
             if policy == "kafka":
                 out["records"] = records
-            log.close()
     finally:
         if base_dir is None and not keep_dirs:
             shutil.rmtree(tmp, ignore_errors=True)
-    k, v = out["policies"]["kafka"], out["policies"]["kip33-variant"]
-    out["differences"] = {
+    out["differences"] = _differences(out["policies"]["kafka"], out["policies"]["kip33-variant"])
+    return out
+
+
+def _run_policy(policy: str, wl, config, d: Path, lookups: list[int], *, seed: int,
+                retention_check_interval_ms: int | None, via: str, index_granularity: str) -> tuple[dict, list]:
+    """One policy's run of ``wl`` in the fresh directory ``d``: its rolls, deletions, segments and lookups,
+    and the records the workload appended."""
+    from .clock import SimulatedClock
+    from .log import Log
+    from .workloads import run_workload
+    clock = SimulatedClock(wl.events[0].append_time)
+    if d.exists():
+        shutil.rmtree(d)
+    log = Log(d, config, clock, time_index_policy=policy, seed=seed, index_granularity=index_granularity)
+    trace = run_workload(log, wl, clock=clock, retention_check_interval_ms=retention_check_interval_ms, via=via)
+    records = trace["records"]
+    res: dict[str, Any] = {
+        "rolls": [e for e in log.events if e["type"] == "roll"],
+        "deletions": [e for e in log.events if e["type"] == "delete"],
+        "segments": log.segment_info(),
+        "log_start_offset": log.log_start_offset,
+        "log_end_offset": log.log_end_offset,
+    }
+    deleted_at: dict[int, int] = {}
+    for e in res["deletions"]:
+        for s in e["segments"]:
+            for off in range(s["base_offset"], s["next_offset"]):
+                deleted_at.setdefault(off, e["time"])
+    res["deleted_at"] = deleted_at
+    res["lookups"], res["lookup_truth"] = _lookups(log, records, lookups)
+    log.close()
+    return res, records
+
+
+def _lookups(log, records: list[dict], lookups: list[int]) -> tuple[list[dict], list[dict]]:
+    """ListOffsets for each target, and the truth among the retained records (by message timestamp, by
+    append time)."""
+    answers, truth = [], []
+    retained = [r for r in records if r["offset"] >= log.log_start_offset]
+    for t in lookups:
+        r = log.fetch_offset_by_timestamp(t)
+        answers.append({"target": t, "offset": -1 if r is None else r.offset,
+                        "timestamp": -1 if r is None else r.timestamp})
+        by_msg = [x["offset"] for x in retained if x["stored_timestamp"] >= t]
+        by_lat = [x["offset"] for x in retained if x["append_time"] >= t]
+        truth.append({"target": t, "by_message_timestamp": min(by_msg) if by_msg else -1,
+                      "by_append_time": min(by_lat) if by_lat else -1})
+    return answers, truth
+
+
+def _differences(k: dict, v: dict) -> dict[str, Any]:
+    """Where the two policies' runs differ: lookups, deletion times, rolls."""
+    return {
         "lookups": [{"target": a["target"], "kafka": a["offset"], "kip33-variant": b["offset"]}
                     for a, b in zip(k["lookups"], v["lookups"]) if a["offset"] != b["offset"]],
         "deleted_at": [{"offset": off, "kafka": k["deleted_at"].get(off), "kip33-variant": v["deleted_at"].get(off)}
@@ -465,4 +484,3 @@ def compare_policies(workload, config, *, seed: int = 0, base_dir: str | os.Path
         "rolls": {"kafka": [(e["time"], e["to"]) for e in k["rolls"]],
                   "kip33-variant": [(e["time"], e["to"]) for e in v["rolls"]]},
     }
-    return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...constants import (INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_RECORD_OVERHEAD_V0,
-                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, NO_TIMESTAMP)
+                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP)
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
 
@@ -108,6 +108,42 @@ def _sized(data, p, end):
     return p, n, p + n
 
 
+@inner
+def _v2_headers(data, p, rend, count):
+    """Past ``count`` headers (key, value) of a v2 record ending at ``rend``: the next position, or -1 when
+    one overruns the record or has a null key (Kafka: "Invalid negative header key size")."""
+    for _ in range(count):
+        _, hk, p = _sized(data, p, rend)
+        if p < 0 or hk < 0:
+            return -1
+        _, _, p = _sized(data, p, rend)
+        if p < 0:
+            return -1
+    return p
+
+
+@inner
+def _v2_sequence(base_seq, offset_delta):
+    """``DefaultRecordBatch.incrementSequence(baseSequence, offsetDelta)`` for ``offset_delta >= 0``, wrapping
+    past ``Integer.MAX_VALUE`` to 0; -1 (NO_SEQUENCE) when the batch has no base sequence."""
+    if base_seq < 0:
+        return NO_SEQUENCE
+    if base_seq > INT32_MAX - offset_delta:
+        return offset_delta - (INT32_MAX - base_seq) - 1
+    return base_seq + offset_delta
+
+
+@inner
+def _v2_wire(out, row, attributes, rstart, rend, ts_delta, offset_delta):
+    """The wire details of a v2 record that only ``Record`` objects need (``wire=True``)."""
+    out[F_ATTRIBUTES, row] = attributes
+    out[F_RECORD_POS, row] = rstart
+    out[F_SIZE, row] = rend - rstart
+    out[F_MAGIC, row] = MAGIC_VALUE_V2
+    out[F_TS_DELTA, row] = ts_delta
+    out[F_OFFSET_DELTA, row] = offset_delta
+
+
 @kernel
 def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
               batch_ids, first, last, row, out, wire):
@@ -157,13 +193,7 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
                 return b, row0
             out[F_HEADERS_POS, row] = p
             out[F_HEADERS_COUNT, row] = nh
-            for _ in range(nh):
-                _, hk, p = _sized(data, p, rend)
-                if p < 0 or hk < 0:  # a null header key is an error (Kafka: "Invalid negative header key size")
-                    return b, row0
-                _, _, p = _sized(data, p, rend)
-                if p < 0:
-                    return b, row0
+            p = _v2_headers(data, p, rend, nh)
             if p != rend:
                 return b, row0
             out[F_OFFSET, row] = base_offset + offset_delta  # int64: wraps as Java's long
@@ -173,23 +203,12 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             else:
                 out[F_TIMESTAMP, row] = base_ts + ts_delta  # wraps as Java's long
                 out[F_TSTYPE, row] = 0
-            if base_seq >= 0:
-                if offset_delta < 0:
-                    return b, row0  # incrementSequence with a negative delta: let the reference decide
-                if base_seq > INT32_MAX - offset_delta:
-                    out[F_SEQUENCE, row] = offset_delta - (INT32_MAX - base_seq) - 1
-                else:
-                    out[F_SEQUENCE, row] = base_seq + offset_delta
-            else:
-                out[F_SEQUENCE, row] = -1
+            if base_seq >= 0 and offset_delta < 0:
+                return b, row0  # incrementSequence with a negative delta: let the reference decide
+            out[F_SEQUENCE, row] = _v2_sequence(base_seq, offset_delta)
             out[F_BATCH, row] = bid
             if wire:
-                out[F_ATTRIBUTES, row] = attributes
-                out[F_RECORD_POS, row] = rstart
-                out[F_SIZE, row] = rend - rstart
-                out[F_MAGIC, row] = 2
-                out[F_TS_DELTA, row] = ts_delta
-                out[F_OFFSET_DELTA, row] = offset_delta
+                _v2_wire(out, row, attributes, rstart, rend, ts_delta, offset_delta)
             row += 1
         if count > 0 and p != end:
             return b, row0
