@@ -209,7 +209,7 @@ public final class KafkaOracle44 {
                 new TopicPartition(req.path("topic").asText("topic"), req.path("partition").asInt(0)),
                 new FixedTime(now),
                 CompressionType.forName(source),
-                Compression.of(CompressionType.forName(target)).build(),
+                compression(target, req.get("targetLevel")),
                 req.path("compactedTopic").asBoolean(false),
                 (byte) req.path("toMagic").asInt(RecordBatch.CURRENT_MAGIC_VALUE),
                 TimestampType.forName(req.path("timestampType").asText("CreateTime")),
@@ -238,6 +238,17 @@ public final class KafkaOracle44 {
         stats.put("conversionTimeNanos", s.conversionTimeNanos());
         out.put("nextOffset", offset.value);
         out.set("metrics", recorder.json());
+    }
+
+    static Compression compression(String name, JsonNode level) {
+        CompressionType type = CompressionType.forName(name);
+        if (level == null || level.isNull()) return Compression.of(type).build();
+        switch (type) {
+            case GZIP: return Compression.gzip().level(level.asInt()).build();
+            case LZ4: return Compression.lz4().level(level.asInt()).build();
+            case ZSTD: return Compression.zstd().level(level.asInt()).build();
+            default: return Compression.of(type).build();
+        }
     }
 
     static void configKeys(ObjectNode out) {
