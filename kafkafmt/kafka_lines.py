@@ -71,7 +71,8 @@ _MAX_DECOMPRESSED = ("INT", 2147483639, ("between", 1, 2147483639), "max.decompr
 CHANGES: tuple[LineChange, ...] = (
     # --- requests a broker answers (ApiKeys.oldestVersion/latestVersion) ----------------------------
     _row("produce.min_version", "protocol", "oldest Produce version answered; older ones: the broker closes "
-         "the connection (UnsupportedVersionException in its log)", 0, 3, "KIP-896"),
+         "the connection (UnsupportedVersionException in its log), though ApiVersions still advertises "
+         "Produce from v0 for librdkafka's sake (KAFKA-18659)", 0, 3, "KIP-896"),
     _row("fetch.min_version", "protocol", "oldest Fetch version answered; older ones: the broker closes the "
          "connection", 0, 4, "KIP-896"),
     _row("list_offsets.min_version", "protocol", "oldest ListOffsets version answered", 0, 1, "KIP-896"),
