@@ -12,6 +12,10 @@
 //   {"op": "configKeys"}                    -> LogConfig.configKeys(): name, type, default, validator
 //   {"op": "validateConfig", "config": {}}  -> LogConfig.validate(props) and the effective values
 //   {"op": "dump", "args": [...]}           -> org.apache.kafka.tools.DumpLogSegments.main: stdout, stderr
+//   {"op": "time", "ms": N}                 -> sets the mock clock of the UnifiedLog ops
+//   {"op": "open", "log": name, "dir": path, "config": {...}}  -> UnifiedLog.create (inline scheduler)
+//   {"op": "appendLeader"|"appendFollower", "log": name, "records": hex, "epoch": E, "origin": O}
+//   {"op": "roll"|"state"|"close"|"updateHighWatermark", "log": name}
 // Errors: {"ok": false, "error": simple class name, "message": ...}.
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -34,6 +38,12 @@ import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.apache.kafka.common.utils.internals.Exit;
 import org.apache.kafka.common.utils.internals.PrimitiveRef;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogValidator;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
@@ -48,7 +58,13 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.io.File;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 public final class KafkaOracle44 {
@@ -150,6 +166,16 @@ public final class KafkaOracle44 {
             case "configKeys": configKeys(out); break;
             case "validateConfig": validateConfig(req, out); break;
             case "dump": dump(req, out); break;
+            case "time": TIME.ms = req.path("ms").asLong(); break;
+            case "open": openLog(req, out); break;
+            case "appendLeader": appendInfo(log(req).appendAsLeader(records(req), req.path("epoch").asInt(0),
+                    AppendOrigin.valueOf(req.path("origin").asText("CLIENT"))), out); break;
+            case "appendFollower": appendInfo(log(req).appendAsFollower(records(req), req.path("epoch").asInt(0)), out);
+                break;
+            case "roll": out.put("baseOffset", log(req).roll().baseOffset()); break;
+            case "updateHighWatermark": out.put("hw", log(req).updateHighWatermark(req.path("hw").asLong())); break;
+            case "state": state(log(req), out); break;
+            case "close": log(req).close(); LOGS.remove(req.path("log").asText()); break;
             default: throw new IllegalArgumentException("unknown op '" + op + "'");
         }
     }
@@ -238,6 +264,88 @@ public final class KafkaOracle44 {
         stats.put("conversionTimeNanos", s.conversionTimeNanos());
         out.put("nextOffset", offset.value);
         out.set("metrics", recorder.json());
+    }
+
+    // ------------------------------------------------------------------ UnifiedLog (mock clock, inline scheduler)
+
+    static final class MutableTime implements Time {
+        volatile long ms;
+
+        public long milliseconds() { return ms; }
+        public long nanoseconds() { return ms * 1_000_000L; }
+        public void sleep(long ms) { this.ms += ms; }
+        public void waitObject(Object obj, java.util.function.Supplier<Boolean> condition, long deadlineMs) {
+            throw new UnsupportedOperationException("MutableTime cannot wait");
+        }
+    }
+
+    /** Runs one-shot tasks at once on the caller's thread; periodic tasks never run. */
+    static final class InlineScheduler implements org.apache.kafka.server.util.Scheduler {
+        public void startup() { }
+        public void shutdown() { }
+        public void resizeThreadPool(int newSize) { }
+        public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
+            if (periodMs <= 0) task.run();
+            return new Done();
+        }
+    }
+
+    static final class Done implements ScheduledFuture<Object> {
+        public long getDelay(TimeUnit unit) { return 0; }
+        public int compareTo(Delayed o) { return 0; }
+        public boolean cancel(boolean mayInterruptIfRunning) { return false; }
+        public boolean isCancelled() { return false; }
+        public boolean isDone() { return true; }
+        public Object get() { return null; }
+        public Object get(long timeout, TimeUnit unit) { return null; }
+    }
+
+    static final MutableTime TIME = new MutableTime();
+    static final Map<String, UnifiedLog> LOGS = new HashMap<>();
+
+    static void openLog(JsonNode req, ObjectNode out) throws Exception {
+        Map<String, String> props = new HashMap<>();
+        JsonNode cfg = req.get("config");
+        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        UnifiedLog log = UnifiedLog.create(new File(req.path("dir").asText()), new LogConfig(props),
+                req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0), new InlineScheduler(),
+                new BrokerTopicStats(false), TIME, 60000, new ProducerStateManagerConfig(86400000, false), 600000,
+                new LogDirFailureChannel(1), req.path("clean").asBoolean(true), Optional.empty());
+        LOGS.put(req.path("log").asText(), log);
+        state(log, out);
+    }
+
+    static UnifiedLog log(JsonNode req) {
+        UnifiedLog log = LOGS.get(req.path("log").asText());
+        if (log == null) throw new IllegalArgumentException("no open log " + req.path("log").asText());
+        return log;
+    }
+
+    static MemoryRecords records(JsonNode req) {
+        return MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(req.path("records").asText())));
+    }
+
+    static void appendInfo(LogAppendInfo info, ObjectNode out) {
+        out.put("firstOffset", info.firstOffset());
+        out.put("lastOffset", info.lastOffset());
+        out.put("maxTimestamp", info.maxTimestamp());
+        out.put("logAppendTime", info.logAppendTime());
+        out.put("validBytes", info.validBytes());
+    }
+
+    static void state(UnifiedLog log, ObjectNode out) {
+        out.put("logEndOffset", log.logEndOffset());
+        out.put("logStartOffset", log.logStartOffset());
+        out.put("recoveryPoint", log.recoveryPoint());
+        out.put("highWatermark", log.highWatermark());
+        ArrayNode segs = out.putArray("segments");
+        Iterator<LogSegment> it = log.logSegments().iterator();
+        while (it.hasNext()) {
+            LogSegment seg = it.next();
+            ObjectNode o = segs.addObject();
+            o.put("baseOffset", seg.baseOffset());
+            o.put("size", seg.size());
+        }
     }
 
     static Compression compression(String name, JsonNode level) {
