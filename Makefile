@@ -57,7 +57,7 @@ check-java:
 
 oracle: setup
 	@bash scripts/check-java.sh --require
-	$(MAKE) -C conformance oracle
+	$(MAKE) -C conformance oracle oracle-4.4
 
 conformance: oracle
 	$(MAKE) -C conformance conformance PYTHON=$(abspath $(PY))
@@ -82,7 +82,7 @@ notebooks: setup
 	$(VENV)/bin/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 
 test: setup
-	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle oracle-4.4; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/
 

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping
 from .constants import (DEFAULT_MAX_MESSAGE_BYTES, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
                         LEGACY_RECORD_OVERHEAD_V0, CompressionType, TimestampType)
 from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
+from . import kafka_lines
 
 # ================================================================================================
 # Kafka's MetadataVersion order (server-common MetadataVersion, 3.9.2; 4.0-IV0/IV1 are listed but
@@ -167,6 +168,46 @@ KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in TOPIC_KEYS}
 KEYS_BY_ATTR: dict[str, ConfigKey] = {k.attr: k for k in TOPIC_KEYS if k.attr}
 #: broker default name (``log.segment.bytes`` ...) → topic key
 KEYS_BY_SERVER_NAME: dict[str, ConfigKey] = {k.server_name: k for k in TOPIC_KEYS if k.server_name}
+
+_LINE_KEYS: dict[str, tuple[ConfigKey, ...]] = {}
+
+
+def topic_keys(line: str = kafka_lines.DEFAULT_LINE) -> tuple[ConfigKey, ...]:
+    """The topic settings a Kafka line knows (``LogConfig.configKeys()``): 3.9's :data:`TOPIC_KEYS`, or
+    for 4.4 those with the rows of :mod:`kafkafmt.kafka_lines` applied (keys removed and added, defaults
+    and lower bounds changed).  A removed key that kafkafmt models keeps its field at 3.9's default."""
+    line = kafka_lines.check_line(line)
+    if line not in _LINE_KEYS:
+        removed = kafka_lines.removed_topic_keys(line)
+        defaults = kafka_lines.changed_topic_defaults(line)
+        checks = kafka_lines.changed_topic_checks(line)
+        keys = []
+        for k in TOPIC_KEYS:
+            if k.name in removed:
+                continue
+            if k.name in defaults:
+                k = dataclasses.replace(k, default=defaults[k.name].value(line))
+            if k.name in checks:
+                k = dataclasses.replace(k, check=("at_least", checks[k.name].value(line)))
+            keys.append(k)
+        for name, (_, (type_, default, check, server)) in kafka_lines.added_topic_keys(line).items():
+            keys.append(ConfigKey(name, type_, default, check, server))
+        _LINE_KEYS[line] = tuple(keys)
+    return _LINE_KEYS[line]
+
+
+def keys_by_name(line: str = kafka_lines.DEFAULT_LINE) -> dict[str, ConfigKey]:
+    """Kafka name → :class:`ConfigKey` on a Kafka line."""
+    return {k.name: k for k in topic_keys(line)}
+
+
+def topic_key_error(name: str, line: str) -> ConfigError:
+    """A key the line does not know: a removed one names the release and KIP that removed it."""
+    row = kafka_lines.removed_topic_keys(line).get(name)
+    if row is not None:
+        return ConfigError(f"Unknown topic config name: {name} (removed in Kafka {row.release} by {row.source}; "
+                           f"kafkafmt.kafka.version={line})")
+    return unknown_key_error(name, keys_by_name(line))
 
 
 class NotModelledConfigWarning(UserWarning):
@@ -320,13 +361,25 @@ class BrokerConfig:
     topic_defaults: Mapping[str, str] = field(default_factory=dict)
     kip228_enabled: bool = False
     idempotence_variant: str = "kafka"
+    #: ``kafkafmt.kafka.version``: which Kafka line's rules the broker follows, "3.9" or "4.4"
+    #: (:mod:`kafkafmt.kafka_lines`); 4.4 ignores the IBP (KRaft only, always v2: KIP-724)
+    kafka_version: str = kafka_lines.DEFAULT_LINE
 
     PROPERTY_NAMES = {"inter.broker.protocol.version": "inter_broker_protocol_version",
                       "kafkafmt.kip228.enable": "kip228_enabled",
-                      "kafkafmt.idempotence.variant": "idempotence_variant"}
+                      "kafkafmt.idempotence.variant": "idempotence_variant",
+                      "kafkafmt.kafka.version": "kafka_version"}
 
     def __post_init__(self):
         metadata_version_index(self.inter_broker_protocol_version)
+        object.__setattr__(self, "kafka_version", kafka_lines.check_line(self.kafka_version))
+        removed = {row.value("3.9")[3]: (name, row) for name, row in
+                   kafka_lines.removed_topic_keys(self.kafka_version).items()}
+        for name in dict(self.topic_defaults):
+            if name in removed:
+                key, row = removed[name]
+                raise ConfigError(f"Unknown broker log config name: {name} (removed in Kafka {row.release} with "
+                                  f"{key} by {row.source}; kafkafmt.kafka.version={self.kafka_version})")
         if self.idempotence_variant not in ("kafka", "seed", "published"):
             raise _invalid("kafkafmt.idempotence.variant", self.idempotence_variant,
                            "String must be one of: kafka, seed, published")
@@ -356,6 +409,8 @@ class BrokerConfig:
 
     def to_properties(self) -> dict[str, str]:
         out = {"inter.broker.protocol.version": self.inter_broker_protocol_version}
+        if self.kafka_version != kafka_lines.DEFAULT_LINE:
+            out["kafkafmt.kafka.version"] = self.kafka_version
         if self.kip228_enabled:
             out["kafkafmt.kip228.enable"] = "true"
         if self.idempotence_variant != "kafka":
@@ -365,15 +420,33 @@ class BrokerConfig:
 
     @property
     def message_format_ignored(self) -> bool:
-        """``LogConfig.shouldIgnoreMessageFormatVersion``: IBP ≥ 3.0-IV1 → every topic is v2 (KIP-724)."""
+        """``LogConfig.shouldIgnoreMessageFormatVersion``: IBP ≥ 3.0-IV1 → every topic is v2 (KIP-724).
+
+        On the 4.4 line there is no such setting: every topic is v2 (row ``produce.record_version``)."""
+        if kafka_lines.value("produce.record_version", self.kafka_version) == 2:
+            return True
         return version_at_least(self.inter_broker_protocol_version, "3.0-IV1")
 
     @property
+    def line(self) -> str:
+        """The Kafka line (``kafkafmt.kafka.version``): "3.9" or "4.4"."""
+        return self.kafka_version
+
+    @property
+    def is_kafka4(self) -> bool:
+        return self.kafka_version != kafka_lines.DEFAULT_LINE
+
+    @property
     def supports_zstd(self) -> bool:
-        """zstd needs IBP ≥ 2.1-IV0 (``LogValidator.validateMessagesAndAssignOffsetsCompressed``)."""
+        """zstd needs IBP ≥ 2.1-IV0 (``LogValidator.validateMessagesAndAssignOffsetsCompressed``); always on 4.4."""
+        if self.is_kafka4:
+            return True
         return version_at_least(self.inter_broker_protocol_version, "2.1-IV0")
 
     def describe(self) -> str:
+        if self.is_kafka4:
+            return (f"kafkafmt.kafka.version {self.kafka_version}: Kafka {self.kafka_version}'s rules (KRaft; every "
+                    "topic is v2, no down-conversion, Produce < v3 and Fetch < v4 refused: KIP-724, KIP-896)")
         ibp = self.inter_broker_protocol_version
         why = ("kafkafmt's default: the last IBP that honours message.format.version; Kafka 3.9's own default "
                "is 3.9, under which every topic is written in v2 (KIP-724)") if ibp == "2.8" else (
@@ -436,7 +509,13 @@ class LogConfig:
     overridden: frozenset | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        if not isinstance(self.broker, BrokerConfig):
+            raise ConfigError(f"broker must be a BrokerConfig, not {type(self.broker).__name__}")
+        line = self.broker.kafka_version
+        if line != kafka_lines.DEFAULT_LINE:
+            self._apply_line(line)
         for attr, key in KEYS_BY_ATTR.items():
+            key = _line_key(key, line)
             value = getattr(self, attr)
             if attr == "timestamp_type":
                 if isinstance(value, TimestampType):
@@ -450,20 +529,40 @@ class LogConfig:
                 value = parse_value(key, value)
             object.__setattr__(self, attr, value)
         kept = {}
+        known = keys_by_name(line)
         for name, value in dict(self.not_modelled).items():
-            key = KEYS_BY_NAME.get(name)
+            key = known.get(name)
             if key is None or key.modelled:
-                raise unknown_key_error(name, KEYS_BY_NAME) if key is None else \
+                raise topic_key_error(name, line) if key is None else \
                     ConfigError(f"{name} is modelled: set the field {key.attr}")
             kept[name] = format_value(key, parse_value(key, value))
         object.__setattr__(self, "not_modelled", kept)
         if kept:
             _announce(kept)
-        if not isinstance(self.broker, BrokerConfig):
-            raise ConfigError(f"broker must be a BrokerConfig, not {type(self.broker).__name__}")
         if self.overridden is None:
-            diff = {k.name for a, k in KEYS_BY_ATTR.items() if getattr(self, a) != _parsed_default(k)}
+            diff = {k.name for a, k in KEYS_BY_ATTR.items()
+                    if getattr(self, a) != _parsed_default(_line_key(k, line))}
             object.__setattr__(self, "overridden", frozenset(diff | set(kept)))
+
+    def _apply_line(self, line: str) -> None:
+        """The 4.4 line's topic rules (:mod:`kafkafmt.kafka_lines`): a removed setting given a value other
+        than 3.9's default is an error naming the release and KIP; a setting whose default changed takes
+        the new default unless it was set (``overridden``) or differs from 3.9's default."""
+        explicit = self.overridden
+        for name in kafka_lines.removed_topic_keys(line):
+            key = KEYS_BY_NAME[name]
+            if key.attr is not None and (getattr(self, key.attr) != key.default
+                                         or (explicit is not None and name in explicit)):
+                raise topic_key_error(name, line)
+        for name, row in kafka_lines.changed_topic_defaults(line).items():
+            key = KEYS_BY_NAME[name]
+            if getattr(self, key.attr) == row.v39 and (explicit is None or name not in explicit):
+                object.__setattr__(self, key.attr, row.value(line))
+
+    @property
+    def kafka_line(self) -> str:
+        """The Kafka line whose rules apply (the broker's ``kafkafmt.kafka.version``)."""
+        return self.broker.kafka_version
 
     # --- construction --------------------------------------------------------------------------
     @classmethod
@@ -476,19 +575,20 @@ class LogConfig:
         :class:`~kafkafmt.errors.ConfigError` naming it; a known but unmodelled key is kept.
         """
         broker = broker or DEFAULT_BROKER
+        known = keys_by_name(broker.kafka_version)
         merged: dict[str, Any] = {}
         for server_name, value in broker.topic_defaults.items():
             key = KEYS_BY_SERVER_NAME[server_name]
             merged[key.name] = value
         given = dict(props or {})
         for name in given:
-            if name not in KEYS_BY_NAME:
-                raise unknown_key_error(name, KEYS_BY_NAME)
+            if name not in known:
+                raise topic_key_error(name, broker.kafka_version)
         merged.update(given)
         kw: dict[str, Any] = {}
         kept: dict[str, Any] = {}
         for name, value in merged.items():
-            key = KEYS_BY_NAME[name]
+            key = known[name]
             if key.modelled:
                 kw[key.attr] = value
             else:
@@ -503,7 +603,7 @@ class LogConfig:
         ``LogConfig.from_properties(c.to_properties(), broker=c.broker) == c`` for every config ``c``.
         """
         out: dict[str, str] = {}
-        for key in TOPIC_KEYS:
+        for key in topic_keys(self.kafka_line):
             if not (defaults or key.name in self.overridden):
                 continue
             if key.modelled:
@@ -517,9 +617,10 @@ class LogConfig:
     def with_properties(self, props: Mapping[str, Any]) -> "LogConfig":
         """This configuration with some Kafka properties changed (``kafka-configs --alter --add-config``)."""
         merged = self.to_properties()
+        known = keys_by_name(self.kafka_line)
         for name in props:
-            if name not in KEYS_BY_NAME:
-                raise unknown_key_error(name, KEYS_BY_NAME)
+            if name not in known:
+                raise topic_key_error(name, self.kafka_line)
         merged.update(props)
         return LogConfig.from_properties(merged, broker=self.broker)
 
@@ -645,7 +746,7 @@ class LogConfig:
     # --- traces --------------------------------------------------------------------------------
     def describe(self) -> dict:
         """The derived values the broker uses (for traces), and what is kept without being modelled."""
-        out = {"message.format.version": self.message_format_version,
+        out = {"kafkafmt.kafka.version": self.kafka_line, "message.format.version": self.message_format_version,
                "inter.broker.protocol.version": self.inter_broker_protocol_version,
                "message_format_ignored": self.message_format_ignored, "toMagic": self.to_magic,
                "message.timestamp.type": self.timestamp_type.kafka_name,
@@ -658,12 +759,20 @@ class LogConfig:
         return out
 
 
+def _line_key(key: ConfigKey, line: str) -> ConfigKey:
+    """``key`` as the line knows it (its default and lower bound); 3.9's for a key the line removed."""
+    if line == kafka_lines.DEFAULT_LINE:
+        return key
+    return keys_by_name(line).get(key.name, key)
+
+
 def _parsed_default(key: ConfigKey):
     if key.attr == "timestamp_type":
         return TimestampType.CREATE_TIME
     return key.default
 
 
-__all__ = ["LogConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME",
+__all__ = ["LogConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME", "topic_keys", "keys_by_name",
+           "topic_key_error",
            "NotModelledConfigWarning", "ConfigError", "metadata_version_index", "version_at_least",
            "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER"]

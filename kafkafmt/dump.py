@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from . import kafka_lines
 from .errors import KafkaFmtError
 from .records import MemoryRecords, RecordBatch
 from .records.memory import span_batch
@@ -57,8 +58,12 @@ def batch_line(batch: RecordBatch, position: int) -> str:
 
 def record_line(batch: RecordBatch, record: Record, *, print_data: bool = False, skip_metadata: bool = False,
                 key_decoder: Callable[[bytes], str] = string_decoder,
-                value_decoder: Callable[[bytes], str] = string_decoder) -> str:
-    """One ``|`` record line of ``dumpLog`` (deep iteration)."""
+                value_decoder: Callable[[bytes], str] = string_decoder,
+                kafka_line: str = kafka_lines.DEFAULT_LINE) -> str:
+    """One ``|`` record line of ``dumpLog`` (deep iteration).
+
+    ``kafka_line``: whose kafka-dump-log to imitate; a v0/v1 record line ends with a stray ``}`` in
+    3.9's Scala tool and without it in 4.4's Java one (row ``dump.legacy_record_brace``)."""
     out = []
     prefix = f"{RECORD_INDENT} "
     if not skip_metadata:
@@ -68,7 +73,8 @@ def record_line(batch: RecordBatch, record: Record, *, print_data: bool = False,
         if batch.magic >= 2:
             out.append(f" sequence: {record.sequence} headerKeys: [{','.join(h.key for h in record.headers)}]")
         else:
-            out.append(f" isValid: {_b(bool(record.crc_valid))} crc: {record.crc}}}")
+            brace = "}" if kafka_lines.value("dump.legacy_record_brace", kafka_line) else ""
+            out.append(f" isValid: {_b(bool(record.crc_valid))} crc: {record.crc}{brace}")
         if batch.is_control and record.control is not None:
             c = record.control
             if c.coordinator_epoch is not None:
@@ -99,8 +105,10 @@ class LogDump:
 
 def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = False, print_data: bool = False,
              skip_metadata: bool = False, max_bytes: int | None = None, start_offset: int | None = None,
-             emit: Callable[[str], None] | None = None) -> LogDump:
+             emit: Callable[[str], None] | None = None, kafka_line: str = kafka_lines.DEFAULT_LINE) -> LogDump:
     """kafka-dump-log's ``dumpLog`` over a buffer.  ``emit`` streams stdout lines as they are made.
+
+    ``kafka_line`` picks the release whose output is imitated (:mod:`kafkafmt.kafka_lines`, area ``dump``).
 
     ``start_offset`` prints the ``Log starting offset`` line (for ``.log`` files).
     """
@@ -130,7 +138,8 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
                     elif record.offset != last_offset + 1:
                         non_consecutive.insert(0, (last_offset, record.offset))  # Scala list prepend
                     last_offset = record.offset
-                    out(record_line(batch, record, print_data=print_data, skip_metadata=skip_metadata))
+                    out(record_line(batch, record, print_data=print_data, skip_metadata=skip_metadata,
+                                    kafka_line=kafka_line))
             valid += batch.size_in_bytes
     except KafkaFmtError as e:
         # without its traceback: the frames hold views into ``buf`` (an mmap the caller closes)

@@ -38,6 +38,7 @@ Hierarchy::
     ├── IllegalStateError             java.lang.IllegalStateException
     ├── KafkaStorageError             a structural log error Kafka raises as KafkaException
     ├── CheckpointError               a malformed checkpoint file (IOException in CheckpointFile)
+    ├── UnsupportedVersionError       UnsupportedVersionException (a request version 4.x no longer answers)
     ├── ConfigError                   ConfigException (invalid topic/log setting)
     ├── NoSuchFileError               java.nio.file.NoSuchFileException (also: a directory given as a file)
     ├── FileAccessError               an input file that cannot be read (permissions, I/O error)
@@ -138,6 +139,14 @@ class UnsupportedCompressionError(KafkaFmtError):
 
     kafka_exception = "UnsupportedCompressionTypeException"
     error_code = 76
+
+
+class UnsupportedVersionError(KafkaFmtError):
+    """A request version the broker no longer answers (KIP-896, Kafka 4.0): the broker logs
+    ``UnsupportedVersionException`` and closes the connection; the client gets no response."""
+
+    kafka_exception = "UnsupportedVersionException"
+    error_code = 35
 
 
 class UnsupportedForMessageFormatError(KafkaFmtError):

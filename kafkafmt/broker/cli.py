@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from .. import kafka_lines
 from ..errors import KafkaFmtError
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from ..io import atomic_write, read_input
@@ -64,7 +65,8 @@ def register(sub) -> None:
                     help="topic setting, Kafka name (message.format.version=0.10.0, message.timestamp.type="
                          "LogAppendTime, compression.type=gzip, cleanup.policy=compact, ...), or a broker "
                          "setting (inter.broker.protocol.version=3.9; kafkafmt's default is 2.8, the last "
-                         "that honours message.format.version); repeatable")
+                         "that honours message.format.version; kafkafmt.kafka.version=4.4 for Kafka 4.4's rules); "
+                         "repeatable")
     pp.add_argument("--offset", type=int, default=0, help="log end offset: the first offset to assign (default 0)")
     pp.add_argument("--now", type=int, default=None, help="broker clock in ms (default: the wall clock)")
     pp.add_argument("--origin", choices=ORIGINS, default="CLIENT", help="AppendOrigin (default CLIENT)")
@@ -105,6 +107,22 @@ def _dump_json(obj) -> str:
     return json.dumps(obj, default=default, indent=2)
 
 
+def _rows(trace) -> list[dict]:
+    """The rows of :mod:`kafkafmt.kafka_lines` the trace applied (key, what, source), for the outcome."""
+    if trace is None:
+        return []
+    return [kafka_lines.change(k).to_dict() for k in kafka_lines.rows_applied(trace)]
+
+
+def _print_rows(trace, config: LogConfig, out) -> None:
+    rows = _rows(trace)
+    if rows:
+        print(f"\nKafka {config.kafka_line} line: {len(rows)} difference(s) from 3.9 applied "
+              "(kafkafmt.kafka_lines):", file=out)
+        for r in rows:
+            print(f"  {r['key']:<28} {r['3.9']!s:>24} → {r[config.kafka_line]!s:<10} {r['source']}", file=out)
+
+
 def run_produce(args, out=None) -> int:
     out = out or sys.stdout
     config = parse_topic_config(args.topic_config)
@@ -118,10 +136,12 @@ def run_produce(args, out=None) -> int:
         if args.json:
             print(_dump_json({"outcome": "rejected", "error": e.kafka_exception, "error_code": e.error_code,
                               "message": e.reason, "record_errors": getattr(e, "record_errors", None),
-                              "trace": trace.to_dicts() if trace else []}), file=out)
+                              "kafka_line_rows": _rows(trace), "trace": trace.to_dicts() if trace else []}),
+                  file=out)
         else:
             if trace:
                 print(trace.render(), file=out)
+            _print_rows(trace, config, out)
             print(f"\noutcome: REJECTED with {e.kafka_exception}"
                   + (f" (error code {e.error_code})" if e.error_code is not None else "") + f": {e.reason}", file=out)
             for b, i, m in getattr(e, "record_errors", []) or []:
@@ -129,9 +149,11 @@ def run_produce(args, out=None) -> int:
         return 1
     _write_output(args.output, res.records)
     if args.json:
-        print(_dump_json({"outcome": "appended", **res.to_dict(), "trace": res.trace.to_dicts()}), file=out)
+        print(_dump_json({"outcome": "appended", **res.to_dict(), "kafka_line_rows": _rows(res.trace),
+                          "trace": res.trace.to_dicts()}), file=out)
         return 0
     print(res.trace.render(), file=out)
+    _print_rows(res.trace, config, out)
     print(f"\noutcome: APPENDED via {res.path}", file=out)
     d = res.to_dict()
     for k in ("first_offset", "last_offset", "next_offset", "max_timestamp", "shallow_offset_of_max_timestamp",
@@ -151,10 +173,14 @@ def run_fetch(args, out=None) -> int:
                 fetch_offset=args.fetch_offset, is_follower=args.follower, max_bytes=args.max_bytes)
     _write_output(args.output, res.records)
     if args.json:
-        print(_dump_json({**res.to_dict(), "trace": res.trace.to_dicts()}), file=out)
+        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace), "trace": res.trace.to_dicts()}),
+              file=out)
         return 1 if res.error else 0
     print(res.trace.render(), file=out)
-    if res.error:
+    _print_rows(res.trace, config, out)
+    if res.connection_closed:
+        print(f"\noutcome: NO RESPONSE: the broker closes the connection ({res.error})", file=out)
+    elif res.error:
         print(f"\noutcome: ERROR {res.error}", file=out)
     elif res.zero_copy:
         print(f"\noutcome: ZERO-COPY, {len(res.records)} bytes sent as stored", file=out)

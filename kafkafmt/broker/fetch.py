@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
+from .. import kafka_lines
 from ..config import LogConfig
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..errors import UnsupportedCompressionError
@@ -142,9 +143,11 @@ class FetchResult:
     stats: ValidationStats = field(default_factory=ValidationStats)
     fetch_offset: int = 0
     is_follower: bool = False
+    #: Kafka 4.x (KIP-896): a Fetch below v4 gets no response, the broker closes the connection
+    connection_closed: bool = False
 
     def to_dict(self) -> dict:
-        return {"zero_copy": self.zero_copy, "to_magic": self.to_magic, "error": self.error,
+        return {"zero_copy": self.zero_copy, "connection_closed": self.connection_closed, "to_magic": self.to_magic, "error": self.error,
                 "deferred_error": self.deferred_error, "fetch_version": self.fetch_version,
                 "size": len(self.records), "wire_size": self.wire_size, "fetch_offset": self.fetch_offset,
                 "is_follower": self.is_follower, **self.cost.to_dict(),
@@ -161,10 +164,10 @@ def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace 
     ``batches``: bytes / MemoryRecords / an iterable of kafkafmt batches.  Raises
     :class:`~kafkafmt.errors.UnsupportedCompressionError` ("Down-conversion of zstandard-compressed
     batches is not supported") before converting anything if a zstd batch is met with
-    ``to_magic < 2``, as Kafka's first pass does.
+    ``to_magic < 2``, as Kafka's first pass does.  Two named steps: :func:`_plan_down_conversion`
+    (Kafka's first pass) and :func:`_write_down_converted` (its second).
     """
     tr = trace if trace is not None else Trace(f"down-convert to v{to_magic} from offset {first_offset}")
-    src = "RecordsUtil.downConvert"
     if isinstance(batches, (bytes, bytearray, memoryview)):
         batches = list(MemoryRecords(bytes(batches)).batches())
     elif isinstance(batches, MemoryRecords):
@@ -174,16 +177,40 @@ def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace 
     cost = ConversionCost()
     cpu0 = time.process_time_ns()
     wall0 = time.perf_counter_ns()
+    steps = _Steps(tr, max_batch_steps)
+    plan = _plan_down_conversion(batches, to_magic, first_offset, cost, steps)
+    out, temp_mem, converted = _write_down_converted(plan, to_magic, cost, steps)
+    steps.close()
+    cost.cpu_time_ns = time.process_time_ns() - cpu0
+    cost.bytes_out = len(out)
+    stats = ValidationStats(temp_mem, converted, time.perf_counter_ns() - wall0)
+    return DownConversion(bytes(out), stats, cost, tr)
+
+
+_SRC_DOWN = "RecordsUtil.downConvert"
+
+
+class _Steps:
+    """Per-batch trace steps, the first ``limit`` of them recorded (a fetch of 10,000 batches stays readable)."""
+
+    def __init__(self, trace: Trace, limit: int):
+        self.trace, self.limit, self.n = trace, limit, 0
+
+    def __call__(self, rule, decision, source=_SRC_DOWN, **values):
+        self.n += 1
+        if self.n <= self.limit:
+            self.trace.add(rule, decision, source, **values)
+
+    def close(self):
+        if self.n > self.limit:
+            self.trace.add("…", f"{self.n - self.limit} more batch step(s) not shown", _SRC_DOWN)
+
+
+def _plan_down_conversion(batches, to_magic: int, first_offset: int, cost: ConversionCost, step: _Steps) -> list:
+    """``RecordsUtil.downConvert``'s first pass: per batch, drop it (control, nothing at or above the fetch
+    offset), copy it (already at or below ``to_magic``) or decode the records to convert; zstd refused.
+    Returns [(batch, records or None to copy, base offset)]."""
     plan: list[tuple[RecordBatch, list | None, int | None]] = []
-    n_steps = 0
-
-    def step(rule, decision, source=src, **values):
-        nonlocal n_steps
-        n_steps += 1
-        if n_steps <= max_batch_steps:
-            tr.add(rule, decision, source, **values)
-
-    # first pass: decide per batch (and decode the records of batches that will be converted)
     for i, batch in enumerate(batches):
         if to_magic < 2:
             if batch.is_control:
@@ -191,8 +218,8 @@ def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace 
                 step(f"batch {i}", f"control batch at {batch.base_offset} dropped (no control records below v2)")
                 continue
             if batch.compression == CompressionType.ZSTD:
-                tr.add(f"batch {i}", "zstd batch: cannot be down-converted", src,
-                       note="UnsupportedCompressionTypeException; zstd exists only in v2 (KIP-110)")
+                step.trace.add(f"batch {i}", "zstd batch: cannot be down-converted", _SRC_DOWN,
+                               note="UnsupportedCompressionTypeException; zstd exists only in v2 (KIP-110)")
                 raise UnsupportedCompressionError("Down-conversion of zstandard-compressed batches is not supported",
                                                   position=batch.position)
         if batch.magic <= to_magic:
@@ -213,11 +240,17 @@ def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace 
             continue
         base = batch.base_offset if (batch.magic >= 2 and to_magic >= 2) else recs[0].offset
         plan.append((batch, recs, base))
+    return plan
 
+
+def _write_down_converted(plan: list, to_magic: int, cost: ConversionCost, step: _Steps) -> tuple[bytearray, int, int]:
+    """``RecordsUtil.downConvert``'s second pass (``convertRecordBatch``): copied batches verbatim, the others
+    rebuilt in ``to_magic`` with their codec, offsets and LogAppendTime; headers and producer state dropped.
+    Returns (bytes, temporary memory, records converted)."""
     out = bytearray()
     temp_mem = 0
     converted = 0
-    for i, (batch, recs, base) in enumerate(plan):
+    for batch, recs, base in plan:
         temp_mem += batch.size_in_bytes
         if recs is None:
             out += batch.raw
@@ -250,12 +283,7 @@ def down_convert(batches, to_magic: int, first_offset: int = 0, *, trace: Trace 
              "RecordsUtil.convertRecordBatch", timestampType=ts_type.kafka_name, logAppendTime=lat,
              headers_dropped=dropped_headers, producerId_dropped=batch.producer_id,
              transactional_dropped=batch.is_transactional, size=len(data))
-    if n_steps > max_batch_steps:
-        tr.add("…", f"{n_steps - max_batch_steps} more batch step(s) not shown", src)
-    cost.cpu_time_ns = time.process_time_ns() - cpu0
-    cost.bytes_out = len(out)
-    stats = ValidationStats(temp_mem, converted, time.perf_counter_ns() - wall0)
-    return DownConversion(bytes(out), stats, cost, tr)
+    return out, temp_mem, converted
 
 
 def overflow_batch(remaining: int) -> bytes:
@@ -275,18 +303,44 @@ def overflow_batch(remaining: int) -> bytes:
 def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | None = None,
           client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
           max_bytes: int | None = None) -> FetchResult:
-    """Answer one partition of a fetch as a Kafka 3.9 broker does (see the module doc).
+    """Answer one partition of a fetch as a Kafka 3.9 (or, with ``kafkafmt.kafka.version=4.4``, 4.4) broker does.
 
     ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
     the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
+    Named steps: the request version (4.4: KIP-896), the log read, the conversion decision, and the
+    zero-copy answer or the lazy down-conversion.
     """
     config = topic_config or LogConfig()
     data = bytes(log)  # bytes-like or MemoryRecords
     if fetch_version is None:
         fetch_version = LATEST_FETCH_VERSION if client_max_magic is None else fetch_version_for_magic(client_max_magic)
+    tr = _fetch_trace(config, len(data), fetch_version, client_max_magic, fetch_offset, is_follower)
+    result = FetchResult(b"", False, None, None, ConversionCost(), tr, fetch_version=fetch_version,
+                         fetch_offset=fetch_offset, is_follower=is_follower)
+    if not _fetch_version_answered(config, result):
+        return result
+    slice_ = _log_read(data, result, max_bytes)
+    if slice_ is None:
+        return result
+    target = _conversion_target(config, result)
+    if result.error is not None:
+        return result
+    if target is None:
+        return _zero_copy(config, result, slice_)
+    if not is_follower and not config.downconversion_enable:
+        result.error = "UNSUPPORTED_VERSION"
+        tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
+               "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
+        return result
+    return _lazy_down_convert(result, slice_, target)
+
+
+def _fetch_trace(config: LogConfig, size: int, fetch_version: int, client_max_magic, fetch_offset,
+                 is_follower: bool) -> Trace:
+    """The trace's first steps: the broker, the request and the topic."""
     role = "follower" if is_follower else "consumer"
     tr = Trace(f"fetch v{fetch_version} from a {role} at offset "
-               f"{'(log start)' if fetch_offset is None else fetch_offset}, {len(data)} log bytes")
+               f"{'(log start)' if fetch_offset is None else fetch_offset}, {size} log bytes")
     tr.add("broker configuration", config.broker.describe(), "BrokerConfig (kafkafmt.config)",
            **config.broker.to_properties())
     tr.add("request", f"fetch v{fetch_version} carries message formats up to "
@@ -295,26 +349,47 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
            note="KIP-32 (seed 000): fetch v2 introduced message format v1; KIP-98: fetch v4 message format v2")
     tr.add("topic configuration", f"record version v{config.to_magic}", "LogConfig.recordVersion",
            **config.describe(), downconversion_enable=config.downconversion_enable)
+    return tr
 
-    # 1. log read
+
+def _fetch_version_answered(config: LogConfig, result: FetchResult) -> bool:
+    """KIP-896 (Kafka 4.0): Fetch below v4 is no longer parsed; the broker closes the connection."""
+    line = config.kafka_line
+    if line == kafka_lines.DEFAULT_LINE:
+        return True
+    row = kafka_lines.change("fetch.min_version")
+    oldest = row.value(line)
+    answered = result.fetch_version >= oldest
+    if not answered:
+        result.error = "UNSUPPORTED_VERSION"
+        result.connection_closed = True
+    result.trace.add("fetch request version", f"v{result.fetch_version} {'>=' if answered else '<'} v{oldest}: " + (
+        f"answered by Kafka {line}" if answered else "no response: the broker closes the connection"),
+        f"{row.source} (ApiKeys.FETCH.oldestVersion)", fetch_version=result.fetch_version, oldest=oldest,
+        kafka_line_row=row.key)
+    return answered
+
+
+def _log_read(data: bytes, result: FetchResult, max_bytes: int | None) -> bytes | None:
+    """``UnifiedLog.read`` / ``LogSegment.read``: the slice from the batch holding the fetch offset (whole
+    batches, at least the first: minOneMessage); None when there is nothing to send."""
+    tr, cost = result.trace, result.cost
     all_batches = list(MemoryRecords(data).batches())
     log_start = all_batches[0].base_offset if all_batches else 0
     log_end = all_batches[-1].last_offset + 1 if all_batches else 0
-    if fetch_offset is None:
-        fetch_offset = log_start
-    cost = ConversionCost()
-    result = FetchResult(b"", False, None, None, cost, tr, fetch_version=fetch_version, fetch_offset=fetch_offset,
-                         is_follower=is_follower)
+    if result.fetch_offset is None:
+        result.fetch_offset = log_start
+    fetch_offset = result.fetch_offset
     if fetch_offset < log_start or fetch_offset > log_end:
         result.error = "OFFSET_OUT_OF_RANGE"
         tr.add("log read", f"offset {fetch_offset} outside [{log_start}, {log_end}]", "UnifiedLog.read",
                note="OffsetOutOfRangeException")
-        return result
+        return None
     start_i = next((i for i, b in enumerate(all_batches) if b.last_offset >= fetch_offset), None)
     if start_i is None:
         tr.add("log read", f"offset {fetch_offset} is the log end offset: nothing to return", "LogSegment.read")
         result.zero_copy = True
-        return result
+        return None
     start_pos = all_batches[start_i].position
     first_size = all_batches[start_i].size_in_bytes
     avail = len(data) - start_pos
@@ -325,13 +400,25 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
            f"{all_batches[start_i].last_offset} ≥ {fetch_offset})", "LogSegment.read",
            max_bytes=max_bytes, minOneMessage=True,
            note="whole batches are returned, so records below the fetch offset can be included")
+    return slice_
 
-    # 2. decide
+
+def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
+    """``KafkaApis.maybeConvertFetchedData``: zstd for old fetches, and the magic to convert to (None: none).
+
+    On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None."""
+    tr, fetch_version = result.trace, result.fetch_version
     if config.broker_compression == "zstd" and fetch_version < 10:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10 → UNSUPPORTED_COMPRESSION_TYPE",
                "KafkaApis.maybeConvertFetchedData", note="KIP-110: clients older than fetch v10 cannot read zstd")
-        return result
+        return None
+    if not kafka_lines.value("fetch.down_conversion", config.kafka_line):
+        row = kafka_lines.change("fetch.down_conversion")
+        tr.add("down-conversion needed?", f"no: Kafka {config.kafka_line} has no down-conversion; the file slice "
+               "is sent as is (zero-copy)", f"{row.source} (KafkaApis: no maybeConvertFetchedData)",
+               fetch_version=fetch_version, kafka_line_row=row.key)
+        return None
     fmt = config.to_magic
     if fmt > 0 and fetch_version <= 1:
         target = 0
@@ -345,47 +432,47 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
            note="decided from the TOPIC CONFIG, not the bytes on disk: data written before a format downgrade is "
                 "sent unconverted (KafkaApis comment); seed 004 §3.1 'fetch version equal to message.format.version'"
                 " is Kafka's v0≤1 / v1≤3 thresholds")
-    if target is None:
-        result.records = slice_
-        result.wire_records = slice_
-        result.wire_size = len(slice_)
-        result.zero_copy = True
-        cost.bytes_out = len(slice_)
-        on_disk = sorted({b.magic for b in MemoryRecords(slice_).batches()})
-        if on_disk and max(on_disk) > max_magic_for_fetch_version(fetch_version):
-            tr.add("client view", f"the slice holds v{max(on_disk)} batches a fetch v{fetch_version} client cannot "
-                   "parse", "KafkaApis.maybeConvertFetchedData",
-                   note="see consumer_view(..., client_magic=...) for what the old client then hits")
-        return result
-    if not is_follower and not config.downconversion_enable:
-        result.error = "UNSUPPORTED_VERSION"
-        tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
-               "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
-        return result
+    return target
 
-    # 3. lazy down-conversion
+
+def _zero_copy(config: LogConfig, result: FetchResult, slice_: bytes) -> FetchResult:
+    """No conversion: the file slice goes to the socket untouched (``sendfile``)."""
+    tr = result.trace
+    result.records = slice_
+    result.wire_records = slice_
+    result.wire_size = len(slice_)
+    result.zero_copy = True
+    result.cost.bytes_out = len(slice_)
+    on_disk = sorted({b.magic for b in MemoryRecords(slice_).batches()})
+    if on_disk and max(on_disk) > max_magic_for_fetch_version(result.fetch_version):
+        tr.add("client view", f"the slice holds v{max(on_disk)} batches a fetch v{result.fetch_version} client cannot "
+               "parse", "KafkaApis.maybeConvertFetchedData",
+               note="see consumer_view(..., client_magic=...) for what the old client then hits")
+    if config.broker.is_kafka4 and on_disk and min(on_disk) < 2:
+        row = kafka_lines.change("fetch.down_conversion")
+        tr.add("old batches on disk", f"v{[m for m in on_disk if m < 2]} batches served as they are (no "
+               "up-conversion either): the client must read message formats v0/v1 itself", row.source,
+               magics=on_disk, kafka_line_row=row.key)
+    return result
+
+
+def _lazy_down_convert(result: FetchResult, slice_: bytes, target: int) -> FetchResult:
+    """``LazyDownConversionRecords`` + ``LazyDownConversionRecordsSend``: the first chunk one batch at a time
+    until one converts, then chunks of at most 128 KiB of source batches; the wire cut or padded."""
+    tr, cost, fetch_offset = result.trace, result.cost, result.fetch_offset
     result.to_magic = target
     src_batches = list(MemoryRecords(slice_).batches())
     cpu0 = time.process_time_ns()
-    chunks: list[bytes] = []
     stats = ValidationStats()
-    idx = 0
-    first_chunk: bytes | None = None
-    # LazyDownConversionRecords constructor: iterator(0) → one batch per chunk until one converts
     try:
-        while idx < len(src_batches):
-            dc = down_convert([src_batches[idx]], target, fetch_offset, trace=tr)
-            idx += 1
-            _acc(cost, stats, dc)
-            if dc.records:
-                first_chunk = dc.records
-                break
+        idx, first_chunk = _first_chunk(src_batches, target, fetch_offset, cost, stats, tr)
     except UnsupportedCompressionError as e:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("first chunk", f"{e.reason} → UNSUPPORTED_COMPRESSION_TYPE", "KafkaApis.maybeConvertFetchedData",
                note="raised by the LazyDownConversionRecords constructor, before anything is sent")
         cost.cpu_time_ns = time.process_time_ns() - cpu0
         return result
+    chunks: list[bytes] = []
     if first_chunk is None:
         size = LOG_OVERHEAD if src_batches else 0
         tr.add("first chunk", "nothing converted (e.g. only control batches)", "LazyDownConversionRecords",
@@ -393,27 +480,7 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
     else:
         chunks.append(first_chunk)
         size = max(len(slice_), len(first_chunk))
-    # LazyDownConversionRecordsSend: chunks of <= MAX_READ_SIZE source bytes
-    deferred = None
-    while idx < len(src_batches):
-        group = [src_batches[idx]]
-        so_far = src_batches[idx].size_in_bytes
-        idx += 1
-        while idx < len(src_batches) and so_far + src_batches[idx].size_in_bytes <= MAX_READ_SIZE:
-            so_far += src_batches[idx].size_in_bytes
-            group.append(src_batches[idx])
-            idx += 1
-        try:
-            dc = down_convert(group, target, fetch_offset, trace=tr)
-        except UnsupportedCompressionError as e:
-            deferred = "UNSUPPORTED_COMPRESSION_TYPE"
-            tr.add("later chunk", f"{e.reason}: the rest of the response is an overflow batch",
-                   "LazyDownConversionRecordsSend.writeTo",
-                   note="the consumer reads what came before and gets UNSUPPORTED_COMPRESSION_TYPE on its next fetch")
-            break
-        _acc(cost, stats, dc)
-        if dc.records:
-            chunks.append(dc.records)
+    deferred = _later_chunks(src_batches, idx, target, fetch_offset, cost, stats, tr, chunks)
     cost.cpu_time_ns = time.process_time_ns() - cpu0
     converted = b"".join(chunks)
     cost.bytes_out = len(converted)
@@ -429,6 +496,42 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
            numRecordsConverted=stats.num_converted_records, temporaryMemoryBytes=stats.temporary_memory_bytes,
            note="seed 000 phase 2 §2.3 / seed 004: no zero-copy for old consumers; the conversion costs CPU and memory")
     return result
+
+
+def _first_chunk(src_batches, target, fetch_offset, cost, stats, tr) -> tuple[int, bytes | None]:
+    """``LazyDownConversionRecords``' constructor: ``iterator(0)``, one batch per chunk until one converts."""
+    idx = 0
+    while idx < len(src_batches):
+        dc = down_convert([src_batches[idx]], target, fetch_offset, trace=tr)
+        idx += 1
+        _acc(cost, stats, dc)
+        if dc.records:
+            return idx, dc.records
+    return idx, None
+
+
+def _later_chunks(src_batches, idx, target, fetch_offset, cost, stats, tr, chunks: list) -> str | None:
+    """``LazyDownConversionRecordsSend``: chunks of <= MAX_READ_SIZE source bytes; a zstd batch ends the
+    response (overflow batch) and its error is deferred to the next fetch."""
+    while idx < len(src_batches):
+        group = [src_batches[idx]]
+        so_far = src_batches[idx].size_in_bytes
+        idx += 1
+        while idx < len(src_batches) and so_far + src_batches[idx].size_in_bytes <= MAX_READ_SIZE:
+            so_far += src_batches[idx].size_in_bytes
+            group.append(src_batches[idx])
+            idx += 1
+        try:
+            dc = down_convert(group, target, fetch_offset, trace=tr)
+        except UnsupportedCompressionError as e:
+            tr.add("later chunk", f"{e.reason}: the rest of the response is an overflow batch",
+                   "LazyDownConversionRecordsSend.writeTo",
+                   note="the consumer reads what came before and gets UNSUPPORTED_COMPRESSION_TYPE on its next fetch")
+            return "UNSUPPORTED_COMPRESSION_TYPE"
+        _acc(cost, stats, dc)
+        if dc.records:
+            chunks.append(dc.records)
+    return None
 
 
 def _acc(cost: ConversionCost, stats: ValidationStats, dc: DownConversion) -> None:

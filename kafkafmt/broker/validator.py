@@ -41,12 +41,13 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from .. import kafka_lines
 from ..config import LogConfig, record_version
 from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
                          RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
                       KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
-                      UnsupportedCompressionError, UnsupportedForMessageFormatError,
+                      UnsupportedCompressionError, UnsupportedForMessageFormatError, UnsupportedVersionError,
                       TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
@@ -225,7 +226,12 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
            **config.broker.to_properties())
     tr.add("topic configuration", f"toMagic v{config.to_magic}, {config.timestamp_type.kafka_name}, "
            f"compression.type {config.broker_compression}", "LogConfig", **config.describe())
-    if config.message_format_ignored and record_version(config.message_format_version) != 2:
+    if config.broker.is_kafka4:
+        row = kafka_lines.change("produce.record_version")
+        tr.add(f"Kafka line {config.kafka_line}", "every topic is written in v2 (no message.format.version)",
+               f"{row.source} (UnifiedLog: LogValidator toMagic = RecordBatch.CURRENT_MAGIC_VALUE)",
+               kafka_line_row=row.key)
+    elif config.message_format_ignored and record_version(config.message_format_version) != 2:
         tr.add("message.format.version ignored", "IBP >= 3.0-IV1: the topic is written in v2",
                "LogConfig.shouldIgnoreMessageFormatVersion (KIP-724)",
                message_format_version=config.message_format_version,
@@ -268,6 +274,7 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
               transactional_id=None,
               pre_checks, source_override, max_decompressed_bytes) -> ValidationResult:
     if produce_version is not None:
+        _request_version_check(config, produce_version, trace)
         _transactional_id_check(buf, transactional_id, trace)
         _produce_request_checks(buf, produce_version, trace)
 
@@ -349,6 +356,21 @@ def _run_log_validator(ctx: _Ctx) -> ValidationResult:
 
 # ------------------------------------------------------------------------------------------------
 # request-level and UnifiedLog checks
+def _request_version_check(config: LogConfig, version: int, trace: Trace) -> None:
+    """KIP-896 (Kafka 4.0): Produce below v3 is no longer parsed; the broker closes the connection."""
+    line = config.kafka_line
+    oldest = kafka_lines.value("produce.min_version", line)
+    if version < oldest:
+        row = kafka_lines.change("produce.min_version")
+        _raise(UnsupportedVersionError(f"Produce v{version} is not supported by Kafka {line} (oldest v{oldest}): "
+                                       "no response, the broker closes the connection"), trace,
+               "produce request version", f"{row.source} (ApiKeys.PRODUCE.oldestVersion)",
+               produce_version=version, oldest=oldest, kafka_line_row=row.key)
+    if line != kafka_lines.DEFAULT_LINE:
+        trace.add("produce request version", f"v{version} >= v{oldest}: answered by Kafka {line}",
+                  "KIP-896 (ApiKeys.PRODUCE.oldestVersion)", kafka_line_row="produce.min_version")
+
+
 def _transactional_id_check(buf, transactional_id: str | None, trace: Trace) -> None:
     src = "KafkaApis.handleProduceRequest"
     has_txn = any(b.is_transactional for b in MemoryRecords(buf).batches())
@@ -729,9 +751,22 @@ def _convert_non_compressed(ctx: _Ctx) -> ValidationResult:
 # ------------------------------------------------------------------------------------------------
 # 4c: compressed
 def _validate_compressed(ctx: _Ctx) -> ValidationResult:
-    """``LogValidator.validateMessagesAndAssignOffsetsCompressed``."""
-    src = "LogValidator.validateMessagesAndAssignOffsetsCompressed"
-    tr, now = ctx.trace, ctx.now
+    """``LogValidator.validateMessagesAndAssignOffsetsCompressed``: decide, validate the records, then
+    assign in place or rebuild (three named steps, each recording its trace steps)."""
+    first, in_place = _compressed_decide(ctx)
+    validated, uncompressed_size, max_ts, in_place = _compressed_validate_records(ctx, first, in_place)
+    if not in_place:
+        return _build_and_assign(ctx, first, validated, uncompressed_size)
+    return _compressed_assign_in_place(ctx, first, validated, uncompressed_size, max_ts)
+
+
+_SRC_COMPRESSED = "LogValidator.validateMessagesAndAssignOffsetsCompressed"
+
+
+def _compressed_decide(ctx: _Ctx) -> tuple[RecordBatch, bool]:
+    """The first part of ``validateMessagesAndAssignOffsetsCompressed``: zstd and the IBP, and whether the
+    batch may stay in place (same codec, same format, not v0; an uncompressed control batch always)."""
+    src, tr = _SRC_COMPRESSED, ctx.trace
     if ctx.target == CompressionType.ZSTD and not ctx.config.ibp_supports_zstd:
         _raise(UnsupportedCompressionError("Produce requests to inter.broker.protocol.version < 2.1 broker are not "
                                            "allowed to use ZStandard compression"), tr, "zstd needs IBP >= 2.1", src,
@@ -741,10 +776,6 @@ def _validate_compressed(ctx: _Ctx) -> ValidationResult:
            f"{ctx.target.kafka_name} → {'maybe in place' if in_place else 'rebuild'}", src,
            note="only the codec type counts, never the level (LogValidatorTest.testDifferentLevelDoesNotCause"
                 "Recompression)")
-    max_ts = NO_TIMESTAMP
-    expected = 0
-    validated: list[BrokerRecord] = []
-    uncompressed_size = 0
     first = _first_batch(ctx, ctx.source)
     if first.magic != ctx.to_magic or ctx.to_magic == 0:
         in_place = False
@@ -754,6 +785,18 @@ def _validate_compressed(ctx: _Ctx) -> ValidationResult:
     if ctx.source == CompressionType.NONE and first.is_control:
         in_place = True
         tr.add("control batch", "uncompressed control batch stays uncompressed → in place", src)
+    return first, in_place
+
+
+def _compressed_validate_records(ctx: _Ctx, first: RecordBatch, in_place: bool):
+    """The record loop of ``validateMessagesAndAssignOffsetsCompressed``: every batch and record validated,
+    the max timestamp taken, and in place given up when a v1/v2 inner offset is not the expected one
+    (KAFKA-9669).  Returns (validated records, uncompressed size, max timestamp, in place)."""
+    src, tr = _SRC_COMPRESSED, ctx.trace
+    max_ts = NO_TIMESTAMP
+    expected = 0
+    validated: list[BrokerRecord] = []
+    uncompressed_size = 0
     for bi, batch in enumerate(ctx.batches):
         _validate_batch(ctx, first, batch, bi)
         uncompressed_size += batch_header_size(ctx.to_magic, batch.compression)
@@ -787,10 +830,14 @@ def _validate_compressed(ctx: _Ctx) -> ValidationResult:
             tr.add(f"batch {bi}: records", f"{len(validated)} record(s) valid so far" +
                    (f", {n_off_mismatch} with unexpected offsets" if n_off_mismatch else ""),
                    "LogValidator.validateRecord", maxTimestamp=max_ts)
+    return validated, uncompressed_size, max_ts, in_place
 
-    if not in_place:
-        return _build_and_assign(ctx, first, validated, uncompressed_size)
 
+def _compressed_assign_in_place(ctx: _Ctx, first: RecordBatch, validated: list[BrokerRecord],
+                                uncompressed_size: int, max_ts: int) -> ValidationResult:
+    """The in-place end of ``validateMessagesAndAssignOffsetsCompressed``: last offset, max timestamp and
+    partition leader epoch rewritten in the batch header (or v1 wrapper); the payload kept as is."""
+    src, tr, now = _SRC_COMPRESSED, ctx.trace, ctx.now
     initial = ctx.counter
     ctx.counter += len(validated)
     last = ctx.counter - 1

@@ -131,14 +131,15 @@ class JavaProcess:
     """One JVM started by us; stdout/stderr go to files; stopped by its PID only."""
 
     def __init__(self, name: str, main_class: str, args: list[str], workdir: Path, *,
-                 jvm_opts: list[str] | None = None, sysprops: dict[str, str] | None = None) -> None:
+                 jvm_opts: list[str] | None = None, sysprops: dict[str, str] | None = None,
+                 lib_dir: Path | None = None) -> None:
         self.name = name
         self.workdir = workdir
         self.stdout_path = workdir / f"{name}.stdout"
         self.stderr_path = workdir / f"{name}.stderr"
         java = os.environ.get("KAFKA_ORACLE_JAVA") or "java"
         props = [f"-D{k}={v}" for k, v in (sysprops or {}).items()]
-        self.cmd = [java, *(jvm_opts or JVM_OPTS), *props, "-cp", f"{LIB_DIR}{os.sep}*", main_class, *args]
+        self.cmd = [java, *(jvm_opts or JVM_OPTS), *props, "-cp", f"{lib_dir or LIB_DIR}{os.sep}*", main_class, *args]
         self.proc: subprocess.Popen | None = None
 
     @property

@@ -19,7 +19,9 @@ Each operation returns :class:`PathRow` objects (one per path: producer, leader,
 holding plain computed data, with measured timings kept apart in :attr:`PathRow.measured`.
 
 **Model decisions.**  Every broker runs Kafka 3.9's rules (the ones kafkafmt implements and checks
-against the jars); a broker's ``version`` (its code generation) only limits the request versions it
+against the jars), except a broker of ``version: "4.4"``, which runs the 4.4 line
+(``kafkafmt.kafka.version=4.4``: Produce < v3 / Fetch < v4 get no response, every topic v2, no
+down-conversion, old batches served as they are); a broker's ``version`` (its code generation) only limits the request versions it
 answers (:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can
 write (a 0.9 broker writes v0 whatever it is told).  Leader epochs are not modelled (all 0) and
 leader elections are clean (the first live replica).  Seed 002's "new broker" (``kip228: true``)
@@ -34,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import kip228
+from .. import kafka_lines, kip228
 from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
 from ..broker.idempotence import drop_producer_state
@@ -42,7 +44,7 @@ from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
 from ..log import Log, SimulatedClock
 from ..records import MemoryRecords, MemoryRecordsBuilder
-from .model import START_MS, BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
+from .model import START_MS, BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, removed_properties, topic_config_for
 from .versions import client_api_versions, magic_for_produce_version, replica_fetch_version
 
 __all__ = ["Cluster"]
@@ -130,12 +132,19 @@ class Cluster:
             if name == broker:
                 log.update_config(cfg)
         produce_max, fetch_max = client_api_versions(b.version)
-        return PathRow("broker", broker, request=f"answers Produce ≤ v{produce_max}, Fetch ≤ v{fetch_max}",
-                       magic_out=cfg.to_magic, conversion="bounced",
-                       detail={"version": b.version, "inter.broker.protocol.version": b.inter_broker_protocol_version,
-                               "message.format.version": cfg.message_format_version,
-                               "replica_fetch_version": replica_fetch_version(b.inter_broker_protocol_version),
-                               "message_format_ignored": cfg.message_format_ignored})
+        detail = {"version": b.version, "inter.broker.protocol.version": b.inter_broker_protocol_version,
+                  "message.format.version": cfg.message_format_version,
+                  "replica_fetch_version": replica_fetch_version(b.inter_broker_protocol_version),
+                  "message_format_ignored": cfg.message_format_ignored}
+        request = f"answers Produce ≤ v{produce_max}, Fetch ≤ v{fetch_max}"
+        if b.kafka_line != kafka_lines.DEFAULT_LINE:  # KIP-896: the oldest versions are gone
+            produce_min = kafka_lines.value("produce.min_version", b.kafka_line)
+            fetch_min = kafka_lines.value("fetch.min_version", b.kafka_line)
+            request = f"answers Produce v{produce_min}–v{produce_max}, Fetch v{fetch_min}–v{fetch_max}"
+            detail.update({"kafka_line": b.kafka_line, "message.format.version": None,
+                           "properties_ignored": removed_properties(b)})
+        return PathRow("broker", broker, request=request, magic_out=cfg.to_magic, conversion="bounced",
+                       detail=detail)
 
     def shutdown(self, broker: str) -> list[PathRow]:
         """Stop a broker; each partition it led gets the first live replica as leader (clean election)."""
@@ -318,9 +327,13 @@ class Cluster:
         elapsed = time.perf_counter_ns() - t0
         on_disk = sorted({b.magic for b in MemoryRecords(data).batches()})
         delivered = sorted({b.magic for b in MemoryRecords(res.records).batches()})
+        error = res.error
+        if res.connection_closed:  # KIP-896 on the 4.4 line
+            error = f"{res.error}: no response, {leader.name} closes the connection (Fetch v{version} < " \
+                    f"v{kafka_lines.value('fetch.min_version', leader.kafka_line)})"
         row = PathRow("consumer", "", partition, f"FetchRequest v{version}",
                       magic_in=on_disk[-1] if on_disk else None, magic_out=delivered[-1] if delivered else None,
-                      error=res.error, bytes_in=res.cost.bytes_read, bytes_out=res.cost.bytes_out,
+                      error=error, bytes_in=res.cost.bytes_read, bytes_out=res.cost.bytes_out,
                       records_touched=res.cost.records_touched)
         if res.error is None:
             row.conversion = "zero-copy" if res.zero_copy else (

@@ -14,7 +14,7 @@ import yaml
 
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME
 from ..errors import KafkaFmtError
-from .model import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, topic_config_for
+from .model import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, removed_properties, topic_config_for
 from .versions import normalize_api_version
 from .quotes import QUOTES
 
@@ -223,6 +223,9 @@ def _broker(doc: _Doc, d, path: str) -> BrokerSpec:
     _check_keys(doc, d, path, {"name", "version", "properties", "kip228", "idempotence_modes"}, "broker")
     spec = BrokerSpec(str(_get(doc, d, "name", path, (str,))), _version(doc, d, path), _properties(doc, d, path),
                       bool(d.get("kip228", False)), bool(d.get("idempotence_modes", False)))
+    gone = removed_properties(spec)
+    if gone:
+        raise doc.error(f"{path}.properties.{gone[0]}", f"Kafka {spec.kafka_line} no longer knows it (KIP-724)")
     try:
         topic_config_for(spec)
     except KafkaFmtError as e:

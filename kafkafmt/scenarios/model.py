@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .. import kafka_lines
 from ..config import BrokerConfig, LogConfig
 from ..errors import ConfigError
-from .versions import code_record_version, normalize_api_version
+from .versions import code_record_version, kafka4_line, normalize_api_version
 
 __all__ = ["BrokerSpec", "ProducerSpec", "ConsumerSpec", "PathRow", "topic_config_for", "IDEMPOTENCE_MODES",
-           "START_MS"]
+           "START_MS", "removed_properties"]
 
 #: the simulated clock's start (2023-11-14T22:13:20Z), so CreateTime checks see realistic times
 START_MS = 1_700_000_000_000
@@ -30,7 +31,16 @@ class BrokerSpec:
 
     @property
     def inter_broker_protocol_version(self) -> str:
+        """The IBP; a Kafka 4.x broker has none (KRaft's metadata.version): its line ("4.4") stands for it."""
+        line = kafka4_line(self.version)
+        if line is not None:
+            return line
         return normalize_api_version(self.properties.get("inter.broker.protocol.version", self.version))
+
+    @property
+    def kafka_line(self) -> str:
+        """Whose rules the broker runs: "4.4" for a 4.4 broker, else "3.9" (:mod:`kafkafmt.kafka_lines`)."""
+        return kafka4_line(self.version) or kafka_lines.DEFAULT_LINE
 
 
 @dataclass
@@ -89,6 +99,18 @@ class PathRow:
         return d
 
 
+def removed_properties(broker: BrokerSpec) -> list[str]:
+    """The broker's properties its Kafka line no longer knows (a 3.9 broker's ``message.format.version``
+    and ``inter.broker.protocol.version`` after its code became 4.4: KIP-724); ignored by the model."""
+    line = broker.kafka_line
+    if line == kafka_lines.DEFAULT_LINE:
+        return []
+    gone = {"inter.broker.protocol.version"}
+    for name, row in kafka_lines.removed_topic_keys(line).items():
+        gone |= {name, row.value(kafka_lines.DEFAULT_LINE)[3]}
+    return sorted(k for k in broker.properties if k in gone)
+
+
 def topic_config_for(broker: BrokerSpec) -> LogConfig:
     """THE place where a broker's Kafka properties become the configuration its logs run with.
 
@@ -97,8 +119,17 @@ def topic_config_for(broker: BrokerSpec) -> LogConfig:
     → ``kafkafmt.idempotence.variant=seed``) go to :class:`~kafkafmt.config.BrokerConfig`; every other
     property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
     (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
-    writes v0) and defaults to the code version.
+    writes v0) and defaults to the code version.  A Kafka 4.4 broker runs the 4.4 line
+    (``kafkafmt.kafka.version=4.4``): the properties it no longer knows (:func:`removed_properties`)
+    are left out, every topic is v2.
     """
+    variant = "seed" if broker.idempotence_modes else "kafka"
+    if broker.kafka_line != kafka_lines.DEFAULT_LINE:
+        gone = set(removed_properties(broker))
+        props = {k: v for k, v in broker.properties.items() if k not in gone}
+        broker_cfg = BrokerConfig(kafka_version=broker.kafka_line, kip228_enabled=broker.kip228,
+                                  idempotence_variant=variant)
+        return LogConfig.from_properties(props, broker=broker_cfg)
     props = dict(broker.properties)
     props.pop("inter.broker.protocol.version", None)
     fmt = props.pop("message.format.version", props.pop("log.message.format.version", broker.version))
@@ -107,6 +138,5 @@ def topic_config_for(broker: BrokerSpec) -> LogConfig:
         fmt = normalize_api_version(broker.version)
     props["message.format.version"] = fmt
     broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version,
-                              kip228_enabled=broker.kip228,
-                              idempotence_variant="seed" if broker.idempotence_modes else "kafka")
+                              kip228_enabled=broker.kip228, idempotence_variant=variant)
     return LogConfig.from_properties(props, broker=broker_cfg)

@@ -225,9 +225,12 @@ def automatic_warnings(rows: list[PathRow], sc: Scenario) -> list[str]:
                  "; every offset is on another replica"))
         behind = sorted(c.name for c in sc.consumers.values() if r.path == "broker" and r.magic_out
                         and r.conversion == "bounced" and magic_for_consumer(c) < r.magic_out)
-        if behind:
+        if behind and r.detail.get("kafka_line"):  # a 4.x broker: no down-conversion, old fetches unanswered
+            add("004.old_consumers", f"broker {r.actor} runs Kafka {r.detail['kafka_line']}: consumer(s) "
+                                     f"{', '.join(behind)} get no answer (no down-conversion, KIP-724/KIP-896)")
+        elif behind:
             writers = ", ".join(x.actor for x in rows if x.path == "broker" and x.conversion == "bounced"
-                                and x.magic_out == r.magic_out)
+                                and x.magic_out == r.magic_out and not x.detail.get("kafka_line"))
             add("000.p2.1", f"broker(s) {writers} now write v{r.magic_out}; consumer(s) {', '.join(behind)} read "
                             "only older formats (down-conversion, no zero-copy)")
     return out

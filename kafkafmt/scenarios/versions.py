@@ -8,16 +8,36 @@
   decided by ``inter.broker.protocol.version`` (``MetadataVersion.fetchRequestVersion``).
 * :func:`magic_for_produce_version`: the message format a ProduceRequest carries (v0-1 → magic 0,
   v2 → magic 1 (KIP-32), v3+ → magic 2 (KIP-98)).
+* Kafka 4.x code generations (:func:`kafka4_line`, the 4.4 line of :mod:`kafkafmt.kafka_lines`): KRaft only,
+  no ``inter.broker.protocol.version`` nor ``message.format.version``; a 4.4 broker speaks Produce up to
+  v13 and Fetch up to v18 (``ApiKeys`` of 4.4.0) and answers none below Produce v3 / Fetch v4 (KIP-896).
 * :func:`normalize_api_version`: the seeds' version names → Kafka's ``MetadataVersion`` names.  Seed
   000 calls the internal version "0.9.0-1"; Kafka released it as ``0.10.0-IV0`` (the first
   ``MetadataVersion`` with record version v1 and FetchRequest v2).
 """
 from __future__ import annotations
 
+from .. import kafka_lines
 from ..config import metadata_version_index, record_version
+from ..errors import ConfigError
 
 __all__ = ["client_api_versions", "replica_fetch_version", "magic_for_produce_version", "normalize_api_version",
-           "SEED_API_VERSION_ALIASES", "code_record_version"]
+           "SEED_API_VERSION_ALIASES", "code_record_version", "kafka4_line", "KAFKA4_API"]
+
+#: Kafka 4.x code generations: line → (newest ProduceRequest, newest FetchRequest) (``ApiKeys`` of 4.4.0)
+KAFKA4_API = {"4.4": (13, 18)}
+
+
+def kafka4_line(version) -> str | None:
+    """The Kafka 4.x line a code generation belongs to ("4.4" for "4.4" or "4.4.0"), else None."""
+    s = str(version).strip()
+    if not s.startswith("4."):
+        return None
+    try:
+        line = kafka_lines.check_line(s)
+    except ConfigError:
+        return None
+    return line if line in KAFKA4_API else None
 
 #: seed 000's internal ApiVersion names → Kafka's MetadataVersion strings
 SEED_API_VERSION_ALIASES = {"0.9.0-1": "0.10.0-IV0"}
@@ -40,6 +60,9 @@ _REPLICA_FETCH = (
 def normalize_api_version(version) -> str:
     """A version string as Kafka's ``MetadataVersion.fromVersionString`` takes it (seed aliases mapped)."""
     s = str(version).strip()
+    line = kafka4_line(s)
+    if line is not None:
+        return line
     s = SEED_API_VERSION_ALIASES.get(s, s)
     metadata_version_index(s)  # raises ConfigError for an unknown version
     return s
@@ -52,6 +75,8 @@ def _at_least(version: str, floor: str) -> bool:
 def client_api_versions(release) -> tuple[int, int]:
     """``(newest ProduceRequest, newest FetchRequest)`` a client or broker of ``release`` speaks."""
     rel = normalize_api_version(release)
+    if rel in KAFKA4_API:
+        return KAFKA4_API[rel]
     best = (0, 0)
     for first, produce, fetch in _API_BY_RELEASE:
         if _at_least(rel, first):
@@ -62,6 +87,8 @@ def client_api_versions(release) -> tuple[int, int]:
 def replica_fetch_version(inter_broker_protocol_version) -> int:
     """``MetadataVersion.fetchRequestVersion``: the FetchRequest a follower sends under this IBP."""
     ibp = normalize_api_version(inter_broker_protocol_version)
+    if ibp in KAFKA4_API:  # no IBP on 4.x: a broker's replica fetcher uses its newest Fetch
+        return KAFKA4_API[ibp][1]
     best = 0
     for first, version in _REPLICA_FETCH:
         if _at_least(ibp, first):
@@ -76,4 +103,5 @@ def magic_for_produce_version(version: int) -> int:
 
 def code_record_version(release) -> int:
     """The newest message format a broker of ``release`` can write (its code's ``RecordVersion``)."""
-    return record_version(normalize_api_version(release))
+    rel = normalize_api_version(release)
+    return 2 if rel in KAFKA4_API else record_version(rel)

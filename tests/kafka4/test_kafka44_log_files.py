@@ -1,0 +1,133 @@
+"""kafkafmt's log on the 4.4 line next to Kafka 4.4.0's own ``UnifiedLog``, file for file.
+
+The same appends (as leader with origin CLIENT, so through LogValidator with toMagic 2: v0/v1 input is
+converted; as follower: old batches kept as they are), rolls and high-watermark moves go to both; after
+every step the directories must hold byte-identical ``.log``, ``.index``, ``.timeindex`` and
+``leader-epoch-checkpoint`` files and agree on log start/end offset, recovery point, high watermark and
+segments; after close too (row ``log.close_finalizes_active_segment``: 4.4.0 leaves the active segment's
+indexes untrimmed, without a final time index entry).  Needs Java 17 and ``make -C conformance oracle-4.4`` (skipped without, a failure in CI).
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
+from log_helpers import batch  # noqa: E402
+
+from kafka_oracle import OracleError  # noqa: E402
+from kafkafmt.config import BrokerConfig  # noqa: E402
+from kafkafmt.log import Log, LogConfig, SimulatedClock  # noqa: E402
+
+pytestmark = pytest.mark.java
+
+T0 = 100_000_000
+B44 = BrokerConfig(kafka_version="4.4")
+
+
+def _files(d):
+    out = {}
+    for n in sorted(os.listdir(d)):
+        if n.endswith((".log", ".index", ".timeindex")) or n == "leader-epoch-checkpoint":
+            with open(os.path.join(d, n), "rb") as f:
+                out[n] = f.read()
+    return out
+
+
+class Pair44:
+    """Kafka 4.4.0's UnifiedLog and kafkafmt's Log on the 4.4 line, driven together."""
+
+    def __init__(self, oracle, base, props, t):
+        self.o, self.key = oracle, str(base)
+        self.props = {k: str(v) for k, v in {**props, "file.delete.delay.ms": 0}.items()}
+        self.cfg = LogConfig.from_properties(self.props, broker=B44)
+        self.kd, self.pd = base / "kafka" / "t-0", base / "kafkafmt" / "t-0"
+        self.clock = SimulatedClock(t)
+        self.o.call("time", ms=t)
+        self.o.call("open", log=self.key, dir=str(self.kd), config=self.props)
+        self.log = Log(self.pd, self.cfg, self.clock)
+
+    def set_time(self, t):
+        self.clock.set(t)
+        self.o.call("time", ms=t)
+
+    def both(self, op, fn, **kw):
+        k_err = p_err = None
+        try:
+            self.o.call(op, log=self.key, **kw)
+        except OracleError as e:
+            k_err = e
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 -- compared below
+            p_err = e
+        assert (k_err is None) == (p_err is None), (op, k_err, p_err)
+        if k_err is not None:
+            assert p_err.reason in k_err.response["message"] or \
+                k_err.response.get("invalidExceptionMessage", "").startswith(p_err.reason[:40]), (k_err, p_err)
+        self.hw_to_leo()
+
+    def hw_to_leo(self):
+        leo = self.o.call("state", log=self.key)["logEndOffset"]
+        self.o.call("updateHighWatermark", log=self.key, hw=leo)
+        self.log.update_high_watermark(self.log.log_end_offset)
+
+    def compare(self, label, *, closed: bool = False):
+        fa, fb = _files(self.kd), _files(self.pd)
+        assert sorted(fa) == sorted(fb), label
+        for n in fa:
+            assert fa[n] == fb[n], (label, n)
+        if closed:
+            return
+        st = self.o.call("state", log=self.key)
+        theirs = (st["logStartOffset"], st["logEndOffset"], st["recoveryPoint"], st["highWatermark"],
+                  [s["baseOffset"] for s in st["segments"]])
+        mine = (self.log.log_start_offset, self.log.log_end_offset, self.log.recovery_point,
+                self.log.high_watermark, [s.base_offset for s in self.log.segments])
+        assert theirs == mine, label
+
+    def close(self):
+        self.o.call("close", log=self.key)
+        self.log.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_appends_match_kafka_4_4_0_file_for_file(oracle44, tmp_path, seed):
+    rng = random.Random(seed)
+    props = {"segment.bytes": 1048576, "segment.index.bytes": rng.choice([60, 200]),
+             "index.interval.bytes": rng.choice([0, 50, 300]),
+             "message.timestamp.type": ["CreateTime", "LogAppendTime"][seed]}
+    t = T0
+    p = Pair44(oracle44, tmp_path / f"s{seed}", props, t)
+    p.compare("open")
+    for i in range(40):
+        t += rng.randint(0, 400)
+        p.set_time(t)
+        leo = p.log.log_end_offset
+        kind = rng.random()
+        if kind < 0.15:  # an old client's v0/v1 data reaching LogValidator: converted to v2
+            magic = rng.choice([0, 1])
+            data = b"".join(batch(j, [(t if magic else -1, b"k", b"v" * 10)], magic=magic) for j in range(2))
+            p.both("appendLeader", lambda: p.log.append_as_leader(data), records=data.hex(), epoch=0)
+        elif kind < 0.25:  # old batches replicated from an old leader: kept as they are
+            data = b"".join(batch(leo + j, [(t, b"k", b"v" * 10)], magic=1) for j in range(2))
+            p.both("appendFollower", lambda: p.log.append_as_follower(data, leader_epoch=0), records=data.hex(),
+                   epoch=0)
+        elif kind < 0.32:
+            p.both("roll", lambda: p.log.roll())
+        else:
+            n = rng.randint(1, 4)
+            codec = rng.choice(["none", "gzip", "zstd", "lz4"])
+            data = batch(0, [(max(0, t + rng.randint(-800, 800)), b"k", b"v" * rng.randint(1, 60)) for _ in range(n)],
+                         compression=codec, magic=rng.choice([1, 2]) if codec != "zstd" else 2)
+            p.both("appendLeader", lambda: p.log.append_as_leader(data), records=data.hex(), epoch=0)
+        p.compare(f"step {i}")
+    active = p.log.segments[-1]
+    p.close()
+    # row log.close_finalizes_active_segment: the active segment's indexes stay at their preallocated size
+    index_bytes = (p.kd / f"{active.base_offset:020d}.index").stat().st_size
+    assert index_bytes == p.cfg.segment_index_bytes // 8 * 8
+    p.compare("closed", closed=True)
