@@ -100,6 +100,8 @@ public final class CleanerOracle {
                 return out;
             case "clean":
                 return clean(req, out);
+            case "records":
+                return records(req, out);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -161,6 +163,45 @@ public final class CleanerOracle {
             log.close();
         }
         return out;
+    }
+
+    /** Opens the directory as a broker restarting after a crash would (LogLoader, no clean shutdown) and lists
+     *  every record: [offset, key hex, value hex]. */
+    static ObjectNode records(JsonNode req, ObjectNode out) throws Exception {
+        MutableTime time = new MutableTime(req.get("now").asLong());
+        UnifiedLog log = UnifiedLog$.MODULE$.apply(
+            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
+            req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
+            new InlineScheduler(), new BrokerTopicStats(false), time, 60000,
+            new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
+            req.path("clean").asBoolean(false), scala.Option.empty(), false,
+            new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
+        try {
+            ArrayNode recs = out.putArray("records");
+            Iterator<LogSegment> it = log.logSegments().iterator();
+            while (it.hasNext()) {
+                for (org.apache.kafka.common.record.RecordBatch b : it.next().log().batches()) {
+                    for (org.apache.kafka.common.record.Record r : b) {
+                        ArrayNode rec = recs.addArray();
+                        rec.add(r.offset());
+                        rec.add(r.hasKey() ? hex(r.key()) : null);
+                        rec.add(r.hasValue() ? hex(r.value()) : null);
+                    }
+                }
+            }
+            out.put("logStartOffset", log.logStartOffset());
+            out.put("logEndOffset", log.logEndOffset());
+        } finally {
+            log.close();
+        }
+        return out;
+    }
+
+    static String hex(java.nio.ByteBuffer b) {
+        StringBuilder sb = new StringBuilder();
+        java.nio.ByteBuffer d = b.duplicate();
+        while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
+        return sb.toString();
     }
 
     static final class MutableTime implements Time {

@@ -63,6 +63,11 @@ class KafkaCleanerOracle:
         return self.call("clean", dir=str(partition_dir), now=now, config={k: str(v) for k, v in (config or {}).items()},
                          cleaner=cleaner or {}, logStartOffset=log_start_offset)
 
+    def records(self, partition_dir, *, now: int, config: dict | None = None, log_start_offset: int = 0) -> dict:
+        """Kafka's loader after a crash (no clean shutdown): every record as [offset, key hex, value hex]."""
+        return self.call("records", dir=str(partition_dir), now=now,
+                         config={k: str(v) for k, v in (config or {}).items()}, logStartOffset=log_start_offset)
+
     def close(self) -> None:
         if self._proc.poll() is None:
             self._proc.stdin.close()
