@@ -32,8 +32,9 @@ from ..errors import IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
-from .files import (CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
-                    read_checkpoint, time_index_file, transaction_index_file, write_checkpoint)
+from .files import (CLEANED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists,
+                    log_file, offset_index_file, read_checkpoint, time_index_file, transaction_index_file,
+                    write_checkpoint)
 
 __all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CLEANER_OFFSET_CHECKPOINT",
            "read_cleaner_checkpoint"]
@@ -143,7 +144,9 @@ def _read_txn_index(path: Path) -> list[AbortedTxn]:
 def collect_aborted_transactions(log, start: int, upper: int) -> list[AbortedTxn]:
     """``UnifiedLog.collectAbortedTransactions``: ``.txnindex`` entries overlapping [start, upper)."""
     out = []
-    for seg in _values(log, start, upper) or ([log.active_segment] if start == upper else []):
+    segs = log.segments
+    floor = [i for i, s in enumerate(segs) if s.base_offset <= start]
+    for seg in (segs[floor[-1]:] if floor else []):  # from the floor segment on, until an entry is complete
         for t in _read_txn_index(transaction_index_file(log.dir, seg.base_offset)):
             if t.last_offset >= start and t.first_offset < upper:
                 out.append(t)
@@ -314,6 +317,8 @@ def _replace_segments(log, cleaned, old: list, hook) -> None:
             log._remove_segment(seg.base_offset)
         seg.close_handlers()
         seg.mark_deleted_and_delete()
+        if seg.base_offset != cleaned.base_offset:  # UnifiedLog.deleteProducerSnapshots(deletedSegments)
+            delete_if_exists(Path(log.dir) / f"{seg.base_offset:020d}{PRODUCER_SNAPSHOT_FILE_SUFFIX}")
         hook("deleted")
     cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")
     hook("renamed")
