@@ -16,6 +16,7 @@ from .errors import KafkaFmtError
 COMMAND_MODULES = [
     "kafkafmt.tools.dump",
     "kafkafmt.tools.build",
+    "kafkafmt.tools.clean",
     "kafkafmt.tools.annotate",
     "kafkafmt.tools.samples",
     "kafkafmt.tools.warmup",

@@ -22,6 +22,8 @@ from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFI
                     RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
                     checkpoint_offset, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
                     time_index_file, write_checkpoint)
+from .file_records import FileRecords
+from .files import LOG_FILE_SUFFIX
 from .segment import LogOffsetMetadata, LogSegment
 
 
@@ -148,10 +150,12 @@ class LogLoading:
                                              + ", ".join(str(ns.base_offset) for ns in new_segments)})
 
     def _remove_temp_files_and_collect_swap_files(self) -> None:
-        """Delete ``*.deleted``, ``*.cleaned`` and interrupted ``*.tmp`` files; rename ``*.swap`` back.
+        """Delete ``*.deleted``, ``*.cleaned`` and interrupted ``*.tmp`` files; finish interrupted swaps.
 
-        Kafka also uses ``.swap`` ranges to finish an interrupted compaction or segment split;
-        kafkafmt writes no ``.swap`` files itself, so a valid one is simply renamed into place.
+        A ``.swap`` at or above the lowest ``.cleaned`` offset belongs to an unfinished swap and goes.
+        The others finish a compaction or a split (``LogLoader.load``): every file whose offset lies in
+        [lowest swap base, highest swap next offset) was replaced and is deleted, then the ``.swap``
+        files are renamed into place.
         """
         swap, cleaned_min = [], None
         for name in sorted(os.listdir(self.dir)):
@@ -166,11 +170,40 @@ class LogLoading:
                 delete_if_exists(path)
             elif name.endswith(SWAP_FILE_SUFFIX):
                 swap.append(path)
+        valid = []
         for path in swap:
             if cleaned_min is not None and offset_from_file_name(path.name) >= cleaned_min:
                 delete_if_exists(path)
             else:
-                os.replace(path, path.with_name(path.name[:-len(SWAP_FILE_SUFFIX)]))
+                valid.append(path)
+        self._complete_swaps(valid)
+
+    def _complete_swaps(self, swap: list) -> None:
+        lo, hi = None, None
+        for path in swap:
+            if path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
+                base = offset_from_file_name(path.name)
+                nxt = base
+                records = FileRecords(path, file_already_exists=True, mutable=False)
+                try:
+                    for b in records.batches():  # readNextOffset
+                        nxt = b.next_offset
+                finally:
+                    records.close_handlers()
+                lo = base if lo is None else min(lo, base)
+                hi = nxt if hi is None else max(hi, nxt)
+        if lo is not None:
+            for name in sorted(os.listdir(self.dir)):
+                if name.endswith(SWAP_FILE_SUFFIX) or not (self.dir / name).is_file():
+                    continue
+                try:
+                    offset = offset_from_file_name(name)
+                except ValueError:
+                    continue
+                if lo <= offset < hi:
+                    delete_if_exists(self.dir / name)
+        for path in swap:
+            os.replace(path, path.with_name(path.name[:-len(SWAP_FILE_SUFFIX)]))
 
     def _load_segment_files(self, had_clean: bool, recovery_point: int) -> None:
         for name in sorted(os.listdir(self.dir)):

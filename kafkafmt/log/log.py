@@ -589,6 +589,16 @@ class Log(LogLoading, LogRetention):
         self._write_checkpoints()
 
     # ============================================================================================
+    # compaction
+    def clean(self, now: int | None = None, cleaner=None, **kwargs):
+        """One pass of Kafka's log cleaner over this log (see :func:`kafkafmt.log.cleaner.clean_log`);
+        ``cleaner`` is a :class:`~kafkafmt.log.cleaner_map.CleanerConfig` (the broker's cleaner settings)."""
+        self._check_open()
+        self._check_writable("clean")
+        from .cleaner import clean_log
+        return clean_log(self, now=now, cleaner=cleaner, **kwargs)
+
+    # ============================================================================================
     # timestamp lookup
     def _message_format_below_0_10(self) -> bool:
         """``config.messageFormatVersion.isLessThan(IBP_0_10_0_IV0)``, the format the log really uses."""

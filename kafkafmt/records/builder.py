@@ -168,6 +168,13 @@ class MemoryRecordsBuilder:
             raise IllegalArgumentError(f"Invalid end transaction marker type {control_type}")
         self.append_control_record(timestamp, control_type, END_TXN_MARKER_VALUE.pack(0, coordinator_epoch))
 
+    def override_last_offset(self, last_offset: int) -> None:
+        """``overrideLastOffset``: the v2 batch's last offset (the cleaner keeps the original's, so the
+        producer's last sequence survives compaction)."""
+        if self._built is not None:
+            raise IllegalArgumentError("Cannot override the last offset after the records have been built")
+        self.last_offset = last_offset
+
     def _to_inner_offset(self, offset: int) -> int:
         # MemoryRecordsBuilder.toInnerOffset: relative only for compressed magic >= 1 (KIP-31)
         if self.magic > 0 and self.compression != CompressionType.NONE:

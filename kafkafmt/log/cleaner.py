@@ -1,0 +1,423 @@
+"""One pass of Kafka 3.9's log cleaner over a partition (``LogCleaner.CleanerThread.cleanFilthiestLog``,
+``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``).
+
+1. The cleanable range: from the ``cleaner-offset-checkpoint`` entry (in the log directory holding the
+   partition; the log start offset when absent or invalid) up to the first uncleanable offset: the
+   last stable offset (the first open transaction, else the high watermark), the active segment, the
+   first dirty segment whose largest timestamp is within ``min.compaction.lag.ms``; then rounded down
+   to a segment base (``calculateCleanableBytes``).  The log is cleaned when its dirty ratio exceeds
+   ``min.cleanable.dirty.ratio`` or ``max.compaction.lag.ms`` has passed for a dirty segment.
+2. The offset map (:mod:`~kafkafmt.log.cleaner_map`) over the dirty range; a map that fills stops at
+   the batch before, and only the prefix up to the map's latest offset is cleaned.
+3. The segments up to there, grouped by size (``segment.bytes``, ``segment.index.bytes``), each group
+   filtered (:mod:`~kafkafmt.log.cleaner_filter`) into ``<base>.log.cleaned`` with indexes rebuilt
+   by appending, given the last segment's modification time, renamed ``.swap``, the old segments
+   deleted, and renamed into place (``LocalLog.replaceSegments``); a crash in between recovers as
+   ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
+4. The checkpoint advanced to the end of the cleaned prefix; with ``cleanup.policy=compact,delete`` the
+   retention rules run after (``deleteOldSegments``).
+
+Deleted files go at once (the broker's ``file.delete.delay.ms`` wait is not simulated).  Legacy
+(v0/v1) tombstones live by file times, so a cleaned segment takes its last source segment's
+modification time, as Kafka sets it.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import IllegalArgumentError
+from ..records import MemoryRecords
+from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
+from .cleaner_map import CleanerConfig, OffsetMap
+from .files import (CLEANED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists,
+                    log_file, offset_index_file, read_checkpoint, time_index_file, transaction_index_file,
+                    write_checkpoint)
+
+__all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CLEANER_OFFSET_CHECKPOINT",
+           "read_cleaner_checkpoint"]
+
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+#: a ``.txnindex`` entry: version, producer id, first offset, last offset, last stable offset (``AbortedTxn``)
+_TXN_ENTRY = struct.Struct(">hqqqq")
+
+
+@dataclass
+class CleanResult:
+    """What one pass did: the range, whether it cleaned, and the statistics."""
+
+    cleaned: bool = False
+    first_dirty_offset: int | None = None
+    first_uncleanable_offset: int | None = None
+    end_offset: int | None = None
+    cleanable_ratio: float = 0.0
+    groups: list = field(default_factory=list)  #: [[base offsets replaced], ...]
+    stats: CleanerStats = field(default_factory=CleanerStats)
+    deleted_segments: int = 0
+    checkpoint: int | None = None
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _setting(log, name: str, cast=int):
+    return cast(log.config.to_properties(defaults=True)[name])
+
+
+def _values(log, frm: int, to: int) -> list:
+    """``LogSegments.values(from, to)``: the segments from the one holding ``from`` below ``to``."""
+    if frm == to:
+        return []
+    segs = log.segments
+    start = 0
+    for i, s in enumerate(segs):
+        if s.base_offset <= frm:
+            start = i
+    return [s for s in segs[start:] if s.base_offset < to]
+
+
+def _non_active_from(log, frm: int) -> list:
+    active = log.active_segment.base_offset
+    return [] if frm > active else _values(log, frm, active)
+
+
+def read_cleaner_checkpoint(path: str | os.PathLike) -> dict[tuple[str, int], int]:
+    """``cleaner-offset-checkpoint``: (topic, partition) -> first dirty offset."""
+    out = {}
+    for row in read_checkpoint(path) or []:
+        if len(row) == 3:
+            out[(row[0], int(row[1]))] = int(row[2])
+    return out
+
+
+def _write_cleaner_checkpoint(log, offset: int, durable: bool) -> None:
+    path = Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT
+    entries = read_cleaner_checkpoint(path)
+    entries[(log.topic, log.partition)] = offset
+    write_checkpoint(path, [(t, p, o) for (t, p), o in entries.items()], fsync=durable)
+
+
+# --------------------------------------------------------------------------------------------- producer state
+def producer_state(log, now: int, expiration_ms: int) -> tuple[dict[int, LastRecord], int | None]:
+    """The active producers' last records and the first unstable offset, from the log's batches.
+
+    kafkafmt keeps no producer snapshots; this replays the batches as ``ProducerStateManager`` would,
+    dropping producers idle for ``producer.id.expiration.ms`` (``isProducerExpired``).
+    """
+    state: dict[int, list] = {}  # pid -> [epoch, last data offset, last timestamp, txn first offset]
+    for seg in log.segments:
+        for b in MemoryRecords(seg.log.read(0, seg.size)).batches():
+            if b.magic < 2 or b.producer_id < 0:
+                continue
+            e = state.setdefault(b.producer_id, [b.producer_epoch, -1, -1, None])
+            if b.is_control:
+                if e[0] != b.producer_epoch:
+                    e[1] = -1
+                e[0], e[2], e[3] = b.producer_epoch, b.max_timestamp, None
+            else:
+                if b.is_transactional and e[3] is None:
+                    e[3] = b.base_offset
+                e[0], e[1], e[2] = b.producer_epoch, b.last_offset, b.max_timestamp
+    last, unstable = {}, None
+    for pid, (epoch, data_offset, ts, txn_first) in state.items():
+        if txn_first is None and now - ts >= expiration_ms:
+            continue
+        last[pid] = LastRecord(data_offset if data_offset >= 0 else None, epoch)
+        if txn_first is not None:
+            unstable = txn_first if unstable is None else min(unstable, txn_first)
+    return last, unstable
+
+
+def _read_txn_index(path: Path) -> list[AbortedTxn]:
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    out = []
+    for pos in range(0, len(data) - _TXN_ENTRY.size + 1, _TXN_ENTRY.size):
+        _, pid, first, last, lso = _TXN_ENTRY.unpack_from(data, pos)
+        out.append(AbortedTxn(first, pid, last, lso))
+    return out
+
+
+def collect_aborted_transactions(log, start: int, upper: int) -> list[AbortedTxn]:
+    """``UnifiedLog.collectAbortedTransactions``: ``.txnindex`` entries overlapping [start, upper)."""
+    out = []
+    segs = log.segments
+    floor = [i for i, s in enumerate(segs) if s.base_offset <= start]
+    for seg in (segs[floor[-1]:] if floor else []):  # from the floor segment on, until an entry is complete
+        for t in _read_txn_index(transaction_index_file(log.dir, seg.base_offset)):
+            if t.last_offset >= start and t.first_offset < upper:
+                out.append(t)
+            if t.last_stable_offset >= upper:
+                return out
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the range
+def cleanable_offsets(log, last_clean: int | None, now: int, last_stable: int) -> tuple[int, int, bool]:
+    """``LogCleanerManager.cleanableOffsets``: (first dirty, first uncleanable, force checkpoint update)."""
+    start, leo = log.log_start_offset, log.log_end_offset
+    dirty = start if last_clean is None else last_clean
+    force = False
+    if dirty < start or dirty > leo:
+        dirty, force = start, True
+    candidates = [last_stable, log.active_segment.base_offset]
+    lag = max(_setting(log, "min.compaction.lag.ms"), 0)
+    if lag > 0:
+        for s in _non_active_from(log, dirty):
+            if s.largest_timestamp() > now - lag:
+                candidates.append(s.base_offset)
+                break
+    return dirty, max(dirty, min(candidates)), force
+
+
+def _max_compaction_delay(log, first_dirty: int, now: int) -> int:
+    stamps = [s.get_first_batch_timestamp() for s in _non_active_from(log, first_dirty)]
+    stamps = [t for t in stamps if t > 0]
+    earliest = min(stamps) if stamps else INT64_MAX
+    until = now - max(log.config.max_compaction_lag_ms, 0)
+    return until - earliest if earliest < until else 0
+
+
+def _calculate_cleanable_bytes(log, first_dirty: int, uncleanable: int) -> tuple[int, int]:
+    non_active = _non_active_from(log, uncleanable)
+    first = non_active[0].base_offset if non_active else log.active_segment.base_offset
+    return first, sum(s.size for s in _values(log, min(first_dirty, first), first))
+
+
+# --------------------------------------------------------------------------------------------- the offset map
+def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: float, stats: CleanerStats) -> None:
+    """``Cleaner.buildOffsetMap``: each key's latest offset in [start, end), until the map is full."""
+    omap.clear()
+    dirty = _values(log, start, end)
+    nexts = [s.base_offset for s in dirty[1:]] + [end]
+    txn = CleanedTransactionMetadata()
+    txn.add_aborted_transactions(collect_aborted_transactions(log, start, end))
+    max_size = int(omap.slots * load_factor)
+    for seg, nxt in zip(dirty, nexts):
+        if _map_segment(seg, omap, start, nxt, max_size, txn, stats):
+            return
+
+
+def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn, stats) -> bool:
+    position = seg.offset_index.lookup(start).position
+    for b in MemoryRecords(seg.log.read(position, seg.size - position)).batches():
+        if b.is_control:
+            txn.on_control_batch_read(b)
+            stats.map_messages_read += 1
+        elif txn.on_batch_read(b):
+            stats.map_messages_read += b.count or 0
+        else:
+            for r in b.records():
+                if r.key is not None and r.offset >= start:
+                    if omap.size < max_size:
+                        omap.put(r.key, r.offset)
+                    else:
+                        return True
+                stats.map_messages_read += 1
+        if b.last_offset >= start:
+            omap.update_latest_offset(b.last_offset)
+        stats.map_bytes_read += b.size_in_bytes
+    omap.update_latest_offset(nxt - 1)
+    return False
+
+
+# --------------------------------------------------------------------------------------------- grouping
+def group_segments_by_size(segments: list, max_size: int, max_index_size: int, first_uncleanable: int) -> list:
+    """``Cleaner.groupSegmentsBySize``: consecutive segments whose data, offset index and time index each
+    stay within the limits, and whose offsets fit 32 bits relative to the group's base."""
+    groups, segs = [], list(segments)
+    while segs:
+        group = [segs.pop(0)]
+        log_size, idx, tidx = group[0].size, group[0].offset_index.size_in_bytes, group[0].time_index.size_in_bytes
+        while segs:
+            h = segs[0]
+            last = segs[1].base_offset - 1 if len(segs) > 1 else first_uncleanable - 1
+            if not (log_size + h.size <= max_size and idx + h.offset_index.size_in_bytes <= max_index_size
+                    and tidx + h.time_index.size_in_bytes <= max_index_size
+                    and (h.size == 0 or last - group[-1].base_offset <= INT32_MAX)):
+                break
+            group.append(segs.pop(0))
+            log_size += h.size
+            idx += h.offset_index.size_in_bytes
+            tidx += h.time_index.size_in_bytes
+        groups.append(group)
+    return groups
+
+
+# --------------------------------------------------------------------------------------------- one group
+def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, max_message_size: int) -> None:
+    """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``."""
+    data = seg.log.read(0, seg.size)
+    position, cap = 0, io_buffer
+    while position < len(data):
+        out, max_offset, read = [], -1, 0
+        for b in MemoryRecords(data, start=position, end=min(len(data), position + cap)).batches():
+            kept, m = flt.filter_batch(b)
+            read += b.size_in_bytes
+            if kept:
+                out.append(kept)
+                max_offset = max(max_offset, m)
+        if out:
+            dest.append(max_offset, -1, -1, b"".join(out))
+        position += read
+        if read == 0:
+            limit = max(max_message_size, max_message_size)
+            if cap >= limit:
+                raise IllegalArgumentError(f"This log contains a message larger than maximum allowable size of "
+                                           f"{limit}.")
+            cap = min(cap * 2, limit)
+
+
+def _open_cleaned(log, base: int):
+    for f in (log_file(log.dir, base, CLEANED_FILE_SUFFIX), offset_index_file(log.dir, base, CLEANED_FILE_SUFFIX),
+              time_index_file(log.dir, base, CLEANED_FILE_SUFFIX),
+              transaction_index_file(log.dir, base, CLEANED_FILE_SUFFIX)):
+        delete_if_exists(f)
+    return log._policy.segment_class.open(
+        log.dir, base, log.config, log.clock, file_already_exists=False, init_file_size=log.config.init_file_size,
+        preallocate=log.config.preallocate, suffix=CLEANED_FILE_SUFFIX, rng=log.rng,
+        index_granularity=log.index_granularity, durable=log.durable, **log._policy.segment_options(log))
+
+
+def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook) -> None:
+    """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in."""
+    cleaned = _open_cleaned(log, group[0].base_offset)
+    flt.txn.cleaned_index = []
+    try:
+        for i, seg in enumerate(group):
+            upper = group[i + 1].base_offset if i + 1 < len(group) else seg.read_next_offset()
+            flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
+            flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
+            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes)
+        cleaned.on_become_inactive()
+        if flt.txn.cleaned_index:
+            path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)
+            path.write_bytes(b"".join(_TXN_ENTRY.pack(0, t.producer_id, t.first_offset, t.last_offset,
+                                                      t.last_stable_offset) for t in flt.txn.cleaned_index))
+        cleaned.flush()
+        cleaned.set_last_modified(group[-1].last_modified())
+    except BaseException:
+        cleaned.close_handlers()
+        cleaned.delete_if_exists()
+        raise
+    hook("cleaned")
+    _replace_segments(log, cleaned, group, hook)
+
+
+def _replace_segments(log, cleaned, old: list, hook) -> None:
+    """``LocalLog.replaceSegments``: ``.cleaned`` -> ``.swap``, the old segments deleted, ``.swap`` -> final."""
+    cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+    hook("swap")
+    log._add_segment(cleaned)
+    for seg in old:
+        if seg.base_offset != cleaned.base_offset:
+            log._remove_segment(seg.base_offset)
+        seg.close_handlers()
+        seg.mark_deleted_and_delete()
+        if seg.base_offset != cleaned.base_offset:  # UnifiedLog.deleteProducerSnapshots(deletedSegments)
+            delete_if_exists(Path(log.dir) / f"{seg.base_offset:020d}{PRODUCER_SNAPSHOT_FILE_SUFFIX}")
+        hook("deleted")
+    cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+    hook("renamed")
+
+
+# --------------------------------------------------------------------------------------------- the pass
+def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,
+             result: CleanResult, hook) -> int:
+    """``Cleaner.doClean``: returns the first offset not cleaned."""
+    clean_part = _values(log, 0, first_dirty)
+    retention = _setting(log, "delete.retention.ms")
+    legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
+    omap = cfg.offset_map()
+    if not omap.slots * cfg.load_factor > 1:
+        raise IllegalArgumentError("requirement failed: offset map is too small to fit in even a single message, so "
+                                   "log cleaning will never make progress. You can increase "
+                                   "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
+    stats = result.stats
+    build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats)
+    end = omap.latest_offset + 1
+    last_records, _ = producer_state(log, now, cfg.producer_id_expiration_ms)
+    flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
+                        last_records=last_records, stats=stats)
+    groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
+                                    first_uncleanable)
+    for group in groups:
+        result.groups.append([s.base_offset for s in group])
+        clean_segments(log, group, flt, legacy_horizon, cfg, hook)
+    stats.buffer_utilization = omap.utilization
+    return end
+
+
+def _choose(log, now: int, cfg: CleanerConfig, result: CleanResult, durable: bool):
+    """``grabFilthiestCompactedLog`` for one log: the range to clean, or None."""
+    ckpt = read_cleaner_checkpoint(Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT)
+    _, unstable = producer_state(log, now, cfg.producer_id_expiration_ms)
+    hw = log.high_watermark
+    last_stable = unstable if unstable is not None and unstable < hw else hw
+    dirty, uncleanable, force = cleanable_offsets(log, ckpt.get((log.topic, log.partition)), now, last_stable)
+    if force:
+        _write_cleaner_checkpoint(log, dirty, durable)
+        result.checkpoint = dirty
+    delay = _max_compaction_delay(log, dirty, now)
+    first_uncleanable, cleanable_bytes = _calculate_cleanable_bytes(log, dirty, uncleanable)
+    total = sum(s.size for s in _values(log, -1, dirty)) + cleanable_bytes
+    if total <= 0:
+        return None
+    result.cleanable_ratio = cleanable_bytes / total
+    result.first_dirty_offset, result.first_uncleanable_offset = dirty, first_uncleanable
+    if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > _setting(log, "min.cleanable.dirty.ratio", float):
+        return dirty, first_uncleanable
+    return None
+
+
+def _no_hook(step: str) -> None:
+    pass
+
+
+def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = None, hook=None) -> CleanResult:
+    """One cleaner-thread iteration over ``log`` at time ``now`` (``CleanerThread.cleanFilthiestLog``).
+
+    ``hook(step)`` is called after each crash-relevant step (``cleaned``, ``swap``, ``deleted``,
+    ``renamed``, ``checkpoint``): the crash tests kill the process there.
+    """
+    cfg = cleaner or CleanerConfig()
+    now = log.clock.now() if now is None else int(now)
+    hook = hook or _no_hook
+    result = CleanResult()
+    durable = getattr(log, "durable", False)
+    ckpt = Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT
+    if not ckpt.exists():  # new LogCleaner(...) creates its checkpoint files, empty (CheckpointFile)
+        ckpt.touch()
+    if log.config.compact:
+        chosen = _choose(log, now, cfg, result, durable)
+        if chosen is not None:
+            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook)
+            _write_cleaner_checkpoint(log, end, durable)
+            result.cleaned, result.end_offset, result.checkpoint = True, end, end
+            hook("checkpoint")
+    if log.config.compact and log.config.delete:
+        result.deleted_segments = _delete_at(log, now)
+    return result
+
+
+class _FixedClock:
+    def __init__(self, ms: int):
+        self.ms = ms
+
+    def now(self) -> int:
+        return self.ms
+
+    milliseconds = now
+
+
+def _delete_at(log, now: int) -> int:
+    """``UnifiedLog.deleteOldSegments`` at the cleaner's time (``compact,delete``)."""
+    clock = log.clock
+    log.clock = _FixedClock(now)
+    try:
+        return log.delete_old_segments()
+    finally:
+        log.clock = clock

@@ -1,0 +1,91 @@
+"""Python client for conformance/oracle/CleanerOracle.java: one cleaner-thread iteration of Kafka 3.9's LogCleaner.
+
+``cleaner_oracle_or_skip().clean(partition_dir, now=..., config={...}, cleaner={...})`` opens the partition
+directory (a copy: Kafka writes into it) as ``UnifiedLog``, sets the high watermark to the log end and runs
+``CleanerThread.cleanFilthiestLog()`` once at the mock time ``now``; the checkpoint lands in the parent
+directory as ``cleaner-offset-checkpoint``.  Without Java or the compiled oracle the test is skipped
+(a failure when ``CI=true``).
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
+
+REPO = Path(__file__).resolve().parent.parent.parent
+CLASSES = REPO / "conformance" / ".cache" / "classes"
+LIB = REPO / "conformance" / ".cache" / "lib"
+
+
+class CleanerOracleError(Exception):
+    def __init__(self, response: dict):
+        self.response = response
+        super().__init__(f"{response.get('error')}: {response.get('message')}")
+
+
+def _missing_reason() -> str | None:
+    if shutil.which("java") is None:
+        return "Java 17 not found"
+    if not (CLASSES / "CleanerOracle.class").is_file() or not list(LIB.glob("kafka_2.13-*.jar")):
+        return "Kafka cleaner oracle not built: run `make oracle`"
+    return None
+
+
+class KafkaCleanerOracle:
+    """One long-running JVM serving ``clean`` requests in order."""
+
+    def __init__(self):
+        self._proc = subprocess.Popen(["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*",
+                                       "CleanerOracle"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self._lock = threading.Lock()
+        self.call("ping")
+
+    def call(self, op: str, **fields) -> dict:
+        with self._lock:
+            self._proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the Kafka cleaner oracle died")
+        resp = json.loads(line)
+        if not resp.get("ok"):
+            raise CleanerOracleError(resp)
+        return resp
+
+    def clean(self, partition_dir, *, now: int, config: dict | None = None, cleaner: dict | None = None,
+              log_start_offset: int = 0) -> dict:
+        return self.call("clean", dir=str(partition_dir), now=now, config={k: str(v) for k, v in (config or {}).items()},
+                         cleaner=cleaner or {}, logStartOffset=log_start_offset)
+
+    def records(self, partition_dir, *, now: int, config: dict | None = None, log_start_offset: int = 0) -> dict:
+        """Kafka's loader after a crash (no clean shutdown): every record as [offset, key hex, value hex]."""
+        return self.call("records", dir=str(partition_dir), now=now,
+                         config={k: str(v) for k, v in (config or {}).items()}, logStartOffset=log_start_offset)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+_shared: KafkaCleanerOracle | None = None
+
+
+def cleaner_oracle_or_skip() -> KafkaCleanerOracle:
+    global _shared
+    reason = _missing_reason()
+    if reason is not None:
+        skip_or_fail(f"Kafka cleaner oracle unavailable: {reason}")
+    if _shared is None:
+        _shared = KafkaCleanerOracle()
+        atexit.register(_shared.close)
+    return _shared

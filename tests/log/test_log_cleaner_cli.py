@@ -1,0 +1,76 @@
+"""``kafkafmt clean``: --dry-run changes nothing, a real run equals Log.clean, errors are one line."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from kafkafmt.cli import main
+from kafkafmt.log import Log, LogConfig, SimulatedClock
+from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.clock import set_mtime_ms
+from log_helpers import batch
+
+T0 = 1_700_000_000_000
+PROPS = {"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"}
+
+
+def _make(root: Path) -> Path:
+    d = root / "t-0"
+    log = Log(d, LogConfig.from_properties(PROPS), SimulatedClock(T0))
+    off = 0
+    for i in range(60):
+        recs = [(T0 + i, b"k%d" % ((i * 7 + j) % 9), None if (i + j) % 6 == 0 else b"v%d" % i) for j in range(3)]
+        log.append_as_follower(batch(off, recs, magic=2, compression="none"))
+        off += 3
+    log.close()
+    for p in d.glob("*.log"):
+        set_mtime_ms(p, T0)
+    return d
+
+
+def _state(root: Path) -> list:
+    return sorted((str(p.relative_to(root)), p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file())
+
+
+def _args(d: Path) -> list[str]:
+    out = ["clean", str(d), "--now", str(T0 + 1000)]
+    for k, v in PROPS.items():
+        out += ["-c", f"{k}={v}"]
+    return out
+
+
+def test_dry_run_changes_nothing(tmp_path, capsys):
+    d = _make(tmp_path / "a")
+    before = _state(tmp_path / "a")
+    assert main(_args(d) + ["--dry-run"]) == 0
+    assert "would remove" in capsys.readouterr().out
+    assert _state(tmp_path / "a") == before
+
+
+def test_clean_equals_log_clean(tmp_path, capsys):
+    d = _make(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b", copy_function=shutil.copy2)
+    assert main(_args(d) + ["-c", "log.cleaner.dedupe.buffer.size=100000"]) == 0
+    out = capsys.readouterr().out
+    assert "removed" in out and "tombstone at offset" in out
+    log = Log(tmp_path / "b" / "t-0", LogConfig.from_properties(PROPS), SimulatedClock(T0 + 1000))
+    log.clean(now=T0 + 1000, cleaner=CleanerConfig(dedupe_buffer_size=100000))
+    log.close()
+    for p in (tmp_path / "a" / "t-0").glob("*.log"):
+        assert p.read_bytes() == (tmp_path / "b" / "t-0" / p.name).read_bytes()
+    assert (tmp_path / "a" / "cleaner-offset-checkpoint").read_text() == \
+        (tmp_path / "b" / "cleaner-offset-checkpoint").read_text()
+
+
+def test_errors_are_one_line(tmp_path):
+    for extra in (["-c", "log.cleaner.dedupe.buffer.size=x"], ["-c", "nosuch.key=1"], ["-c", "novalue"]):
+        r = subprocess.run([sys.executable, "-m", "kafkafmt", "clean", str(tmp_path), *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "kafkafmt", "clean", str(tmp_path / "missing")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "not a partition directory" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "kafkafmt", "clean", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--dry-run" in r.stdout

@@ -1,0 +1,121 @@
+"""A cleaning pass killed (SIGKILL) after each of its steps -- ``.cleaned`` written, renamed ``.swap``, each
+replaced segment deleted, ``.swap`` renamed into place, checkpoint written -- leaves a directory that
+kafkafmt's loader and Kafka 3.9.2's LogLoader (restarting after a crash) open to the same records, with
+every key's latest value still there (``LogLoader`` completing or dropping the interrupted swap).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from kafkafmt.log import Log, LogConfig, SimulatedClock
+from log_helpers import batch
+
+T0 = 1_700_000_000_000
+#: appended with 700-byte segments, cleaned with segment.bytes=3000 (raised since, as kafka-configs
+#: --alter would), so a group merges several segments that all still hold records
+PROPS = {"cleanup.policy": "compact", "segment.bytes": "3000", "min.cleanable.dirty.ratio": "0.01",
+         "file.delete.delay.ms": "0"}
+
+CHILD = textwrap.dedent("""
+    import json, os, signal, sys, warnings
+    warnings.simplefilter("ignore")
+    from kafkafmt.log import Log, LogConfig, SimulatedClock
+    d, k, now, props = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+    steps = []
+    def hook(step):
+        steps.append(step)
+        if len(steps) == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+    log = Log(d, LogConfig.from_properties(props), SimulatedClock(now), clean_shutdown=True)
+    log.clean(now=now, hook=hook)
+    print(json.dumps(steps))
+""")
+
+
+def _config(**extra) -> LogConfig:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return LogConfig.from_properties({**PROPS, **extra})
+
+
+def _append(d: Path, start: int, n: int, now: int, magic: int, codec: str) -> int:
+    log = Log(d, _config(**{"segment.bytes": "700"}), SimulatedClock(now), clean_shutdown=True)
+    off = start
+    for i in range(n):
+        # one key per batch written once (kept by every pass), two keys overwritten often
+        recs = [(now + i, b"u%d" % off if j == 0 else b"k%d" % ((off + j) * 7 % 11), b"v%d" % (off + j))
+                for j in range(3)]
+        log.append_as_follower(batch(off, recs, magic=magic, compression=codec))
+        off += 3
+    log.close()
+    return off
+
+
+def _kafkafmt_records(d: Path) -> list:
+    log = Log(d, _config(), SimulatedClock(T0), clean_shutdown=False)
+    out = [[r.offset, None if r.key is None else r.key.hex(), None if r.value is None else r.value.hex()]
+           for seg in log.segments for b in seg.log.batches() for r in b.records()]
+    log.close()
+    return out
+
+
+def _latest(records: list) -> dict:
+    return {k: v for _, k, v in records}
+
+
+@pytest.fixture(scope="module")
+def cleaner_oracle():
+    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    return cleaner_oracle_or_skip()
+
+
+def _chosen(steps: list[str]) -> list[int]:
+    """1-based kill points: each kind of step once, and every step of the first group replacing 2+ segments."""
+    chosen = {steps.index(s) + 1 for s in set(steps)}
+    start = 0
+    for i, s in enumerate(steps):
+        if s == "renamed":
+            if steps[start:i].count("deleted") >= 2:
+                chosen |= set(range(start + 1, i + 2))
+                break
+            start = i + 1
+    return sorted(chosen)
+
+
+@pytest.mark.parametrize("magic,codec,every", [
+    (2, "none", False),
+    pytest.param(2, "none", True, marks=pytest.mark.slow),
+    pytest.param(1, "gzip", True, marks=pytest.mark.slow)])
+def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every):
+    base = tmp_path / "base" / "t-0"
+    off = _append(base, 0, 30, T0, magic, codec)
+    log = Log(base, _config(), SimulatedClock(T0 + 1000), clean_shutdown=True)
+    log.clean(now=T0 + 1000)  # small cleaned segments, merged into groups by the next pass
+    log.close()
+    _append(base, off, 30, T0 + 2000, magic, codec)
+    before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
+    now = T0 + 3000
+    full = subprocess.run([sys.executable, "-c", CHILD, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
+                           "0", str(now), json.dumps(PROPS)], capture_output=True, text=True, check=True)
+    steps = json.loads(full.stdout)
+    assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps)
+    assert steps.count("cleaned") >= 2
+    for k in (range(1, len(steps) + 1) if every else _chosen(steps)):
+        work = shutil.copytree(base.parent, tmp_path / f"k{k}")
+        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(PROPS)],
+                           capture_output=True, text=True)
+        assert r.returncode == -signal.SIGKILL, r.stderr
+        kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
+        theirs = cleaner_oracle.records(kafka, now=now, config=PROPS)["records"]
+        ours = _kafkafmt_records(work / "t-0")
+        assert ours == theirs, f"after step {k} ({steps[k - 1]})"
+        assert _latest(ours) == before, f"a key's latest value was lost after step {k} ({steps[k - 1]})"
