@@ -14,8 +14,9 @@ What each partition says, and where the rule comes from:
   record timestamp, else the ``.log`` mtime: v0 segments age by their file time); ``None`` = never
   (``cleanup.policy`` without ``delete``, or ``retention.ms=-1``);
 * ``cleaner``: batches and bytes of the v0/v1 entries before and after the rewrite Kafka 4.x's cleaner
-  applies to them (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, every record kept;
-  the cleaner drops superseded keys as well), and whether the target's cleaner does it (row
+  applies to them (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, every record kept,
+  cleaned at ``now_ms``; the cleaner drops superseded keys as well; a compressed batch's size is that of
+  kafkafmt's codec, which may find other matches than Java's, e.g. snappy-java), and whether the target's cleaner does it (row
   ``cleaner.legacy_to_v2``) on this topic;
 * ``clients``: the client generations a broker of the target no longer answers, and what the others
   read from this partition (:mod:`kafkafmt.audit.clients`).
@@ -33,7 +34,7 @@ from ..log.files import parse_topic_partition_name
 from ..log.retention import time_deletion_times
 from .clients import LINE_ROWS, client_verdicts
 from .scan import MagicCounts, SegmentScan, partition_dirs, scan_segment, segment_paths
-from .topics import TopicSetting, topic_setting
+from .topics import TopicSetting, delete_retention_ms, topic_setting
 
 __all__ = ["PartitionAudit", "AuditReport", "audit_log_dirs", "audit_partition", "plan_audit"]
 
@@ -189,8 +190,9 @@ def audit_partition(partition_dir: Path, segments: list[Path], setting: TopicSet
     """Scan one partition directory (its ``segments``, oldest first)."""
     topic, part = parse_topic_partition_name(partition_dir.name)
     scans = []
+    horizon = now_ms + delete_retention_ms(setting.config)  # a cleaning now: currentTime + delete.retention.ms
     for p in segments:
-        scans.append(scan_segment(p))
+        scans.append(scan_segment(p, horizon))
         if progress is not None:
             progress(p.stat().st_size)
     return PartitionAudit(topic, part, str(partition_dir), setting, scans, target, now_ms)

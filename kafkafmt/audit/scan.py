@@ -125,8 +125,10 @@ def segment_paths(partition_dir: Path) -> list[Path]:
     return sorted(_segments(partition_dir), key=lambda p: int(SEGMENT_NAME.match(p.name).group(1)))
 
 
-def scan_segment(path: Path) -> SegmentScan:
-    """Read one ``.log`` (read-only) into a :class:`SegmentScan`; an error names the file."""
+def scan_segment(path: Path, delete_horizon_ms: int) -> SegmentScan:
+    """Read one ``.log`` (read-only) into a :class:`SegmentScan`; an error names the file.
+    ``delete_horizon_ms``: what a cleaning at this moment would set on rewritten batches holding a
+    tombstone (:func:`~kafkafmt.log.legacy_to_v2.rewrite_as_v2`)."""
     seg = SegmentScan(int(SEGMENT_NAME.match(path.name).group(1)), str(path), 0, mtime_ms(path))
     fr = FileRecords(path, file_already_exists=True, mutable=False)
     try:
@@ -144,7 +146,7 @@ def scan_segment(path: Path) -> SegmentScan:
     finally:
         os.close(fd)  # the mapping outlives the descriptor
     try:
-        _scan_batches(seg, mm, spans)
+        _scan_batches(seg, mm, spans, delete_horizon_ms)
         _scan_records(seg, mm)
     except KafkaFmtError as e:
         raise _in_file(e, path) from None  # the mapping goes with the last view of it
@@ -160,7 +162,7 @@ def _in_file(e: KafkaFmtError, path: Path) -> KafkaFmtError:
     return e
 
 
-def _scan_batches(seg: SegmentScan, mm, spans) -> None:
+def _scan_batches(seg: SegmentScan, mm, spans, delete_horizon_ms: int) -> None:
     for pos, size, magic in spans:
         b = batch_view(mm, pos, pos + size, magic)
         c = seg.magics.setdefault(magic if magic < 2 else 2, MagicCounts())
@@ -175,7 +177,7 @@ def _scan_batches(seg: SegmentScan, mm, spans) -> None:
             if seg.legacy_first_offset is None:
                 seg.legacy_first_offset = records[0].offset if records else b.last_offset
             seg.legacy_last_offset = b.last_offset
-            v2 = rewrite_as_v2(b, records)
+            v2 = rewrite_as_v2(b, records, delete_horizon_ms=delete_horizon_ms)
             seg.rewritten_batches += 1 if v2 else 0
             seg.rewritten_bytes += len(v2)
 

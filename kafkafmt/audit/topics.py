@@ -18,12 +18,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..config import LogConfig
+from ..config import LogConfig, keys_by_name
 from ..errors import ConfigError
 from ..log.generator import MANIFEST, manifest_topic_properties
 from ..log.scenario import log_config
 
-__all__ = ["TopicSetting", "topic_setting", "parse_topic_options", "ALL_TOPICS"]
+__all__ = ["TopicSetting", "topic_setting", "parse_topic_options", "delete_retention_ms", "ALL_TOPICS"]
 
 #: the topic name an override uses to apply to every topic
 ALL_TOPICS = "*"
@@ -76,3 +76,12 @@ def parse_topic_options(configs: Iterable[str] = (), compacted: Iterable[str] = 
             raise ConfigError("--compacted needs a topic name")
         out.setdefault(topic, {})["cleanup.policy"] = "compact"
     return out
+
+
+def delete_retention_ms(config: LogConfig) -> int:
+    """The topic's ``delete.retention.ms`` (a field once the configuration models it, else kept as text)."""
+    value = getattr(config, "delete_retention_ms", None)
+    if value is None:
+        key = "delete.retention.ms"
+        value = config.not_modelled.get(key, keys_by_name(config.kafka_line)[key].default)
+    return int(value)
