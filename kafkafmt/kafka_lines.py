@@ -24,7 +24,7 @@ from .errors import ConfigError
 
 __all__ = ["KAFKA_LINES", "DEFAULT_LINE", "LineChange", "CHANGES", "change", "value", "changes",
            "check_line", "removed_topic_keys", "added_topic_keys", "changed_topic_defaults",
-           "changed_topic_checks", "rows_applied"]
+           "changed_topic_checks", "rows_applied", "ClientGeneration", "CLIENT_GENERATIONS"]
 
 #: the Kafka lines kafkafmt models (``kafkafmt.kafka.version``)
 KAFKA_LINES = ("3.9", "4.4")
@@ -190,3 +190,41 @@ def rows_applied(trace) -> list[str]:
         if key and key not in out:
             out.append(key)
     return out
+
+
+# --- client generations: what an old client sends, against the rows above ----------------------
+@dataclass(frozen=True)
+class ClientGeneration:
+    """Clients that speak the protocol of one Kafka release: the newest Produce and Fetch versions they
+    send.  A client pinned to an old protocol (kafka-python's ``api_version=(0, 9)``) speaks its pin's
+    generation.  Compared with rows ``produce.min_version`` / ``fetch.min_version`` by the audit."""
+
+    name: str
+    release: str  #: the Kafka release whose ApiKeys the generation speaks (``MetadataVersion`` spelling)
+    clients: str
+    produce_max: int
+    fetch_max: int
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "release": self.release, "clients": self.clients,
+                "produce_max": self.produce_max, "fetch_max": self.fetch_max, "source": self.source}
+
+
+_APIKEYS = "ApiKeys and the Produce/Fetch request schemas of the release"
+_KAFKA_PYTHON = "kafka-python's api_version pin (KafkaProducer/KafkaConsumer pick request versions by it)"
+
+#: the generations an upgrade audit names, oldest first (the releases agree with
+#: ``kafkafmt.scenarios.versions.client_api_versions``, checked by the test suite)
+CLIENT_GENERATIONS: tuple[ClientGeneration, ...] = (
+    ClientGeneration("0.8", "0.8.2", "Java/Scala clients 0.8.x", 0, 0, _APIKEYS),
+    ClientGeneration("0.9", "0.9.0", "Java clients 0.9; kafka-python api_version=(0, 9)", 1, 1,
+                     f"{_APIKEYS}; {_KAFKA_PYTHON}"),
+    ClientGeneration("0.10.0", "0.10.0", "Java clients 0.10.0; kafka-python api_version=(0, 10)", 2, 2,
+                     f"{_APIKEYS} (KIP-32); {_KAFKA_PYTHON}"),
+    ClientGeneration("0.10.1-0.10.2", "0.10.1", "Java clients 0.10.1, 0.10.2; kafka-python api_version=(0, 10, 1)",
+                     2, 3, f"{_APIKEYS} (KIP-74); {_KAFKA_PYTHON}"),
+    ClientGeneration("0.11", "0.11.0", "Java clients 0.11 (message format v2, KIP-98)", 3, 5, _APIKEYS),
+    ClientGeneration("1.0 and later", "1.0", "Java clients 1.0 and later; kafka-python, aiokafka, librdkafka "
+                     "negotiating with ApiVersions (KIP-35)", 5, 6, _APIKEYS),
+)

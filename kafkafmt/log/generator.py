@@ -41,7 +41,7 @@ from .scenario import Scenario, TopicSpec, log_config
 from .workloads import partition_for_key
 
 __all__ = ["generate_logs", "generate_partition", "parse_size", "MANIFEST", "REPLICATION_OFFSET_CHECKPOINT",
-           "FIRST_PRODUCER_ID"]
+           "FIRST_PRODUCER_ID", "manifest_topic_properties"]
 
 MANIFEST = "kafkafmt-gen.json"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -326,3 +326,22 @@ def _write_log_dir_files(root: Path, scenario: Scenario, summaries: list[dict], 
                            for t in scenario.topics],
                 "partitions": summaries}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n")
+
+
+def manifest_topic_properties(log_dir: str | os.PathLike) -> tuple[dict[str, dict], dict] | None:
+    """The topic configurations a generated log directory was written with, from its manifest: ``({topic:
+    Kafka properties in force at the end of the run}, broker properties)``; None without a manifest.
+
+    Kafka itself keeps topic configurations in ZooKeeper or the KRaft metadata log, never in a
+    ``log.dirs`` entry; the manifest is the only place a log directory carries them."""
+    path = Path(log_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    m = json.loads(path.read_text())
+    props: dict[str, dict] = {}
+    for t in m["topics"]:
+        p = dict(t["config"])
+        for c in t.get("changes", []):
+            p.update(c["config"])
+        props[t["name"]] = p
+    return props, dict(m.get("broker", {}))

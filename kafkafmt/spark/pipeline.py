@@ -34,7 +34,6 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..log.generator import MANIFEST
 from ..log.retention import time_deletion_times
 from .failures import kafkafmt_errors
 
@@ -256,18 +255,9 @@ def segment_files(log_dir: str | os.PathLike) -> pd.DataFrame:
 def topic_settings(log_dir: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Topic → :class:`kafkafmt.config.LogConfig`: from the generator's manifest (the configuration in
     force at the end, on its broker), else Kafka's defaults; ``overrides`` (Kafka properties) win."""
+    from ..log.generator import manifest_topic_properties
     from ..log.scenario import log_config
-    path = Path(log_dir) / MANIFEST
-    props: dict[str, dict] = {}
-    broker: dict = {}
-    if path.exists():
-        m = json.loads(path.read_text())
-        broker = m.get("broker", {})
-        for t in m["topics"]:
-            p = dict(t["config"])
-            for c in t.get("changes", []):
-                p.update(c["config"])
-            props[t["name"]] = p
+    props, broker = manifest_topic_properties(log_dir) or ({}, {})
     topics = {d.name.rsplit("-", 1)[0] for d in partition_dirs(log_dir)}
     return {t: log_config({**props.get(t, {}), **dict(overrides or {})}, broker) for t in sorted(topics)}
 
