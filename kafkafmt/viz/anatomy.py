@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from ..constants import CompressionType, TimestampType
+from ..constants import RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..records import MemoryRecordsBuilder
 
 MAGICS = (0, 1, 2)
@@ -107,5 +107,81 @@ def v2_break_even(*, key_size: int = 8, value_size: int = 32, max_records: int =
     return None
 
 
-__all__ = ["sample_records", "build", "record_set", "payload_bytes", "overhead_row", "overhead_table", "single_record_overhead",
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+def codecs_for(magic: int) -> tuple[str, ...]:
+    """The codecs a record set of format ``magic`` can use: zstd needs v2 (KIP-110)."""
+    return CODECS if magic >= 2 else tuple(c for c in CODECS if c != "zstd")
+
+
+def byte_caption(data: bytes, values: dict) -> str:
+    """The byte view's headline: total size, payload, framing per record, and where v2 starts to pay."""
+    recs = sample_records(values["count"], key_size=4, value_size=12, headers=values["headers"])
+    payload = payload_bytes(recs)
+    per = (len(data) - payload) / values["count"]
+    be = v2_break_even(key_size=4, value_size=12)
+    turn = (f"A v2 batch pays its {RECORD_BATCH_OVERHEAD}-byte header once: from {be} records on it costs fewer bytes per record "
+            f"than v1 (uncompressed, these record sizes).")
+    hdr = "" if values["magic"] >= 2 else " Headers need v2 (KIP-82), so the headers control is off for v0/v1."
+    return (f"<b>{len(data)} bytes</b> for {values['count']} records: {payload} bytes of keys and values, "
+            f"<b>{per:.1f} bytes of format per record</b>. {turn}{hdr}")
+
+
+def byte_panel():
+    """Notebook 01's byte view: format, codec (per format), records and headers (v2 only)."""
+    import ipywidgets as w
+    from . import byteview
+    from .widgets import Panel
+    return Panel(
+        {"magic": w.Dropdown(options=[(byteview.FORMAT_NAMES[m], m) for m in MAGICS], value=2, description="format",
+                             style={"description_width": "initial"}, layout=w.Layout(width="310px")),
+         "codec": w.Dropdown(options=CODECS, value="none", description="codec", layout=w.Layout(width="180px")),
+         "count": w.IntSlider(value=2, min=1, max=6, description="records"),
+         "headers": w.IntSlider(value=1, min=0, max=3, description="headers")},
+        record_set, byteview.byte_view_html, title="Record set bytes", caption=byte_caption,
+        adapt={"codec": lambda v: {"options": codecs_for(v["magic"])},
+               "headers": lambda v: ({"disabled": False, "tooltip": "record headers (KIP-82, v2)"}
+                                     if v["magic"] >= 2 else
+                                     {"disabled": True, "value": 0,
+                                      "tooltip": "v0 and v1 have no record headers (KIP-82 came with v2)"})})
+
+
+def overhead_caption(df, values: dict) -> str:
+    """Per-record overhead at 200 records and the batch size from which v2 is cheaper than v1."""
+    at = df[df["records"] == df["records"].max()].set_index("magic")["overhead_per_record"]
+    cheaper = [n for n in sorted(df["records"].unique())
+               if 1 in at.index and df[(df.magic == 2) & (df.records == n)]["overhead_per_record"].item()
+               < df[(df.magic == 1) & (df.records == n)]["overhead_per_record"].item()]
+    n = int(df["records"].max())
+    parts = [f"v{m}: <b>{at[m]:.1f}</b>" for m in at.index]
+    if values["codec"] == "none":
+        exact = v2_break_even(value_size=values["value_size"])
+        cheaper = [exact] if exact is not None else []
+    turn = (f"v2 costs less per record than v1 from {cheaper[0]} records per batch on"
+            + ("." if values["codec"] == "none" else " (of the batch sizes plotted).") if cheaper and 1 in at.index
+            else "zstd exists for v2 only (KIP-110), so there is no v0/v1 line." if 1 not in at.index
+            else "v2 never costs less per record than v1 here.")
+    below = " Below zero the codec saves more than the format costs." if at.min() < 0 else ""
+    return (f"{values['codec']}, {values['value_size']}-byte values, {n} records per batch: bytes per record beyond "
+            f"key and value: {', '.join(parts)}. {turn}{below}")
+
+
+def overhead_panel():
+    """Notebook 01's overhead plot: bytes per record beyond key and value, against batch size, per format."""
+    import ipywidgets as w
+    from . import plots
+    from .widgets import Panel
+
+    def render(df):
+        return plots.line_plot(df.assign(format=[f"v{m}" for m in df["magic"]]), x="records", y="overhead_per_record",
+                               hue="format", hue_label="message format", logx=True, hline=0,
+                               title=f"per-record overhead, codec {df['codec'].iloc[0]}",
+                               xlabel="records per batch (log scale)", ylabel="bytes per record beyond key + value")
+    return Panel({"codec": w.Dropdown(options=CODECS, value="none", description="codec"),
+                  "value_size": w.IntSlider(value=32, min=4, max=256, step=4, description="value bytes")},
+                 lambda codec, value_size: overhead_table(codecs=(codec,), value_size=value_size), render,
+                 title="Overhead per record", caption=overhead_caption)
+
+
+__all__ = ["codecs_for", "byte_panel", "byte_caption", "overhead_panel", "overhead_caption", "sample_records", "build", "record_set", "payload_bytes", "overhead_row", "overhead_table", "single_record_overhead",
            "v2_break_even", "MAGICS", "CODECS"]

@@ -1,5 +1,6 @@
-"""The annotated byte view as coloured HTML: every byte carries a hover title with its field, value,
-meaning and the KIP or Kafka class that defines it.
+"""The annotated byte view as HTML readable without a mouse: one aligned row per field (offset, the
+field's bytes in hex, its name and value), as seed 002 draws a batch header, the format named in
+words; each row's hover title adds the field's meaning and the KIP or Kafka class that defines it.
 
 Driven only by :func:`kafkafmt.annotate.annotate`, which walks :mod:`kafkafmt.layout` (the one
 definition of each wire header), so the view labels exactly what the decoder reads.
@@ -7,6 +8,7 @@ definition of each wire header), so the view labels exactly what the decoder rea
 from __future__ import annotations
 
 import html
+import re
 
 from ..annotate import Span, annotate
 
@@ -55,35 +57,85 @@ def spans(buf, *, decompressed: bool = False) -> list[Span]:
     return list(annotate(buf, decompressed=decompressed))
 
 
+#: the message formats in words (magic byte → what it is, which Kafka wrote it, which KIP made it)
+FORMAT_WORDS = {
+    0: "message format v0: a message set of single messages (Kafka 0.8-0.9, no timestamps)",
+    1: "message format v1: messages with a timestamp (Kafka 0.10, KIP-32; relative offsets in compressed "
+       "wrappers, KIP-31)",
+    2: "message format v2: a record batch of varint-framed records with headers (Kafka 0.11+, KIP-98)",
+}
+#: short names for dropdowns
+FORMAT_NAMES = {0: "v0 (0.8-0.9 messages)", 1: "v1 (0.10 messages + timestamp)", 2: "v2 (0.11+ record batch)"}
+
+
+def format_words(magic: int) -> str:
+    return FORMAT_WORDS.get(magic, f"message format v{magic}")
+
+
+def field_label(path: str, *, single_batch: bool = True, unit: str = "batch") -> str:
+    """``batch[0].record[2].headers[0].headerKey`` → ``record 2 › header 0 › headerKey`` (the batch
+    prefix kept only when the buffer holds several, then named ``unit``: ``message`` for v0/v1)."""
+    parts = path.split(".")
+    if single_batch and parts[0] == "batch[0]":
+        parts = parts[1:]
+    elif parts[0].startswith("batch["):
+        parts[0] = unit + parts[0][5:]
+    out = []
+    for p in parts:
+        m = re.fullmatch(r"(\w+)\[(\d+)\]", p)
+        out.append(f"{m.group(1).rstrip('s')} {m.group(2)}" if m else p)
+    return " › ".join(out)
+
+
+def _value_words(s: Span) -> str:
+    text = _value_text(s.value)
+    if group_of(s.path) == "time" and isinstance(s.value, int) and abs(s.value) >= 10**11:
+        from .tables import iso_time
+        text += f"  ({iso_time(s.value)} UTC)"
+    return text
+
+
 def byte_view_html(buf, *, max_bytes: int = 512, per_line: int = 16) -> str:
-    """Coloured hex of ``buf`` (up to ``max_bytes``), one ``<span title=…>`` per field, and a legend."""
+    """The bytes as aligned rows, one per field, as seed 002 draws a batch header: offset, the field's
+    bytes in hex (coloured by kind, ``per_line`` to a line), the field's name and value; the meaning and
+    the KIP or Kafka class are the row's tooltip.  At most ``max_bytes`` bytes are shown (and it says so)."""
     data = bytes(buf)
-    owner: list[Span | None] = [None] * min(len(data), max_bytes)
-    for s in spans(data):
-        for i in range(s.start, min(s.end, len(owner))):
-            owner[i] = s
-    cells = []
-    prev = None
-    for i, s in enumerate(owner):
-        if i and i % per_line == 0:
-            cells.append("</span><br>" if prev is not None else "<br>")
-            prev = None
-        if s is not prev:
-            if prev is not None:
-                cells.append("</span>")
-            if s is not None:
-                colour = COLOURS[group_of(s.path)]
-                cells.append(f"<span class='kf-field' data-path='{html.escape(s.path, quote=True)}' "
-                             f"title='{html.escape(span_title(s), quote=True)}' style='background:{colour}'>")
-            prev = s
-        cells.append(f"{data[i]:02x} ")
-    if prev is not None:
-        cells.append("</span>")
-    more = (f"<br><i>… {len(data) - max_bytes} more bytes not shown</i>" if len(data) > max_bytes else "")
+    spans_ = spans(data)
+    magics = sorted({s.value for s in spans_ if field_name(s.path) == "magic"})
+    single = not any(s.path.startswith("batch[1].") for s in spans_)
+    unit = "message" if magics and max(magics) < 2 else "batch"
+    rows, shown = [], 0
+    for s in spans_:
+        if s.start >= max_bytes:
+            break
+        raw = data[s.start:min(s.end, max_bytes)]
+        shown = s.start + len(raw)
+        hexes = "<br>".join(raw[i:i + per_line].hex(" ") + " " for i in range(0, len(raw), per_line)) or "(empty) "
+        colour = COLOURS[group_of(s.path)]
+        depth = max(0, s.path.count(".") - 1)
+        rows.append(
+            f"<tr class='kf-field' data-path='{html.escape(s.path, quote=True)}' "
+            f"title='{html.escape(span_title(s), quote=True)}'>"
+            f"<td style='text-align:right;color:#666;padding:1px 8px;vertical-align:top'>{s.start}</td>"
+            f"<td class='kf-hex' style='background:{colour};padding:1px 6px;vertical-align:top;white-space:nowrap'>"
+            f"{hexes}</td>"
+            f"<td style='padding:1px 8px 1px {8 + 14 * depth}px;vertical-align:top;font-weight:600;white-space:nowrap'>"
+            f"{html.escape(field_label(s.path, single_batch=single, unit=unit))}</td>"
+            f"<td style='padding:1px 8px;vertical-align:top;overflow-wrap:anywhere;max-width:28em'>"
+            f"{html.escape(_value_words(s))}</td></tr>")
+    more = (f"<div><i>… {len(data) - shown} more bytes not shown</i></div>" if shown < len(data) else "")
+    heading = "; ".join(format_words(m) for m in magics) or "no batches"
     legend = " ".join(f"<span style='background:{c};padding:0 4px'>{g}</span>" for g, c in COLOURS.items())
-    return (f"<div class='kf-bytes' style='font-family:monospace;line-height:1.6'>{''.join(cells)}{more}</div>"
-            f"<div style='font-size:smaller;margin-top:4px'>{legend} — hover a byte for its field, value and source "
-            f"({len(data)} bytes)</div>")
+    return (f"<div class='kf-bytes-title' style='margin:2px 0 4px'><b>{html.escape(heading)}</b> · "
+            f"{len(data)} bytes</div>"
+            f"<div class='kf-table-box' style='overflow-x:auto;max-width:100%'><table class='kf-bytes' "
+            f"style='border-collapse:collapse;font-family:monospace;font-size:14px;line-height:1.5'>"
+            f"<thead><tr><th style='text-align:right;padding:1px 8px'>offset</th>"
+            f"<th style='text-align:left;padding:1px 6px'>bytes (hex)</th><th style='text-align:left;padding:1px 8px'>"
+            f"field</th><th style='text-align:left;padding:1px 8px'>value</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>{more}"
+            f"<div style='font-size:smaller;margin-top:4px'>{legend} · hover a row for the field's meaning and the "
+            f"Kafka class or KIP that defines it</div>")
 
 
 def field_rows(buf, *, decompressed: bool = False) -> list[dict]:
@@ -92,4 +144,4 @@ def field_rows(buf, *, decompressed: bool = False) -> list[dict]:
              "source": s.source} for s in spans(buf, decompressed=decompressed)]
 
 
-__all__ = ["byte_view_html", "field_rows", "span_title", "group_of", "field_name", "COLOURS"]
+__all__ = ["byte_view_html", "format_words", "field_label", "FORMAT_WORDS", "FORMAT_NAMES", "field_rows", "span_title", "group_of", "field_name", "COLOURS"]

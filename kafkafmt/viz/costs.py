@@ -72,4 +72,68 @@ def produce_paths(*, codec: str = "gzip", records: int = 50, log_end_offset: int
     return rows
 
 
-__all__ = ["sample_log", "fetch_costs", "costs_table", "produce_paths", "FETCH_VERSIONS", "FORMAT_VERSIONS", "COUNTS"]
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+def costs_caption(df, values: dict) -> str:
+    """What the oldest client's fetch costs against the zero-copy ones, in words."""
+    from .tables import number
+    conv = df[~df["zero_copy"]]
+    zero = df[df["zero_copy"]]
+    zc = ", ".join(f"v{v}" for v in zero["fetch_version"]) or "none"
+    if conv.empty:
+        return f"Every fetch version here is served zero-copy ({zc})."
+    worst = conv.loc[conv["records_touched"].idxmax()]
+    return (f"A v{values['magic']} {values['codec']} log of {number(df['bytes_read'].iloc[0])} bytes: "
+            f"<b>a fetch v{int(worst['fetch_version'])} re-encodes {number(worst['records_touched'])} records</b> "
+            f"({number(worst['decompressions'])} decompressions, {number(worst['compressions'])} compressions) and "
+            f"sends {worst['bytes_out'] / worst['bytes_read']:.2f}× the bytes; fetch versions {zc} are zero-copy. "
+            "The turn is the client's format: a fetch is zero-copy exactly when the client reads the log's format.")
+
+
+def costs_view(df):
+    """Computed counts (records re-encoded per fetch version, zero-copy labelled) apart from the measured CPU time."""
+    from . import plots, tables
+    labels = [f"fetch v{v}" for v in df["fetch_version"]]
+    counts = plots.bar_plot(labels, df["records_touched"], xlabel="fetch request version",
+                            ylabel="records re-encoded (count)",
+                            bar_text=["0 · zero-copy" if z else tables.number(v)
+                                      for z, v in zip(df["zero_copy"], df["records_touched"])],
+                            colors=[plots.GREEN if z else plots.AMBER for z in df["zero_copy"]],
+                            legend=[(plots.GREEN, "zero-copy"), (plots.AMBER, "down-converted")],
+                            title="computed: records re-encoded per fetch")
+    cpu = plots.bar_plot(labels, df["cpu_ms"], xlabel="fetch request version", ylabel="CPU time (ms, this run)",
+                         value_fmt=".2f", colors=[plots.GREY] * len(df),
+                         title="measured in this run (varies from run to run)")
+    cpu.set_size_inches(7.2, 2.6)
+    cpu.axes[0].patch.set_facecolor("#f4f4f4")
+    table = tables.table_html(df.drop(columns=["cpu_ms"]), units={"bytes_read": "bytes", "bytes_out": "bytes",
+                                                                  "bytes_decompressed": "bytes",
+                                                                  "bytes_compressed": "bytes"})
+    return (counts, table, "<div style='margin-top:10px;padding:6px;border-top:2px dashed #999;color:#444'>"
+            "<b>Measured, not computed:</b> the CPU time of each fetch in this run on this machine.</div>", cpu)
+
+
+def costs_panel():
+    """Notebook 05's fetch costs: log format, codec (zstd for v2 only), records per batch."""
+    import ipywidgets as w
+    from .anatomy import codecs_for
+    from .byteview import FORMAT_NAMES
+    from .widgets import Panel
+    return Panel({"magic": w.Dropdown(options=[(FORMAT_NAMES[1], 1), (FORMAT_NAMES[2], 2)], value=2,
+                                      description="log format", style={"description_width": "initial"},
+                                      layout=w.Layout(width="330px")),
+                  "codec": w.Dropdown(options=codecs_for(2), value="lz4", description="codec"),
+                  "records_per_batch": w.IntSlider(value=100, min=10, max=500, step=10, description="per batch")},
+                 costs_table, costs_view, title="Fetch costs", caption=costs_caption,
+                 adapt={"codec": lambda v: {"options": codecs_for(v["magic"])}})
+
+
+def produce_paths_table(codec: str = "gzip"):
+    """:func:`produce_paths` as a table for people (a cell's output)."""
+    from . import tables
+    return tables.show(produce_paths(codec=codec),
+                             units={"bytes_in": "bytes", "bytes_stored": "bytes", "temporary_memory_bytes": "bytes"},
+                             labels={"temporary_memory_bytes": "temporary memory", "path": "LogValidator path"})
+
+
+__all__ = ["costs_panel", "costs_view", "costs_caption", "produce_paths_table", "sample_log", "fetch_costs", "costs_table", "produce_paths", "FETCH_VERSIONS", "FORMAT_VERSIONS", "COUNTS"]

@@ -228,6 +228,94 @@ def conversion_finding(costs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables", "project_root",
+# ================================================================================================
+# the notebooks' panels over the pipeline's tables
+def deadlines_caption(df: pd.DataFrame, values: dict) -> str:
+    """How many segments of the partition are deleted early or kept longer than under LogAppendTime."""
+    from .tables import duration
+    early, late = df[df["outlives_ms"] < 0], df[df["outlives_ms"] > 0]
+    head = (f"{values['partition']}: <b>{len(early)} of {len(df)} segments deleted early</b>"
+            + (f" (the worst {duration(-early['outlives_ms'].min())} early)" if len(early) else "")
+            + f", {len(late)} kept longer than under LogAppendTime"
+            + (f" (up to {duration(late['outlives_ms'].max())})" if len(late) else "") + ".")
+    return (head + f" retention.ms = {values['retention_min']:g} min moves every deadline by the same amount; "
+            "whether a segment goes early or late depends only on the clocks that wrote it.")
+
+
+def deadlines_view(df: pd.DataFrame):
+    """Per segment, deleted by largest timestamp minus deleted under LogAppendTime (s), and the table."""
+    from . import plots, tables
+    fig = plots.bar_plot([str(b) for b in df["base_offset"]], df["outlives_ms"] / 1000, value_fmt=",.1f",
+                         colors=[plots.RED if x < 0 else plots.GREEN if x > 0 else plots.GREY for x in df["outlives_ms"]],
+                         legend=[(plots.RED, "deleted early"), (plots.GREEN, "kept longer")],
+                         title="deleted by largest timestamp − deleted under LogAppendTime",
+                         xlabel="segment (base offset)", ylabel="kept longer (+) / deleted early (−), s")
+    return fig, tables.table_html(
+        df, units={"size_bytes": "bytes", "last_append_ms": "ms", "largest_timestamp_ms": "±ms", "deleted_ms": "ms",
+                   "lat_deleted_ms": "ms", "outlives_ms": "±ms"},
+        labels={"last_append_ms": "last append (after the first)", "largest_timestamp_ms": "largest timestamp",
+                "deleted_ms": "deleted at", "lat_deleted_ms": "deleted at under LogAppendTime",
+                "outlives_ms": "kept longer (+) / early (−)"})
+
+
+def deadlines_panel(segments: pd.DataFrame, *, partition: str = "clicks-0"):
+    """Notebook 04's per-segment deadlines over the pipeline's ``segments`` (retention ≥ 1 min)."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"partition": w.Dropdown(options=partitions(segments), value=partition, description="partition"),
+                  "retention_min": w.FloatSlider(value=10, min=1, max=60, step=1, description="retention min")},
+                 lambda partition, retention_min: segment_deadlines(segments, partition,
+                                                                    retention_ms=int(retention_min * MINUTE_MS)),
+                 deadlines_view, caption=deadlines_caption,
+                 title="When each segment of the sample is deleted (time after the partition's first append)")
+
+
+def fetch_caption(d: dict, values: dict) -> str:
+    """The oldest and newest fetch versions of the topic, in words."""
+    from .tables import WORDS, number
+    t = d["table"]
+    old, new = t.iloc[0], t.iloc[-1]
+    metric = WORDS.get(d["metric"], d["metric"])
+    if old["error_segments"] == old["segments"]:
+        first = f"a fetch v{int(old['fetch_version'])} is answered with an error for every segment (nothing sent)"
+    else:
+        first = (f"a fetch v{int(old['fetch_version'])} re-encodes {number(old['records_touched'])} records with "
+                 f"{number(old['compressions'])} recompressions")
+    return (f"{values['topic']}: {first}; a fetch v{int(new['fetch_version'])} serves "
+            f"<b>{int(new['zero_copy_segments'])} of {int(new['segments'])} segments zero-copy</b>. "
+            f"Plotted: {metric}, summed over the topic's segments.")
+
+
+def fetch_view(d: dict):
+    """Bars per fetch version (zero bars labelled, errors named), and the table."""
+    from . import plots, tables
+    t, m = d["table"], d["metric"]
+    err = t["error_segments"] == t["segments"]
+    zc = t["zero_copy_segments"] == t["segments"]
+    text = ["✗ error" if e else ("0 · zero-copy" if z and v == 0 else tables.number(v))
+            for e, z, v in zip(err, zc, t[m])]
+    fig = plots.bar_plot([f"fetch v{v}" for v in t["fetch_version"]], t[m], bar_text=text,
+                         colors=[plots.GREY if e else plots.GREEN if z else plots.AMBER for e, z in zip(err, zc)],
+                         legend=[(plots.GREEN, "all segments zero-copy"), (plots.AMBER, "converted"),
+                                 (plots.GREY, "answered with an error")],
+                         title=f"{tables.WORDS.get(m, m)} over the sample", xlabel="fetch request version",
+                         ylabel=tables.metric_axis(m))
+    return fig, tables.table_html(t, units={"bytes_read": "bytes", "bytes_out": "bytes"})
+
+
+def fetch_panel(conversions: pd.DataFrame, *, topic: str = "clicks"):
+    """Notebook 05's fetch costs over the pipeline's ``conversion_costs``: a topic and a metric (in words)."""
+    import ipywidgets as w
+    from .tables import WORDS
+    from .widgets import Panel
+    return Panel({"topic": w.Dropdown(options=sorted(conversions["topic"].unique()), value=topic, description="topic"),
+                  "metric": w.Dropdown(options=[(WORDS.get(c, c), c) for c in COST_COLUMNS], value="records_touched",
+                                       description="cost", layout=w.Layout(width="330px"))},
+                 lambda topic, metric: {"metric": metric, "table": fetch_costs(conversions, topic)}, fetch_view,
+                 title="Fetch costs over the sample logs", caption=fetch_caption)
+
+
+__all__ = ["deadlines_panel", "deadlines_view", "deadlines_caption", "fetch_panel", "fetch_view", "fetch_caption",
+           "Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables", "project_root",
            "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
            "conversion_finding"]

@@ -88,5 +88,85 @@ def downgrade(to_magic: int, n: int = 3) -> dict:
             "bytes_after": len(d.records)}
 
 
-__all__ = ["rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch", "downgrade",
+# ------------------------------------------------------------------------------------------------
+# the notebook's findings and panels
+def seed_table_finding() -> dict:
+    """Seed 003's own table (30 cells, a 1.0.0 client) as computed: how many cells the computation
+    reproduces, and in how many of those Kafka 3.9.2 ends differently."""
+    t = computed_table()
+    reproduced = int((t["agrees with"] == "yes").sum())
+    kafka_differs = int(sum(not _same_end(c, k) for c, k in zip(t["computed"], t["Kafka 3.9.2"])))
+    return {"cells": len(t), "reproduced": reproduced, "kafka_differs": kafka_differs}
+
+
+def reconciliation(client: str = "1.0.0") -> dict:
+    """How the two counts of notebook 07 fit together: the combinations where the seed's design and Kafka
+    end differently (all, and for ``client``), those where both fail on the same side and only the
+    exception's name differs, and the seed table's cells where Kafka 3.9.2 ends differently."""
+    d = disagreements("seed", "kafka")
+    mine = [r for r in d if r["client"] == client]
+    name_only = [r for r in mine if r["seed"].startswith("✗") and r["kafka"].startswith("✗")
+                 and r["seed"].rsplit("(", 1)[-1] == r["kafka"].rsplit("(", 1)[-1]]
+    return {"combinations": len(rows("seed")), "differ": len(d), "differ_client": len(mine),
+            "error_name_only": len(name_only), **seed_table_finding()}
+
+
+def _same_end(computed: str, kafka: str) -> bool:
+    """Whether two outcome texts end the same way: both stored in the same format, or the same error."""
+    def end(text):
+        t = text.lower()
+        if t.startswith("error"):
+            return ("error", t.split(":")[1].strip() if ":" in t else t)
+        return ("stored", t.split(",")[0].strip())
+    return end(computed) == end(kafka)
+
+
+def grid_caption(df, values: dict) -> str:
+    """Cells stored idempotently, downgraded or failing, and how many differ from the other design."""
+    cells = [str(v) for v in df.to_numpy().ravel()]
+    ok = sum(c.startswith("✓") and "idempotent" in c for c in cells)
+    down = sum(c.startswith("↓") for c in cells)
+    err = sum(c.startswith("✗") for c in cells)
+    other = "kafka" if values["variant"] != "kafka" else "seed"
+    o = outcome_grid(other, values["client"], values["broker"])
+    differ = int((o != df).sum().sum())
+    return (f"{values['variant']} design, client {values['client']}, broker {values['broker']}: of {len(cells)} "
+            f"cells <b>{ok} idempotent, {down} silently downgraded, {err} errors</b>; {differ} of {len(cells)} "
+            f"end differently in the {other} design.")
+
+
+def grid_panel():
+    """Notebook 07's outcome grid: design, client and broker version."""
+    import ipywidgets as w
+    from . import tables
+    from .widgets import Panel
+    return Panel({"variant": w.Dropdown(options=VARIANTS, value="seed", description="design"),
+                  "client": w.Dropdown(options=CLIENTS, value="1.0.0", description="client"),
+                  "broker": w.Dropdown(options=BROKERS, value="1.0.0", description="broker")},
+                 outcome_grid, lambda df: tables.table_html(df, labels={"topic format": "topic format ╲ enable.idempotence"}),
+                 title="enable.idempotence outcomes", caption=grid_caption)
+
+
+def downgrade_view(d: dict):
+    """The batch before and after the downgrade, as byte views, and what was lost."""
+    import html as _html
+    from . import byteview
+    lost = "".join(f"<li><code>{_html.escape(k)}</code>: {_html.escape(str(v))}</li>" for k, v in d["lost"].items())
+    return (f"<p><b>Before</b>: the idempotent producer's batch, {d['bytes_before']} bytes</p>"
+            + byteview.byte_view_html(d["before"]),
+            f"<p><b>After</b> the downgrade, {d['bytes_after']} bytes</p>" + byteview.byte_view_html(d["after"]),
+            f"<p><b>Lost</b> (there is no field for them):</p><ul>{lost}</ul>")
+
+
+def downgrade_panel():
+    """Notebook 07's safe-mode downgrade of an idempotent batch to v1 or v0."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"to_magic": w.Dropdown(options=[("v1", 1), ("v0", 0)], value=1, description="topic format")},
+                 downgrade, downgrade_view, title="safe-mode downgrade",
+                 caption=lambda d, v: (f"Downgrading to v{v['to_magic']}: {d['bytes_before']} → {d['bytes_after']} "
+                                       f"bytes; <b>lost: {', '.join(d['lost'])}</b>."))
+
+
+__all__ = ["reconciliation", "seed_table_finding", "grid_panel", "grid_caption", "downgrade_panel", "downgrade_view", "rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch", "downgrade",
            "VARIANTS", "CLIENTS", "BROKERS", "MODES"]

@@ -90,5 +90,41 @@ def changed_fields(timestamp: int) -> list[str]:
     return seen
 
 
-__all__ = ["batch", "kafka_broker", "matrix", "producer_table", "kafka_consumer", "consumer_table", "bit_difference",
+# ------------------------------------------------------------------------------------------------
+# the notebook's panel
+def encode(timestamp: int, extended: bool) -> dict:
+    """The record's bytes and what Kafka 3.9.2's produce path does with them."""
+    return {"bytes": batch(timestamp, extended=extended), "kafka": kafka_broker(timestamp, extended),
+            "timestamp": timestamp, "extended": extended}
+
+
+def bits_caption(d: dict, values: dict) -> str:
+    """What the bit changes here and what Kafka does; where the builder turns it down."""
+    from .tables import iso_time
+    k = d["kafka"]
+    when = iso_time(values["timestamp"]) + " UTC" if values["timestamp"] != -1 else "no timestamp (-1)"
+    if values["timestamp"] >= -1:
+        bit = (f"Here the bit changes {len(bit_difference(values['timestamp']))} bytes (attributes and CRC) "
+               "and nothing else.")
+    else:
+        bit = "Before 1970 the bit is what makes the record encodable: without it Kafka's builder refuses it."
+    return f"Timestamp {values['timestamp']} ms = {when}. <b>Kafka 3.9.2 produce path: {k['kafka']}</b>. {bit}"
+
+
+def bits_view(d: dict):
+    from . import byteview
+    return byteview.byte_view_html(d["bytes"])
+
+
+def bits_panel():
+    """Notebook 08's one v2 record: a typed timestamp and the isTimestampExtended bit."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"timestamp": w.IntText(value=-86_400_000, description="timestamp ms",
+                                         style={"description_width": "initial"}),
+                  "extended": w.Checkbox(value=True, description="isTimestampExtended")},
+                 encode, bits_view, title="one v2 record", caption=bits_caption)
+
+
+__all__ = ["encode", "bits_panel", "bits_view", "bits_caption", "batch", "kafka_broker", "matrix", "producer_table", "kafka_consumer", "consumer_table", "bit_difference",
            "changed_fields", "PRODUCER_ROWS"]

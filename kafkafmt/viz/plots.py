@@ -1,24 +1,79 @@
-"""Plot helpers: one matplotlib figure per call, from plain rows or a DataFrame, nothing computed here.
+"""Plot helpers for slides: one matplotlib figure per call, nothing computed here.
 
-Figures are created through pyplot (so Jupyter's inline backend renders them) and closed at once,
-so a cell shows a figure only when it is displayed (by a :class:`~kafkafmt.viz.widgets.Panel` or as
-a cell's value).
+Every axis is named with its unit (the helpers require the labels), independent samples are drawn
+as points (:func:`points_plot`), bars carry their values so a zero bar is labelled rather than
+invisible (:func:`bar_plot`), and thresholds are shaded (``band=``).  Figures are shown at their real
+size and sharp: :func:`figure_html` embeds a PNG rendered at twice the display size with the
+display size set, :func:`show` does the same as a cell's output.
+
+Figures are created through pyplot and closed at once, so a cell shows a figure only when it is
+displayed (by a :class:`~kafkafmt.viz.widgets.Panel`, :func:`figure_html` or :func:`show`).
 """
 from __future__ import annotations
 
+import base64
+import html
+import io
 from typing import Sequence
 
+#: display size of a figure in CSS pixels per inch (matplotlib's default dpi); PNGs are rendered at 2x
+DISPLAY_DPI = 100
+SCALE = 2
+GREEN, RED, AMBER, GREY = "#2e7d32", "#c62828", "#ef8f00", "#9e9e9e"
 
-def _figure(size=(6.4, 3.6)):
+
+def _figure(size=(7.2, 3.8)):
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    fig, ax = plt.subplots(figsize=size, layout="constrained", dpi=DISPLAY_DPI)
     plt.close(fig)
     return fig, ax
 
 
-def line_plot(df, *, x: str, y: str, hue: str | None = None, title: str = "", xlabel: str | None = None,
-              ylabel: str | None = None, logx: bool = False, marker: str = "o", hline: float | None = None):
-    """One line per ``hue`` value of ``df`` (a pandas DataFrame); returns the figure."""
+def _axes(ax, *, title: str, xlabel: str, ylabel: str, integer_y: bool = False) -> None:
+    if not xlabel or not ylabel:
+        raise ValueError("every axis needs a name and a unit")
+    if integer_y:
+        from matplotlib.ticker import MaxNLocator
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+
+
+def figure_png(fig, *, scale: int = SCALE) -> bytes:
+    """A figure as PNG bytes at ``scale`` × its display size (no timestamp or version metadata,
+    so equal figures give equal bytes)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DISPLAY_DPI * scale, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def display_size(fig) -> tuple[int, int]:
+    """The figure's size on the page in CSS pixels."""
+    w, h = fig.get_size_inches()
+    return round(w * DISPLAY_DPI), round(h * DISPLAY_DPI)
+
+
+def figure_html(fig) -> str:
+    """An ``<img>`` of the figure: a 2x PNG shown at its display size (scaled down, never up)."""
+    w, h = display_size(fig)
+    title = fig.axes[0].get_title() if fig.axes else ""
+    data = base64.b64encode(figure_png(fig)).decode("ascii")
+    return (f"<img class='kf-figure' src='data:image/png;base64,{data}' width='{w}' height='{h}' "
+            f"alt='{html.escape(title, quote=True)}' style='max-width:100%;height:auto'>")
+
+
+def show(fig):
+    """A figure as a cell's output: the 2x PNG with its display width (Jupyter shows it at that size)."""
+    from IPython.display import Image
+    w, h = display_size(fig)
+    return Image(data=figure_png(fig), format="png", width=w, height=h)
+
+
+def line_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None = None, hue_label: str | None = None,
+              title: str = "", logx: bool = False, marker: str = "o", hline: float | None = None):
+    """One connected line per ``hue`` value (for a quantity that evolves along ``x``); returns the figure."""
     fig, ax = _figure()
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
     for name, part in groups:
@@ -26,29 +81,75 @@ def line_plot(df, *, x: str, y: str, hue: str | None = None, title: str = "", xl
     if hline is not None:
         ax.axhline(hline, color="grey", linestyle="--", linewidth=1)
     if logx:
+        from matplotlib.ticker import ScalarFormatter
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
-    ax.set_title(title)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
     if hue is not None:
-        ax.legend(title=hue, fontsize="small")
-    ax.grid(True, alpha=0.3)
+        ax.legend(title=hue_label or hue, fontsize="small")
     return fig
 
 
-def bar_plot(labels: Sequence[str], values: Sequence[float], *, title: str = "", ylabel: str = "",
-             colors: Sequence[str] | None = None):
-    """Vertical bars, one per label."""
+def points_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None = None, hue_label: str | None = None,
+                title: str = "", hline: float | None = None, hline_label: str = "", size: float = 24):
+    """One point per row (independent samples: records, lookups), never joined by lines."""
     fig, ax = _figure()
-    ax.bar([str(v) for v in labels], list(values), color=colors)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.tick_params(axis="x", labelrotation=30)
-    ax.grid(True, axis="y", alpha=0.3)
+    groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
+    markers = "os^Dv"
+    for i, (name, part) in enumerate(groups):
+        ax.scatter(part[x], part[y], s=size, alpha=0.7, marker=markers[i % len(markers)],
+                   label=None if name is None else str(name))
+    if hline is not None:
+        ax.axhline(hline, color="grey", linestyle="--", linewidth=1, label=hline_label or None)
+    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(df[y]))
+    if hue is not None or hline_label:
+        ax.legend(title=hue_label or hue, fontsize="small")
     return fig
 
 
-def histogram(values: Sequence[float], *, bins: int = 20, title: str = "", xlabel: str = "", ylabel: str = "count",
+def _integral(values) -> bool:
+    vals = [float(v) for v in values if v == v]
+    return bool(vals) and all(v == int(v) for v in vals)
+
+
+def _bar_label(v: float, fmt: str) -> str:
+    return "0" if v == 0 else format(v, fmt)
+
+
+def bar_plot(labels: Sequence[str], values: Sequence[float], *, xlabel: str, ylabel: str, title: str = "",
+             colors: Sequence[str] | None = None, value_fmt: str = ",.0f", bar_text: Sequence[str] | None = None,
+             band: tuple[float, float, str] | None = None, legend: Sequence[tuple[str, str]] = ()):
+    """Vertical bars, one per label, each labelled with its value (or ``bar_text``) so zero bars show.
+
+    ``band=(low, high, label)`` shades an accepted range of the value axis; ``legend`` is
+    ``(colour, meaning)`` pairs for the bar colours.
+    """
+    from matplotlib.patches import Patch
+    fig, ax = _figure()
+    values = [float(v) for v in values]
+    bars = ax.bar([str(v) for v in labels], values, color=colors, edgecolor="#333", linewidth=0.6)
+    texts = list(bar_text) if bar_text is not None else [_bar_label(v, value_fmt) for v in values]
+    ax.bar_label(bars, labels=texts, padding=2, fontsize="small")
+    handles = [Patch(color=c, label=m) for c, m in legend]
+    if band is not None:
+        low, high, label = band
+        ax.axhspan(low, high, color=GREEN, alpha=0.12, zorder=0)
+        handles.append(Patch(color=GREEN, alpha=0.12, label=label))
+    if values and max(values) == min(values) == 0:
+        ax.set_ylim(0, 1)
+    else:
+        ax.margins(y=0.15)
+    ax.axhline(0, color="#333", linewidth=0.8)
+    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(values))
+    ax.grid(False, axis="x")
+    if len(labels) > 5 or max((len(str(v)) for v in labels), default=0) > 12:
+        ax.tick_params(axis="x", labelrotation=20)
+    if handles:
+        ax.legend(handles=handles, fontsize="small", loc="best")
+    return fig
+
+
+def histogram(values: Sequence[float], *, xlabel: str, ylabel: str = "records", bins: int = 20, title: str = "",
               vline: float | None = None, vline_label: str = ""):
     """A histogram of ``values`` with an optional reference line."""
     fig, ax = _figure()
@@ -57,10 +158,9 @@ def histogram(values: Sequence[float], *, bins: int = 20, title: str = "", xlabe
         ax.axvline(vline, color="C3", linestyle="--", label=vline_label or None)
         if vline_label:
             ax.legend(fontsize="small")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
     return fig
 
 
-__all__ = ["line_plot", "bar_plot", "histogram"]
+__all__ = ["line_plot", "points_plot", "bar_plot", "histogram", "figure_png", "figure_html", "show", "display_size",
+           "GREEN", "RED", "AMBER", "GREY"]

@@ -91,4 +91,65 @@ def monte_carlo(seeds=range(12), *, max_skew_s: float = 60, timestamp_type: str 
     return out
 
 
-__all__ = ["workload", "lifetimes", "summary", "monte_carlo", "MINUTE_MS", "CHECK_INTERVAL_MS"]
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+def one_workload(max_skew_s: float, seed: int, timestamp_type: str, retention_min: float):
+    """:func:`lifetimes` of one workload as a DataFrame; its producers' clock skews in ``attrs``."""
+    import pandas as pd
+    wl = workload(seed, max_skew_s=max_skew_s, timestamp_type=timestamp_type)
+    df = pd.DataFrame(lifetimes(wl, retention_ms=round(retention_min * MINUTE_MS)))
+    df.attrs["skews_ms"] = [p.skew_ms for p in wl.producers]
+    return df
+
+
+def one_caption(df, values: dict) -> str:
+    """Early deletions of this workload and why: only when every producer writing a segment runs behind."""
+    s = summary(df.to_dict("records"))
+    skews = ", ".join(f"{k / 1000:+.0f} s" for k in df.attrs.get("skews_ms", []))
+    head = (f"<b>{s['early_fraction']:.0%} of {s['deleted']} records deleted before they were "
+            f"{values['retention_min']:g} min old</b> (up to {s['max_early_s']:.0f} s early); the latest deletion "
+            f"came {s['max_late_s']:.0f} s after retention.ms.")
+    if values["timestamp_type"] == "LogAppendTime":
+        return head + " Under LogAppendTime the producers' clocks play no part: nothing is deleted early."
+    all_behind = all(k < 0 for k in df.attrs.get("skews_ms", []))
+    why = ("all behind the broker, so a segment's largest timestamp can be older than its last append: "
+           "it becomes deletable early" if all_behind else
+           "at least one ahead of the broker, and a segment's largest timestamp is the newest clock's: "
+           "segments are kept longer, none deleted early" if s["early_fraction"] == 0 else
+           "mixed; segments holding only the clocks behind are deleted early")
+    return (f"{head} Producer clocks {skews}: {why}. Early deletion needs every producer of a segment behind "
+            "(at ±60 s, seeds 4, 7 and 8 of 0-11).")
+
+
+def one_view(df):
+    """Each record a point: when it was appended, how far from retention.ms its deletion came."""
+    from . import plots
+    start = df["append_time"].min()
+    fig = plots.points_plot(df.assign(appended_s=(df["append_time"] - start) / 1000, excess_s=df["excess_ms"] / 1000),
+                            x="appended_s", y="excess_s", hue="producer", hue_label="producer", hline=0,
+                            hline_label="deleted exactly at retention.ms", size=10,
+                            title="age at deletion − retention.ms, one point per record",
+                            xlabel="appended at (s into the workload)", ylabel="deleted late (+) / early (−), s")
+    return fig
+
+
+def one_panel():
+    """Notebook 04's one workload: skew, seed, timestamp type, retention (≥ 0.5 min); defaults where early deletion shows."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"max_skew_s": w.IntSlider(value=60, min=0, max=180, step=15, description="skew s"),
+                  "seed": w.IntSlider(value=4, min=0, max=11, description="seed"),
+                  "timestamp_type": w.Dropdown(options=[CREATE_TIME, LOG_APPEND_TIME], description="type"),
+                  "retention_min": w.FloatSlider(value=2, min=0.5, max=10, step=0.5, description="retention min")},
+                 one_workload, one_view, title="Retention of one workload", caption=one_caption)
+
+
+def monte_carlo_figure(create):
+    """The Monte Carlo histogram of ``age at deletion − retention.ms`` (a DataFrame of :func:`monte_carlo`)."""
+    from . import plots
+    return plots.histogram(create["excess_ms"] / 1000, bins=30, vline=0, vline_label="exactly retention.ms",
+                           title=f"CreateTime: age at deletion − retention.ms ({create['seed'].nunique()} seeds)",
+                           xlabel="deleted late (+) / early (−), s", ylabel="records")
+
+
+__all__ = ["one_workload", "one_caption", "one_view", "one_panel", "monte_carlo_figure", "workload", "lifetimes", "summary", "monte_carlo", "MINUTE_MS", "CHECK_INTERVAL_MS"]

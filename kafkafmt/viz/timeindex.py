@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from ..log import Log, LogConfig, SimulatedClock, compare_policies, companion_partition, run_workload
@@ -103,5 +104,93 @@ def segments_side_by_side(result: dict, partition: int = 0) -> list[dict]:
     return rows
 
 
-__all__ = ["workload", "log_config", "index_growth", "compare", "guarantee", "guarantee_summary",
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+#: the skews the lookup panel's caption scans to say where the comparison turns over
+SKEW_GRID_S = tuple(range(0, 121, 10))
+
+
+@lru_cache(maxsize=64)
+def max_earlier_seen(seed: int, max_skew_s: float, num_events: int = 120) -> dict:
+    """Per policy, the most earlier messages a lookup re-reads on :func:`workload` ``(seed, max_skew_s)``."""
+    res = compare(workload(seed, max_skew_s=max_skew_s, num_events=num_events), log_config())
+    return {p: v["max_earlier_seen"] for p, v in guarantee_summary(res).items()}
+
+
+def turnover_skew(seed: int, num_events: int = 120) -> int | None:
+    """The smallest skew of :data:`SKEW_GRID_S` at which Kafka's index re-reads at least as many earlier
+    messages as the KIP-33 variant (None: the variant re-reads more over the whole grid)."""
+    for s in SKEW_GRID_S:
+        m = max_earlier_seen(seed, s, num_events)
+        if m["kafka"] >= m["kip33-variant"]:
+            return s
+    return None
+
+
+def lookups(max_skew_s: float, seed: int, num_events: int):
+    """Every lookup of both policies on one workload, as a DataFrame (``policy`` column)."""
+    import pandas as pd
+    res = compare(workload(seed, max_skew_s=max_skew_s, num_events=num_events), log_config())
+    return pd.concat([pd.DataFrame(guarantee(res, p)).assign(policy=p) for p in POLICIES], ignore_index=True)
+
+
+def lookups_caption(df, values: dict) -> str:
+    """The most earlier messages each design re-reads, nothing missed, and the skew where the comparison turns."""
+    m = df.groupby("policy")["earlier_seen"].max()
+    missed = int(df["missed"].max())
+    more = "the KIP-33 variant" if m["kip33-variant"] > m["kafka"] else "Kafka's index" if m["kafka"] > m[
+        "kip33-variant"] else "neither"
+    turn = turnover_skew(values["seed"], values["num_events"])
+    where = ("over every skew up to 120 s the variant re-reads more" if turn is None else
+             "at every skew Kafka's index re-reads at least as many" if turn == 0 else
+             f"the variant re-reads more below {turn} s of skew; at {turn} s Kafka's index first re-reads at least "
+             "as many (its entries follow the producers' clocks, the variant's the broker's)")
+    return (f"At ±{values['max_skew_s']} s: after offsetsForTimes a consumer re-reads at most "
+            f"<b>{m['kafka']} earlier messages with Kafka's index</b> and <b>{m['kip33-variant']} with the KIP-33 "
+            f"variant</b> ({more} more); messages missed: {missed}. For seed {values['seed']}, {where}.")
+
+
+def lookups_panel():
+    """Notebook 03's lookups under skew: one point per lookup target and policy."""
+    import ipywidgets as w
+    from . import plots
+    from .widgets import Panel
+
+    def render(df):
+        first = df["target"].min()
+        return plots.points_plot(df.assign(minutes=(df["target"] - first) / 60000), x="minutes", y="earlier_seen",
+                                 hue="policy", hue_label="index design",
+                                 title="earlier messages seen again after offsetsForTimes(target)",
+                                 xlabel="lookup target (minutes into the workload)",
+                                 ylabel="earlier messages re-read (count)")
+    return Panel({"max_skew_s": w.IntSlider(value=30, min=0, max=120, step=10, description="skew s"),
+                  "seed": w.IntSlider(value=1, min=0, max=9, description="seed"),
+                  "num_events": w.IntSlider(value=120, min=20, max=200, step=20, description="requests")},
+                 lookups, render, title="offsetsForTimes under skew", caption=lookups_caption)
+
+
+def segments_table(result: dict):
+    """:func:`segments_side_by_side` for people: index entries as ``time → offset``."""
+    from . import tables
+
+    def entry(e):
+        return tables.MISSING if e is None else f"{tables.iso_time(e[0])} → offset {e[1]}"
+    rows = [{**r, "first_entry": entry(r["first_entry"]), "last_entry": entry(r["last_entry"])}
+            for r in segments_side_by_side(result)]
+    return tables.show(rows, labels={"policy": "index design", "first_entry": "first index entry (time → offset)",
+                                     "last_entry": "last index entry (time → offset)"})
+
+
+def growth_figure(wl, config: LogConfig):
+    """Time-index entries after each produce request, per policy (a cumulative count: a line)."""
+    import pandas as pd
+    from . import plots
+    growth = pd.concat([pd.DataFrame(index_growth(wl, config, p)).assign(policy=p) for p in POLICIES])
+    return plots.line_plot(growth, x="append", y="time_index_entries", hue="policy", hue_label="index design",
+                           marker="", title="time-index entries after each produce request",
+                           xlabel="produce requests appended (count)", ylabel="time-index entries, all segments")
+
+
+__all__ = ["segments_table", "lookups", "lookups_panel", "lookups_caption", "turnover_skew", "max_earlier_seen", "growth_figure",
+           "SKEW_GRID_S", "workload", "log_config", "index_growth", "compare", "guarantee", "guarantee_summary",
            "segments_side_by_side", "POLICIES"]

@@ -114,5 +114,92 @@ def reader_views(*, timestamp_type: str = "CreateTime", message_format_version: 
     return rows
 
 
-__all__ = ["topic_config", "producer_batch", "skew_outcomes", "skew_table", "rejected_count", "reader_views",
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+def skew_caption(df, values: dict) -> str:
+    """How many producers are rejected, by which bound, and where the outcome turns over."""
+    n, r = len(df), rejected_count(df)
+    if values["timestamp_type"] == "LogAppendTime":
+        return (f"<b>0 of {n} producers rejected</b>: under LogAppendTime no bound applies and every stored "
+                "timestamp is the broker's own clock (the bounds are off).")
+    rejected = df["outcome"] == "rejected"
+    behind, ahead = int((rejected & (df["skew_h"] < 0)).sum()), int((rejected & (df["skew_h"] > 0)).sum())
+    return (f"<b>{r} of {n} producers rejected</b>: {behind} with clocks more than {values['before_h']:g} h behind "
+            f"the broker (message.timestamp.before.max.ms), {ahead} more than {values['after_h']:g} h ahead "
+            f"(after.max.ms). The outcome turns over exactly at the bounds: a producer inside the shaded window "
+            f"is appended with its own timestamp.")
+
+
+def skew_view(df):
+    """The skew bars (green appended, red rejected) with the accepted window shaded, and the table."""
+    from . import plots, tables
+    before, after = df.attrs.get("before_h"), df.attrs.get("after_h")
+    band = None if before is None else (-before, after, f"accepted window (−{before:g} h … +{after:g} h)")
+    fig = plots.bar_plot([f"p{i}" for i in range(len(df))], df["skew_h"], xlabel="producer",
+                         ylabel="producer clock − broker clock (h)", value_fmt="+.1f", band=band,
+                         colors=[plots.GREEN if o == "appended" else plots.RED for o in df["outcome"]],
+                         legend=[(plots.GREEN, "appended"), (plots.RED, "rejected")],
+                         title=f"{rejected_count(df)} of {len(df)} producers rejected")
+    shown = df[["skew_h", "outcome", "error", "create_time", "stored_timestamp", "reason"]]
+    return fig, tables.table_html(shown, labels={"skew_h": "clock skew"}, units={"skew_h": "h"},
+                                  times={"create_time": NOW_MS, "stored_timestamp": NOW_MS},
+                                  outcomes=("outcome",))
+
+
+def skew_panel():
+    """Notebook 02's skewed producers against ``message.timestamp.before/after.max.ms`` (bounds ≥ 0; off under LogAppendTime)."""
+    import ipywidgets as w
+    from .widgets import Panel
+
+    def compute(max_skew_h, before_h, after_h, timestamp_type):
+        df = skew_table(max_skew_h, before_h=before_h, after_h=after_h, timestamp_type=timestamp_type)
+        if timestamp_type == "CreateTime":
+            df.attrs.update(before_h=before_h, after_h=after_h)
+        return df
+
+    def bound(v):
+        lat = v["timestamp_type"] == "LogAppendTime"
+        return {"disabled": lat, "tooltip": "not applied under LogAppendTime" if lat else "hours"}
+    return Panel(
+        {"max_skew_h": w.FloatSlider(value=2, min=0, max=6, step=0.5, description="max skew h"),
+         "before_h": w.FloatSlider(value=1, min=0, max=6, step=0.5, description="before h"),
+         "after_h": w.FloatSlider(value=1, min=0, max=6, step=0.5, description="after h"),
+         "timestamp_type": w.Dropdown(options=["CreateTime", "LogAppendTime"], description="type")},
+        compute, skew_view, title="Which producers get through", caption=skew_caption,
+        adapt={"before_h": bound, "after_h": bound})
+
+
+def readers_caption(df, values: dict) -> str:
+    """What the current and the 0.9 consumer see."""
+    cur = df[df["where"] == "consumer 3.9 (latest fetch)"]["record timestamps"].item()
+    old = df[df["where"] == "consumer 0.9 (fetch v1)"]["record timestamps"].item()
+    from .tables import duration
+    shift = "the broker's append time" if set(cur) == {NOW_MS} else (
+        f"the producer's clock ({duration(cur[0] - NOW_MS, signed=True)} from the broker)")
+    return (f"Under {values['timestamp_type']} the current consumer sees <b>{shift}</b>; a 0.9 consumer "
+            f"(message format v0) sees {'no timestamp (-1)' if set(old) == {-1} else old}.")
+
+
+def readers_panel():
+    """Notebook 02's leader / follower / consumer timestamps for one produce."""
+    import ipywidgets as w
+    import pandas as pd
+    from . import tables
+    from .widgets import Panel
+
+    def compute(timestamp_type, message_format_version, codec):
+        return pd.DataFrame(reader_views(timestamp_type=timestamp_type, message_format_version=message_format_version,
+                                         codec=codec))
+    return Panel(
+        {"timestamp_type": w.Dropdown(options=["CreateTime", "LogAppendTime"], description="type"),
+         "message_format_version": w.Dropdown(options=[("0.9.0 (v0)", "0.9.0"), ("0.10.0 (v1)", "0.10.0"),
+                                                       ("3.0-IV1 (v2)", "3.0-IV1")], value="0.10.0",
+                                              description="format"),
+         "codec": w.Dropdown(options=["none", "gzip", "lz4"], value="gzip", description="codec")},
+        compute, lambda df: tables.table_html(df, times={"wrapper/batch timestamp": NOW_MS,
+                                                         "record timestamps": NOW_MS}),
+        title="Who sees which timestamp", caption=readers_caption)
+
+
+__all__ = ["skew_panel", "skew_view", "skew_caption", "readers_panel", "readers_caption", "topic_config", "producer_batch", "skew_outcomes", "skew_table", "rejected_count", "reader_views",
            "READERS", "NOW_MS", "HOUR_MS"]

@@ -118,4 +118,85 @@ def scenario_step(name: str, step: int) -> dict:
             "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
 
 
-__all__ = ["Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS", "scenario_step"]
+def scenario_steps(name: str) -> int:
+    """How many steps the shipped scenario ``name`` has (the stepper's range)."""
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {SCENARIOS}")
+    return len(_scenario(name).steps)
+
+
+# ------------------------------------------------------------------------------------------------
+# the notebook's panels
+def step_caption(r: dict, values: dict) -> str:
+    """How many consumers are served zero-copy, what is re-encoded and who cannot read, at this step."""
+    f = r["fetch"]
+    zc = sum(x["zero copy"] for x in f)
+    failing = [x["consumer"] for x in f if not x["reads"].startswith("ok")]
+    re_enc = sum(x["records re-encoded"] for x in f)
+    bad = (f" <b style='color:#b71c1c'>{', '.join(failing)} cannot read the log.</b>" if failing else
+           " Every consumer reads the log.")
+    return (f"Step {values['upto']}: <b>{zc} of {len(f)} consumers served zero-copy</b>, {re_enc} records "
+            f"re-encoded on fetch.{bad}")
+
+
+def step_view(r: dict):
+    """The step in words, the produce table, the records re-encoded per consumer, and the fetch table."""
+    import html as _html
+    import pandas as pd
+    from . import plots, tables
+    f = pd.DataFrame(r["fetch"])
+    fig = plots.bar_plot(f["consumer"], f["records re-encoded"], xlabel="consumer generation",
+                         ylabel="records re-encoded (count)",
+                         bar_text=["0 · zero-copy" if z else tables.number(v)
+                                   for z, v in zip(f["zero copy"], f["records re-encoded"])],
+                         colors=[plots.GREEN if z else plots.AMBER for z in f["zero copy"]],
+                         legend=[(plots.GREEN, "zero-copy"), (plots.AMBER, "down-converted")],
+                         title=f"step {r['produce'][-1]['step']}: records re-encoded per fetch")
+    head = f"<p><b>{_html.escape(r['step'].name)}</b> ({_html.escape(r['step'].source)})</p>"
+    produce = tables.table_html(pd.DataFrame(r["produce"]).drop(columns=["next_offset"]), title="produce, step by step")
+    fetches = tables.table_html(f, units={"bytes on disk": "bytes", "bytes sent": "bytes"}, outcomes=("reads",),
+                                title="each consumer fetches the whole log")
+    return head, produce, fig, fetches
+
+
+def stepper_panel():
+    """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"upto": w.IntSlider(value=0, min=0, max=len(STEPS) - 1, description="step"),
+                  "codec": w.Dropdown(options=["none", "gzip", "snappy", "lz4"], value="gzip", description="codec")},
+                 run, step_view, title="Rolling upgrade", caption=step_caption)
+
+
+def scenario_caption(d: dict, values: dict) -> str:
+    """The scenario step's conversions and warnings, counted."""
+    conv = sum(1 for h in d["hops"] if str(h["conversion"]).startswith("converted") or h["conversion"] == "rebuilt")
+    errors = sum(1 for h in d["hops"] if h["error"])
+    return (f"Step {values['step']} of {d['steps']}: {len(d['hops'])} hops and events, "
+            f"<b>{conv} converting the records</b> (down, up or rebuilt), "
+            f"{errors} with an error, {len(d['warnings'])} warning(s) from the seed.")
+
+
+def scenario_view(d: dict):
+    """The step's name, the seed's warnings, where Kafka 3.9.2 differs, and every hop."""
+    import html as _html
+    from . import tables
+    notes = "".join(f"<li>{_html.escape(str(x))}</li>" for x in d["warnings"])
+    kafka = f"<p><i>Kafka 3.9.2:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
+    head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka
+    return head, tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"},
+                                   outcomes=("error",))
+
+
+def scenario_panel():
+    """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps."""
+    import ipywidgets as w
+    from .widgets import Panel
+    return Panel({"name": w.Dropdown(options=SCENARIOS, description="scenario", layout=w.Layout(width="330px")),
+                  "step": w.IntSlider(value=1, min=1, max=scenario_steps(SCENARIOS[0]), description="step")},
+                 scenario_step, scenario_view, title="Scenario stepper", caption=scenario_caption,
+                 adapt={"step": lambda v: {"min": 1, "max": scenario_steps(v["name"])}})
+
+
+__all__ = ["scenario_steps", "stepper_panel", "step_view", "step_caption", "scenario_panel", "scenario_view",
+           "scenario_caption", "Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS", "scenario_step"]

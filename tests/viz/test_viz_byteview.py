@@ -1,4 +1,6 @@
-"""The annotated byte view: every byte labelled from kafkafmt.layout, hover titles, escaping."""
+"""The annotated byte view: one aligned row per field (offset, bytes, name, value) from kafkafmt.layout,
+the format in words, hover titles, escaping."""
+import html as html_module
 import re
 
 from kafkafmt.layout import DEFAULT_BATCH, LEGACY_V1
@@ -8,8 +10,18 @@ from kafkafmt.viz.anatomy import record_set
 
 
 def _titled_bytes(html):
-    """(title, hex bytes) per coloured span of the view."""
-    return re.findall(r"title='([^']*)' style='background:#[0-9a-f]{6}'>((?:[0-9a-f]{2} |<br>)+)</span>", html)
+    """(title, hex bytes) per field row of the view."""
+    return re.findall(r"<tr class='kf-field' data-path='[^']*' title='([^']*)'>.*?<td class='kf-hex'[^>]*>"
+                      r"((?:[0-9a-f]{2} |<br>)+)</td>", html)
+
+
+def _rows(html):
+    """(offset, field label, value) per row, tags stripped."""
+    out = []
+    for row in re.findall(r"<tr class='kf-field'.*?</tr>", html, re.S):
+        cells = [html_module.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        out.append((int(cells[0]), cells[2], cells[3]))
+    return out
 
 
 def test_every_byte_of_a_v2_batch_belongs_to_one_field():
@@ -48,4 +60,23 @@ def test_long_input_is_cut_and_says_so():
     data = record_set(2, "none", 6, 3, value_size=100)
     html = byteview.byte_view_html(data, max_bytes=64)
     assert f"{len(data) - 64} more bytes not shown" in html
-    assert len(re.findall(r"[0-9a-f]{2} ", re.sub(r"<[^>]*>", "", html.split("<i>")[0]))) == 64
+    shown = "".join(b for _, b in _titled_bytes(html)).replace("<br>", "").split()
+    assert bytes.fromhex("".join(shown)) == data[:64]
+
+
+def test_field_names_are_on_the_rows_aligned_with_their_offsets():
+    data = record_set(2, "none", 1, 1)
+    rows = _rows(byteview.byte_view_html(data))
+    head = [(o, f) for o, f, _ in rows[:5]]
+    assert head == [(0, "baseOffset"), (8, "length"), (12, "partitionLeaderEpoch"), (16, "magic"), (17, "crc")]
+    assert ("record 0 › header 0 › headerKey", "h0") in [(f, v) for _, f, v in rows]
+    base_ts = next(v for _, f, v in rows if f == "baseTimestamp")
+    assert base_ts == "1700000000000  (2023-11-14 22:13:20.000 UTC)"
+
+
+def test_the_format_is_named_in_words():
+    assert "message format v2: a record batch" in byteview.byte_view_html(record_set(2, "none", 1, 0))
+    v1 = byteview.byte_view_html(record_set(1, "none", 2, 0))
+    assert "message format v1: messages with a timestamp (Kafka 0.10, KIP-32" in v1
+    assert "message 1 › timestamp" in [f for _, f, _ in _rows(v1)]
+    assert "message format v0" in byteview.byte_view_html(record_set(0, "none", 1, 0))

@@ -2,6 +2,8 @@
 fetch-cost findings of notebooks 04 and 05, on small tables whose answers are worked out by hand.
 
 The build path (generator + Spark pipeline) runs for real in nbval on a fresh clone (no data/derived)."""
+import re
+
 import pandas as pd
 import pytest
 
@@ -125,3 +127,59 @@ def test_without_java_the_build_stops_with_one_clear_error(tmp_path, monkeypatch
     with pytest.raises(NoSuchFileError, match="no Java"):
         derived.load_derived("s", root=tmp_path, progress=False)
     assert not (tmp_path / "build" / "derived").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# the panels of notebooks 04 and 05, on the hand-made tables and on the pipeline's default scenario
+def test_deadlines_panel_captions_early_and_late_segments():
+    seg = _segments([(0, 100, 0, -7_200_000), (10, 100, 60_000, 90_000)], topic="clicks")
+    p = derived.deadlines_panel(seg, partition="clicks-0")
+    assert p.controls["retention_min"].min >= 1
+    text = re.sub(r"<[^>]+>", "", p.caption_html)
+    assert text.startswith("clicks-0: 1 of 2 segments deleted early (the worst 2.0 h early), 1 kept longer")
+
+
+def test_fetch_panel_labels_errors_and_zero_copy():
+    p = derived.fetch_panel(_costs(), topic="a")
+    text = re.sub(r"<[^>]+>", "", p.caption_html)
+    assert text.startswith("a: a fetch v3 re-encodes 200 records") and "serves 2 of 2 segments zero-copy" in text
+    assert p.view.value.count("<img") == 1 and "✗" not in p.view.value
+    p.set(topic="z")
+    assert "answered with an error for every segment" in p.caption_html
+    assert p.data["table"]["records_touched"].iloc[-1] == 0
+
+
+@pytest.fixture(scope="module")
+def default_scenario():
+    from kafkafmt.errors import NoSuchFileError
+    try:
+        return derived.load_derived("default", progress=False)
+    except NoSuchFileError as e:  # no Java: the pipeline cannot be built
+        from tests.ci_mode import skip_or_fail
+        skip_or_fail(f"the pipeline's tables cannot be built here: {e}")
+
+
+def test_04_deadlines_over_the_default_scenario(default_scenario):
+    p = derived.deadlines_panel(default_scenario["segments"])
+    before = p.data
+    p.set(retention_min=20)
+    assert ((p.data["deleted_ms"] - before["deleted_ms"]) == 10 * derived.MINUTE_MS).all()
+    assert p.data["outlives_ms"].equals(before["outlives_ms"])
+    p.set(partition="audit-0")
+    assert (p.data["outlives_ms"] == 0).all()
+    p.set(partition="clicks-1")
+    assert p.data["outlives_ms"].min() < -3_600_000 and "(the worst 2.0 h early)" in p.caption_html
+
+
+def test_05_fetch_costs_over_the_default_scenario(default_scenario):
+    conversions = default_scenario["conversion_costs"]
+    p = derived.fetch_panel(conversions)
+    t = p.data["table"].set_index("fetch_version")
+    assert t["records_touched"].iloc[0] > 0 and t["records_touched"].iloc[-1] == 0
+    p.set(topic="audit")
+    a = p.data["table"].set_index("fetch_version")
+    old = a[a.index < 4]
+    assert (old["error_segments"] == old["segments"]).all() and (old["bytes_out"] == 0).all()
+    assert "answered with an error for every segment" in p.caption_html
+    errors = conversions.loc[conversions["topic"].eq("audit") & conversions["fetch_version"].lt(4), "error"]
+    assert set(errors) == {"UNSUPPORTED_COMPRESSION_TYPE"}
