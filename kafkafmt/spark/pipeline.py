@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..log.generator import MANIFEST
+from ..gen.generator import MANIFEST
 from ..log.retention import time_deletion_times
 from .failures import kafkafmt_errors
 
@@ -256,7 +256,7 @@ def segment_files(log_dir: str | os.PathLike) -> pd.DataFrame:
 def topic_settings(log_dir: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Topic → :class:`kafkafmt.config.LogConfig`: from the generator's manifest (the configuration in
     force at the end, on its broker), else Kafka's defaults; ``overrides`` (Kafka properties) win."""
-    from ..log.scenario import log_config
+    from ..gen.workload_file import log_config
     path = Path(log_dir) / MANIFEST
     props: dict[str, dict] = {}
     broker: dict = {}
