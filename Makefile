@@ -93,7 +93,7 @@ bench-quick: setup
 	$(PY) benchmarks/bench.py --quick
 
 pipeline: setup
-	test -d data/logs/default || $(PY) -m kafkafmt gen --scenario default --out data/logs/default
+	test -d data/logs/default || $(PY) -m kafkafmt gen --workload default --out data/logs/default
 	$(PY) -m kafkafmt pipeline --logs data/logs/default --out data/derived/default
 
 # corpora persist in .fuzz/corpus/TARGET between runs; crashes land in .fuzz/crashes/ (then: a fix and a

@@ -23,14 +23,14 @@ def main() -> None:
     ap.add_argument("--size", default=None, help="also time the generator at this size (e.g. 50MB)")
     ap.add_argument("--keep", default=None, help="keep the generated logs and derived tables here")
     args = ap.parse_args()
-    from kafkafmt.log.generator import generate_logs
-    from kafkafmt.log.scenario import load_scenario
+    from kafkafmt.gen.generator import generate_logs
+    from kafkafmt.gen.workload_file import load_workload
     from kafkafmt.spark.pipeline import run_pipeline, session
 
     work = Path(args.keep or tempfile.mkdtemp(prefix="kafkafmt-bench-pipeline-"))
     figures: dict[str, float] = {"cpu_count": os.cpu_count() or 0, "load_average_1m": os.getloadavg()[0]}
     try:
-        sc = load_scenario(args.scenario)
+        sc = load_workload(args.scenario)
         t = time.perf_counter()
         m = generate_logs(sc, work / "logs", progress=False, force=True)
         figures["gen_s"] = time.perf_counter() - t

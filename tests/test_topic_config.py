@@ -95,7 +95,7 @@ def test_kafka_messages_for_bad_values():
 
 def test_a_log_append_time_topic_from_properties_alone(tmp_path):
     from kafkafmt.log import Log, SimulatedClock
-    from kafkafmt.log.workloads import client_batch
+    from kafkafmt.gen.workloads import client_batch
     from kafkafmt.records import MemoryRecords
     clock = SimulatedClock(1_700_000_000_000)
     log = Log(tmp_path / "t-0", {"message.timestamp.type": "LogAppendTime", "segment.bytes": "4096"}, clock)
@@ -125,7 +125,7 @@ def test_format_value_matches_the_key_types():
 
 def test_explain_starts_with_the_broker_and_its_ibp_default():
     from kafkafmt.broker import fetch, validate_messages_and_assign_offsets
-    from kafkafmt.log.workloads import client_batch
+    from kafkafmt.gen.workloads import client_batch
     data = client_batch([(1000, b"k", b"v")])
     for tr in (validate_messages_and_assign_offsets(data, LogConfig(), now=2000).trace,
                fetch(data, topic_config=LogConfig(), fetch_version=3).trace):
@@ -138,7 +138,7 @@ def test_kip228_broker_option_stores_extended_batches():
     from kafkafmt.broker import validate_messages_and_assign_offsets
     from kafkafmt.constants import NO_TIMESTAMP_EXTENDED
     from kafkafmt.kip228 import is_extended
-    from kafkafmt.log.workloads import client_batch
+    from kafkafmt.gen.workloads import client_batch
     from kafkafmt.records import MemoryRecords
     data = client_batch([(-1, b"a", b"1"), (5, b"b", b"2")])
     plain = validate_messages_and_assign_offsets(data, LogConfig(), now=10)

@@ -6,7 +6,7 @@ indexes and checkpoints only.  So the audit takes them from, in order of precede
 
 1. ``overrides``: ``{topic: {Kafka property: value}}`` (``-c TOPIC:cleanup.policy=compact`` on the
    command line; topic ``*`` applies to every topic);
-2. the manifest ``kafkafmt gen`` writes beside the partitions (:func:`kafkafmt.log.generator.manifest_topic_properties`);
+2. the manifest ``kafkafmt gen`` writes beside the partitions (:func:`kafkafmt.log.files.manifest_topic_properties`);
 3. Kafka's defaults (``cleanup.policy=delete``, ``retention.ms`` = 7 days).
 
 The result is a :class:`kafkafmt.config.LogConfig` per topic (:func:`kafkafmt.log.scenario.log_config`,
@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from ..config import LogConfig, keys_by_name
 from ..errors import ConfigError
-from ..log.generator import MANIFEST, manifest_topic_properties
+from ..log.files import MANIFEST, manifest_topic_properties
 from ..log.scenario import log_config
 
 __all__ = ["TopicSetting", "topic_setting", "parse_topic_options", "delete_retention_ms", "ALL_TOPICS"]

@@ -27,6 +27,7 @@ directory, one line per partition); the lines have Kafka's ``topic partition off
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -249,3 +250,26 @@ def delete_if_exists(path: str | os.PathLike) -> bool:
         return True
     except FileNotFoundError:
         return False
+
+
+#: the manifest ``kafkafmt gen`` writes at the top of a generated ``log.dirs`` entry
+MANIFEST = "kafkafmt-gen.json"
+
+
+def manifest_topic_properties(log_dir: str | os.PathLike) -> tuple[dict[str, dict], dict] | None:
+    """The topic configurations a generated log directory was written with, from its manifest: ``({topic:
+    Kafka properties in force at the end of the run}, broker properties)``; None without a manifest.
+
+    Kafka itself keeps topic configurations in ZooKeeper or the KRaft metadata log, never in a
+    ``log.dirs`` entry; the manifest is the only place a log directory carries them."""
+    path = Path(log_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    m = json.loads(path.read_text())
+    props: dict[str, dict] = {}
+    for t in m["topics"]:
+        p = dict(t["config"])
+        for c in t.get("changes", []):
+            p.update(c["config"])
+        props[t["name"]] = p
+    return props, dict(m.get("broker", {}))

@@ -294,9 +294,234 @@ class _Metas:
         return [np.concatenate(p).astype(dt, copy=False) if p else np.empty(0, dt) for p, dt in zip(parts, _BATCH_DTYPES)]
 
 
-class _Chunk:
-    """Batches waiting to be decoded together: their records areas (views into the source, or
-    decompressed bytes) and the kernel call each needs."""
+class _KernelCalls:
+    """The kernel calls of a :class:`_Chunk`: its pieces in one buffer, each planned step run by its
+    compiled kernel (``decode_v2``, ``decode_legacy_plain``, ``decode_legacy_inner``), the rows committed
+    and their keys and values gathered.  Reads the chunk's plan (``pieces``, ``steps``, ``batches``,
+    ``capacity``, ``gather``, the arena)."""
+
+    def _buffer(self):
+        """One uint8 array holding every piece, and each piece's start in it."""
+        if self.all_source or self.all_arena:
+            data = np.frombuffer(self.source, dtype=np.uint8) if self.all_source else self.arena[:self.arena_used]
+            data.flags.writeable = False  # a bytearray source too: one kernel specialisation for every input
+            return data, [s for _, s, _ in self.pieces]
+        total = sum(e - s for _, s, e in self.pieces)
+        data = np.empty(total, dtype=np.uint8)
+        starts, at = [], 0
+        for buf, s, e in self.pieces:
+            src = self.arena if buf is _ARENA else np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
+            data[at:at + e - s] = src[s:e] if buf is _ARENA else src
+            starts.append(at)
+            at += e - s
+        data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
+        return data, starts
+
+    def _run(self, *, wire: bool):
+        """Run the kernels over every step: the buffer, each piece's start in it, the filled rows, and
+        the record order as ("fast", row0, row1) | ("ref", local batch id) items.  ``wire``: fill the
+        rows only ``Record`` objects need (see ``fast.decode_v2``)."""
+        order: list = []
+        data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
+        out = fast.pool_empty((fast.N_FIELDS, self.capacity), np.int64)
+        row = 0
+        for step in self.steps:
+            kind = step[0]
+            if kind == "ref":
+                order.append(("ref", step[1]))
+            elif kind == "v2":
+                row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
+            elif kind == "plain":
+                row = self._run_plain(data, starts, step, out, row, order, wire)
+            else:
+                _, local, piece = step
+                b = self.batches[local]
+                m = b.message
+                s = starts[piece]
+                ts_type = int(m.timestamp_type)
+                nxt = fast.decode_legacy_inner(data, s, s + self.pieces[piece][2], m.magic, m.offset, m.timestamp,
+                                               ts_type, local, row, out, wire)
+                if nxt < 0:
+                    order.append(("ref", local))
+                else:
+                    row = self._commit(data, out, row, nxt, order)
+        return data, starts, out[:, :row], order
+
+    def _commit(self, data, out, row, nxt, order) -> int:
+        """Rows ``row..nxt-1`` are filled for good: record them in ``order`` (and gather their keys and
+        values while they are in cache); the next row."""
+        order.append(("fast", row, nxt))
+        if self.gather is not None:
+            self.gather.rows(data, out, row, nxt)
+        return nxt
+
+    def _run_v2(self, data, starts, locals_, pieces, out, row, order, wire: bool) -> int:
+        bs = [self.batches[i] for i in locals_]
+        st = np.array([starts[p] for p in pieces], dtype=np.int64)
+        en = st + np.array([self.pieces[p][2] - self.pieces[p][1] for p in pieces], dtype=np.int64)
+        counts = np.array([b.count for b in bs], dtype=np.int64)
+        base_offsets = np.array([b.base_offset for b in bs], dtype=np.int64)
+        base_ts = np.array([b.base_timestamp for b in bs], dtype=np.int64)
+        lat = np.array([b.max_timestamp if b.attributes & V2_TIMESTAMP_TYPE_MASK else _LAT_NONE  # LogAppendTime
+                        for b in bs], dtype=np.int64)
+        seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
+        ids = np.array(locals_, dtype=np.int64)
+        for first, last in self._groups(en - st):
+            while first < last:
+                failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
+                                             row, out, wire)
+                if nxt > row:
+                    row = self._commit(data, out, row, nxt, order)
+                if failed < 0:
+                    break
+                order.append(("ref", locals_[failed]))
+                first = failed + 1
+        return row
+
+    def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
+        """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
+        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time."""
+        if self.gather is None:
+            return [(0, len(sizes))]
+        groups, first, acc = [], 0, 0
+        for i, size in enumerate(sizes.tolist()):
+            acc += size
+            if acc >= _GATHER_BYTES:
+                groups.append((first, i + 1))
+                first, acc = i + 1, 0
+        if first < len(sizes):
+            groups.append((first, len(sizes)))
+        return groups
+
+    def _run_plain(self, data, starts, step, out, row, order, wire: bool) -> int:
+        _, local0, n, piece = step
+        s = starts[piece]
+        e = s + self.pieces[piece][2] - self.pieces[piece][1]
+        # about _GATHER_BYTES of messages a call when keys and values are gathered right after it
+        max_bytes = _GATHER_BYTES if self.gather is not None else e - s
+        done, begin = 0, s
+        while done < n:
+            failed, nxt, begin = fast.decode_legacy_plain(data, begin, e, max_bytes, local0 + done, row, out, wire)
+            done += nxt - row  # one row per message
+            if nxt > row:
+                row = self._commit(data, out, row, nxt, order)
+            if failed < 0:
+                if begin >= e:
+                    break
+                continue
+            order.append(("ref", local0 + done))
+            done += 1
+            if done < n:  # restart after the failed entry: the next message's batch knows where it starts
+                b = self._batch_or_position(local0 + done)
+                begin = s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
+        return row
+
+
+class _ArrowAssembly:
+    """The Arrow assembly of a :class:`_Chunk`: the kernels' rows as a record table (per-batch columns
+    run-end decoded), as :class:`Record` objects, or a batch through the reference decoder."""
+
+    def _fast_table(self, data, out) -> pa.Table:
+        o = self.opts
+        n = out.shape[1]
+        cols = {}
+        ids = out[fast.F_BATCH]
+        key_len, value_len = out[fast.F_KEY_LEN], out[fast.F_VALUE_LEN]
+        gathered = iter(self.gather.arrays(out) if self.gather is not None else ())
+        cols["key"] = next(gathered) if o.keys else pa.nulls(n, pa.binary())
+        cols["value"] = next(gathered) if o.values else pa.nulls(n, pa.binary())
+        cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
+        cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
+            pa.repeat(pa.scalar(o.partition, pa.int32()), n)
+        cols["offset"] = pa.array(out[fast.F_OFFSET], pa.int64())
+        ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
+        cols["timestamp"] = ts.view(pa.timestamp("ms"))
+        tstype = out[fast.F_TSTYPE]
+        cols["timestampType"] = pa.array(fast.pool_astype(tstype, np.int32))
+        if o.headers:
+            cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
+                data, out[fast.F_HEADERS_POS], fast.pool_astype(out[fast.F_HEADERS_COUNT], np.int32), HEADER_TYPE,
+                HEADER_KEY_BYTES_TYPE)
+        else:
+            cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
+        cols["timestamp_ms"] = ts
+        cols["timestamp_type"] = pa.array(fast.pool_astype(tstype, np.int8))
+        cols["key_size"] = pa.array(fast.pool_astype(key_len, np.int32))
+        cols["value_size"] = pa.array(fast.pool_astype(value_len, np.int32))
+        cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
+        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
+        # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
+        # (v0/v1 plain messages are one record per "batch": then each value is its row's, nothing to decode)
+        rows_per_batch = np.bincount(ids, minlength=len(self.metas))
+        has_rows = rows_per_batch > 0
+        if has_rows.all():
+            has_rows = slice(None)  # no copy of each column through a mask
+        ends = np.cumsum(rows_per_batch[has_rows])
+        run_ends = None if len(ends) == n else pa.array(ends, pa.int64())
+        for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
+            per_batch = pa.array(values[has_rows], RECORD_SCHEMA.field(name).type)
+            cols[name] = per_batch if run_ends is None else \
+                pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, per_batch))
+        return pa.table(cols, schema=RECORD_SCHEMA)
+
+    def _fast_records(self, data, starts, out) -> Iterator[Record]:
+        """Record objects equal to the reference decoder's, from the kernels' rows (made as they are
+        consumed: a chunk's records are never all alive at once, so the garbage collector has few
+        young objects to visit)."""
+        shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
+        piece_of = dict(self.piece_of)
+        for local0, n, piece in self.run_pieces:
+            piece_of.update(dict.fromkeys(range(local0, local0 + n), piece))
+        for local, piece in piece_of.items():
+            src, s, _ = self.pieces[piece]
+            shift[local] = s - starts[piece] if src is self.source else None
+        f = fast
+        buf = self.source if self.all_source and isinstance(self.source, bytes) else None
+        has_headers = bool(out[f.F_HEADERS_COUNT].any())
+        if buf is None and has_headers:
+            buf = data.tobytes()
+        headers = _header_tuples(data, buf, out) if has_headers else None
+        shifts = set(shift.values())
+        magics = out[f.F_MAGIC]
+        if out.shape[1] and (int(magics.min()) == 2 or int(magics.max()) < 2) and \
+                (None not in shifts or shifts == {None}):
+            return _mapped_records(data, out, shift if None not in shifts else None, headers)
+        if buf is None:
+            buf = data.tobytes()
+        cols = out.tolist()
+        hdr_count = cols[f.F_HEADERS_COUNT]
+        recs = []
+        ts_types = _TS_TYPES
+        h = 0
+        for i, (offset, ts, tstype, seq, kpos, klen, vpos, vlen, nh, bid, rpos, size, attrs, magic, ts_delta,
+                offset_delta, stored_ts, stored_offset) in enumerate(zip(
+                cols[f.F_OFFSET], cols[f.F_TIMESTAMP], cols[f.F_TSTYPE], cols[f.F_SEQUENCE], cols[f.F_KEY_POS],
+                cols[f.F_KEY_LEN], cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN], hdr_count, cols[f.F_BATCH],
+                cols[f.F_RECORD_POS], cols[f.F_SIZE], cols[f.F_ATTRIBUTES], cols[f.F_MAGIC], cols[f.F_TS_DELTA],
+                cols[f.F_OFFSET_DELTA], cols[f.F_STORED_TIMESTAMP], cols[f.F_STORED_OFFSET])):
+            key = None if klen < 0 else buf[kpos:kpos + klen]
+            value = None if vlen < 0 else buf[vpos:vpos + vlen]
+            sh = shift[bid]
+            if magic == 2:
+                recs.append(Record(offset, ts, ts_types[tstype], key, value, headers[h:h + nh] if nh else (), seq, 2,
+                                   attrs, size, None if sh is None else rpos + sh, ts_delta, offset_delta))
+                h += nh
+            else:
+                crc = LEGACY_V0.get(buf, rpos, "crc")
+                recs.append(Record(offset, ts, ts_types[tstype], key, value, (), -1, magic, attrs, size,
+                                   None if sh is None else rpos + sh, stored_offset=stored_offset,
+                                   stored_timestamp=stored_ts if magic == 1 else None, crc=crc,
+                                   crc_valid=crc == crc32(buf[rpos + _LEGACY_CRC_START:rpos + size])))
+        return iter(recs)
+
+    def _reference_table(self, local: int) -> pa.Table:
+        return reference_records_table(self.batch(local), self.metas[local], self.opts)
+
+
+class _Chunk(_KernelCalls, _ArrowAssembly):
+    """Batches waiting to be decoded together: the plan (their records areas, views into the source or
+    decompressed bytes, and the kernel call each needs), then :meth:`flush` / :meth:`flush_records`
+    run the kernels (:class:`_KernelCalls`) and assemble the result (:class:`_ArrowAssembly`)."""
 
     def __init__(self, source, opts: _Options, *, reference_only: bool = False,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES):
@@ -527,218 +752,6 @@ class _Chunk:
                     yield from self.batch(item[1]).records(max_decompressed_bytes=self.opts.max_decompressed_bytes)
         finally:
             self._reset()
-
-    def _buffer(self):
-        """One uint8 array holding every piece, and each piece's start in it."""
-        if self.all_source or self.all_arena:
-            data = np.frombuffer(self.source, dtype=np.uint8) if self.all_source else self.arena[:self.arena_used]
-            data.flags.writeable = False  # a bytearray source too: one kernel specialisation for every input
-            return data, [s for _, s, _ in self.pieces]
-        total = sum(e - s for _, s, e in self.pieces)
-        data = np.empty(total, dtype=np.uint8)
-        starts, at = [], 0
-        for buf, s, e in self.pieces:
-            src = self.arena if buf is _ARENA else np.frombuffer(buf, dtype=np.uint8, count=e - s, offset=s)
-            data[at:at + e - s] = src[s:e] if buf is _ARENA else src
-            starts.append(at)
-            at += e - s
-        data.flags.writeable = False  # one kernel specialisation: source buffers are read-only too
-        return data, starts
-
-    def _run(self, *, wire: bool):
-        """Run the kernels over every step: the buffer, each piece's start in it, the filled rows, and
-        the record order as ("fast", row0, row1) | ("ref", local batch id) items.  ``wire``: fill the
-        rows only ``Record`` objects need (see ``fast.decode_v2``)."""
-        order: list = []
-        data, starts = self._buffer() if self.pieces else (np.frombuffer(b"", np.uint8), [])
-        out = fast.pool_empty((fast.N_FIELDS, self.capacity), np.int64)
-        row = 0
-        for step in self.steps:
-            kind = step[0]
-            if kind == "ref":
-                order.append(("ref", step[1]))
-            elif kind == "v2":
-                row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
-            elif kind == "plain":
-                row = self._run_plain(data, starts, step, out, row, order, wire)
-            else:
-                _, local, piece = step
-                b = self.batches[local]
-                m = b.message
-                s = starts[piece]
-                ts_type = int(m.timestamp_type)
-                nxt = fast.decode_legacy_inner(data, s, s + self.pieces[piece][2], m.magic, m.offset, m.timestamp,
-                                               ts_type, local, row, out, wire)
-                if nxt < 0:
-                    order.append(("ref", local))
-                else:
-                    row = self._commit(data, out, row, nxt, order)
-        return data, starts, out[:, :row], order
-
-    def _commit(self, data, out, row, nxt, order) -> int:
-        """Rows ``row..nxt-1`` are filled for good: record them in ``order`` (and gather their keys and
-        values while they are in cache); the next row."""
-        order.append(("fast", row, nxt))
-        if self.gather is not None:
-            self.gather.rows(data, out, row, nxt)
-        return nxt
-
-    def _run_v2(self, data, starts, locals_, pieces, out, row, order, wire: bool) -> int:
-        bs = [self.batches[i] for i in locals_]
-        st = np.array([starts[p] for p in pieces], dtype=np.int64)
-        en = st + np.array([self.pieces[p][2] - self.pieces[p][1] for p in pieces], dtype=np.int64)
-        counts = np.array([b.count for b in bs], dtype=np.int64)
-        base_offsets = np.array([b.base_offset for b in bs], dtype=np.int64)
-        base_ts = np.array([b.base_timestamp for b in bs], dtype=np.int64)
-        lat = np.array([b.max_timestamp if b.attributes & V2_TIMESTAMP_TYPE_MASK else _LAT_NONE  # LogAppendTime
-                        for b in bs], dtype=np.int64)
-        seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
-        ids = np.array(locals_, dtype=np.int64)
-        for first, last in self._groups(en - st):
-            while first < last:
-                failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
-                                             row, out, wire)
-                if nxt > row:
-                    row = self._commit(data, out, row, nxt, order)
-                if failed < 0:
-                    break
-                order.append(("ref", locals_[failed]))
-                first = failed + 1
-        return row
-
-    def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
-        """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
-        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time."""
-        if self.gather is None:
-            return [(0, len(sizes))]
-        groups, first, acc = [], 0, 0
-        for i, size in enumerate(sizes.tolist()):
-            acc += size
-            if acc >= _GATHER_BYTES:
-                groups.append((first, i + 1))
-                first, acc = i + 1, 0
-        if first < len(sizes):
-            groups.append((first, len(sizes)))
-        return groups
-
-    def _run_plain(self, data, starts, step, out, row, order, wire: bool) -> int:
-        _, local0, n, piece = step
-        s = starts[piece]
-        e = s + self.pieces[piece][2] - self.pieces[piece][1]
-        # about _GATHER_BYTES of messages a call when keys and values are gathered right after it
-        max_bytes = _GATHER_BYTES if self.gather is not None else e - s
-        done, begin = 0, s
-        while done < n:
-            failed, nxt, begin = fast.decode_legacy_plain(data, begin, e, max_bytes, local0 + done, row, out, wire)
-            done += nxt - row  # one row per message
-            if nxt > row:
-                row = self._commit(data, out, row, nxt, order)
-            if failed < 0:
-                if begin >= e:
-                    break
-                continue
-            order.append(("ref", local0 + done))
-            done += 1
-            if done < n:  # restart after the failed entry: the next message's batch knows where it starts
-                b = self._batch_or_position(local0 + done)
-                begin = s + ((b if isinstance(b, int) else b.position) - self.pieces[piece][1])
-        return row
-
-    def _fast_table(self, data, out) -> pa.Table:
-        o = self.opts
-        n = out.shape[1]
-        cols = {}
-        ids = out[fast.F_BATCH]
-        key_len, value_len = out[fast.F_KEY_LEN], out[fast.F_VALUE_LEN]
-        gathered = iter(self.gather.arrays(out) if self.gather is not None else ())
-        cols["key"] = next(gathered) if o.keys else pa.nulls(n, pa.binary())
-        cols["value"] = next(gathered) if o.values else pa.nulls(n, pa.binary())
-        cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
-        cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
-            pa.repeat(pa.scalar(o.partition, pa.int32()), n)
-        cols["offset"] = pa.array(out[fast.F_OFFSET], pa.int64())
-        ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
-        cols["timestamp"] = ts.view(pa.timestamp("ms"))
-        tstype = out[fast.F_TSTYPE]
-        cols["timestampType"] = pa.array(fast.pool_astype(tstype, np.int32))
-        if o.headers:
-            cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
-                data, out[fast.F_HEADERS_POS], fast.pool_astype(out[fast.F_HEADERS_COUNT], np.int32), HEADER_TYPE,
-                HEADER_KEY_BYTES_TYPE)
-        else:
-            cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
-        cols["timestamp_ms"] = ts
-        cols["timestamp_type"] = pa.array(fast.pool_astype(tstype, np.int8))
-        cols["key_size"] = pa.array(fast.pool_astype(key_len, np.int32))
-        cols["value_size"] = pa.array(fast.pool_astype(value_len, np.int32))
-        cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
-        # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
-        # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
-        # (v0/v1 plain messages are one record per "batch": then each value is its row's, nothing to decode)
-        rows_per_batch = np.bincount(ids, minlength=len(self.metas))
-        has_rows = rows_per_batch > 0
-        if has_rows.all():
-            has_rows = slice(None)  # no copy of each column through a mask
-        ends = np.cumsum(rows_per_batch[has_rows])
-        run_ends = None if len(ends) == n else pa.array(ends, pa.int64())
-        for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
-            per_batch = pa.array(values[has_rows], RECORD_SCHEMA.field(name).type)
-            cols[name] = per_batch if run_ends is None else \
-                pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, per_batch))
-        return pa.table(cols, schema=RECORD_SCHEMA)
-
-    def _fast_records(self, data, starts, out) -> Iterator[Record]:
-        """Record objects equal to the reference decoder's, from the kernels' rows (made as they are
-        consumed: a chunk's records are never all alive at once, so the garbage collector has few
-        young objects to visit)."""
-        shift = {}  # local batch id -> input position minus buffer position (None: decompressed bytes)
-        piece_of = dict(self.piece_of)
-        for local0, n, piece in self.run_pieces:
-            piece_of.update(dict.fromkeys(range(local0, local0 + n), piece))
-        for local, piece in piece_of.items():
-            src, s, _ = self.pieces[piece]
-            shift[local] = s - starts[piece] if src is self.source else None
-        f = fast
-        buf = self.source if self.all_source and isinstance(self.source, bytes) else None
-        has_headers = bool(out[f.F_HEADERS_COUNT].any())
-        if buf is None and has_headers:
-            buf = data.tobytes()
-        headers = _header_tuples(data, buf, out) if has_headers else None
-        shifts = set(shift.values())
-        magics = out[f.F_MAGIC]
-        if out.shape[1] and (int(magics.min()) == 2 or int(magics.max()) < 2) and \
-                (None not in shifts or shifts == {None}):
-            return _mapped_records(data, out, shift if None not in shifts else None, headers)
-        if buf is None:
-            buf = data.tobytes()
-        cols = out.tolist()
-        hdr_count = cols[f.F_HEADERS_COUNT]
-        recs = []
-        ts_types = _TS_TYPES
-        h = 0
-        for i, (offset, ts, tstype, seq, kpos, klen, vpos, vlen, nh, bid, rpos, size, attrs, magic, ts_delta,
-                offset_delta, stored_ts, stored_offset) in enumerate(zip(
-                cols[f.F_OFFSET], cols[f.F_TIMESTAMP], cols[f.F_TSTYPE], cols[f.F_SEQUENCE], cols[f.F_KEY_POS],
-                cols[f.F_KEY_LEN], cols[f.F_VALUE_POS], cols[f.F_VALUE_LEN], hdr_count, cols[f.F_BATCH],
-                cols[f.F_RECORD_POS], cols[f.F_SIZE], cols[f.F_ATTRIBUTES], cols[f.F_MAGIC], cols[f.F_TS_DELTA],
-                cols[f.F_OFFSET_DELTA], cols[f.F_STORED_TIMESTAMP], cols[f.F_STORED_OFFSET])):
-            key = None if klen < 0 else buf[kpos:kpos + klen]
-            value = None if vlen < 0 else buf[vpos:vpos + vlen]
-            sh = shift[bid]
-            if magic == 2:
-                recs.append(Record(offset, ts, ts_types[tstype], key, value, headers[h:h + nh] if nh else (), seq, 2,
-                                   attrs, size, None if sh is None else rpos + sh, ts_delta, offset_delta))
-                h += nh
-            else:
-                crc = LEGACY_V0.get(buf, rpos, "crc")
-                recs.append(Record(offset, ts, ts_types[tstype], key, value, (), -1, magic, attrs, size,
-                                   None if sh is None else rpos + sh, stored_offset=stored_offset,
-                                   stored_timestamp=stored_ts if magic == 1 else None, crc=crc,
-                                   crc_valid=crc == crc32(buf[rpos + _LEGACY_CRC_START:rpos + size])))
-        return iter(recs)
-
-    def _reference_table(self, local: int) -> pa.Table:
-        return reference_records_table(self.batch(local), self.metas[local], self.opts)
 
 
 def _mapped_records(data, out, shift: dict | None, headers) -> Iterator[Record]:

@@ -1,25 +1,26 @@
-"""``kafkafmt gen``: generate sample Kafka log directories from a seeded scenario (docs/gen.md)."""
+"""``kafkafmt gen``: generate sample Kafka log directories from a seeded workload file (docs/gen.md)."""
 from __future__ import annotations
 
 import json
 
-from ..log.generator import generate_logs
-from ..log.scenario import load_scenario, shipped_scenarios
+from ..gen.generator import generate_logs
+from ..gen.workload_file import load_workload, shipped_workloads
 
 
 def register(sub) -> None:
-    p = sub.add_parser("gen", help="generate sample log directories from a seeded scenario",
-                       description="Simulate the producers of a scenario (YAML/JSON; shipped: "
-                                   f"{', '.join(sorted(shipped_scenarios()))}) through the broker's produce path and "
+    p = sub.add_parser("gen", help="generate sample log directories from a seeded workload file",
+                       description="Simulate the producers of a workload file (YAML/JSON; shipped: "
+                                   f"{', '.join(sorted(shipped_workloads()))}) through the broker's produce path and "
                                    "write a log directory as a Kafka broker's log.dirs entry holds it: one "
                                    "<topic>-<partition> directory per partition (.log, .index, .timeindex, "
                                    "leader-epoch-checkpoint) and the log-dir checkpoint files.  Written to a "
                                    "temporary directory and renamed into place.")
-    p.add_argument("--scenario", default="default", help="scenario file or shipped name (default: default)")
-    p.add_argument("--out", default=None, help="output log directory (default: data/logs/<scenario name>)")
+    p.add_argument("--workload", "--scenario", dest="workload", default="default",
+                   help="workload file or shipped name (default: default; --scenario is its older name)")
+    p.add_argument("--out", default=None, help="output log directory (default: data/logs/<workload name>)")
     p.add_argument("--size", default=None, help="total bytes to append, e.g. 200MB or 1GB: producer rates are scaled "
-                                                "to fit (default: the scenario as written)")
-    p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+                                                "to fit (default: the workload as written)")
+    p.add_argument("--seed", type=int, default=None, help="override the workload's seed")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core; 1 = no pool)")
     p.add_argument("--force", action="store_true", help="replace the output directory if it exists")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
@@ -27,12 +28,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    scenario = load_scenario(args.scenario)
+    workload = load_workload(args.workload)
     if args.seed is not None:
         from dataclasses import replace
-        scenario = replace(scenario, seed=args.seed)
-    out = args.out or f"data/logs/{scenario.name}"
-    manifest = generate_logs(scenario, out, size=args.size, jobs=args.jobs, progress=not args.quiet, force=args.force)
+        workload = replace(workload, seed=args.seed)
+    out = args.out or f"data/logs/{workload.name}"
+    manifest = generate_logs(workload, out, size=args.size, jobs=args.jobs, progress=not args.quiet, force=args.force)
     if not args.quiet:
         parts = manifest["partitions"]
         print(f"{out}: {len(parts)} partitions, {sum(p['log_end_offset'] - p['log_start_offset'] for p in parts):,} "

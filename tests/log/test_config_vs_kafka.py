@@ -12,7 +12,7 @@ import os
 import pytest
 
 from kafkafmt.config import KEYS_BY_NAME, TOPIC_KEYS, ConfigError, LogConfig, format_value
-from kafkafmt.log.workloads import client_batch
+from kafkafmt.gen.workloads import client_batch
 from test_log_vs_kafka import T0, Pair
 
 pytestmark = pytest.mark.java

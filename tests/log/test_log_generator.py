@@ -12,11 +12,11 @@ import pytest
 
 from kafkafmt.errors import ConfigError, KafkaFmtError
 from kafkafmt.log import Log, SimulatedClock
-from kafkafmt.log import generator as gen_mod
+from kafkafmt.gen import generator as gen_mod
 from kafkafmt.log.files import read_checkpoint
-from kafkafmt.log.generator import MANIFEST, generate_logs, parse_size
-from kafkafmt.log.scenario import ScenarioError, load_scenario, log_config, parse_scenario, shipped_scenarios
-from kafkafmt.log.workloads import ClockModel, murmur2, partition_for_key
+from kafkafmt.gen.generator import MANIFEST, generate_logs, parse_size
+from kafkafmt.gen.workload_file import WorkloadError, load_workload, log_config, parse_workload, shipped_workloads
+from kafkafmt.gen.workloads import ClockModel, murmur2, partition_for_key
 from kafkafmt.records import MemoryRecords
 from kafkafmt.records.columnar import batches_table, records_table
 
@@ -45,7 +45,7 @@ TINY = {
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("gen") / "tiny"
-    manifest = generate_logs(parse_scenario(TINY), out, jobs=1, progress=False)
+    manifest = generate_logs(parse_workload(TINY), out, jobs=1, progress=False)
     return out, manifest
 
 
@@ -60,12 +60,12 @@ def _partition_bytes(d: Path) -> bytes:
 def test_same_seed_same_bytes_in_a_process_pool_too(tiny, tmp_path):
     out, _ = tiny
     again = tmp_path / "tiny"
-    generate_logs(parse_scenario(TINY), again, jobs=2, progress=False)
+    generate_logs(parse_workload(TINY), again, jobs=2, progress=False)
     a, b = _files(out), _files(again)
     assert sorted(a) == sorted(b)
     assert a == b  # every file, byte for byte (segments, indexes, checkpoints, manifest)
     other = tmp_path / "other"
-    generate_logs(parse_scenario({**TINY, "seed": 8, "topics": TINY["topics"][1:2]}), other, jobs=1, progress=False)
+    generate_logs(parse_workload({**TINY, "seed": 8, "topics": TINY["topics"][1:2]}), other, jobs=1, progress=False)
     assert _partition_bytes(other / "skewed-0") != _partition_bytes(out / "skewed-0")
 
 
@@ -175,7 +175,7 @@ def test_keys_go_where_kafkas_partitioner_puts_them(tiny):
 def test_negative_timestamps_for_a_kip228_topic(tmp_path):
     doc = {"name": "neg", "duration_ms": 5000, "topics": [{"name": "history", "producers": [
         {"name": "archive", "rate": 50, "keys": 10, "clock": {"model": "negative", "base_ms": -86400000}}]}]}
-    generate_logs(parse_scenario(doc), tmp_path / "neg", jobs=1, progress=False)
+    generate_logs(parse_workload(doc), tmp_path / "neg", jobs=1, progress=False)
     d = tmp_path / "neg" / "history-0"
     batches = list(MemoryRecords(_partition_bytes(d)).batches())
     ts = [r.timestamp for b in batches for r in b.records()]
@@ -192,7 +192,7 @@ def test_bounds_refuse_batches_and_output_is_atomic(tmp_path, monkeypatch):
         "name": "m", "config": {"message.timestamp.before.max.ms": 1000},
         "producers": [{"name": "ok", "rate": 20}, {"name": "old", "rate": 20,
                                                    "clock": {"model": "wrong", "offset_ms": -5000}}]}]}
-    m = generate_logs(parse_scenario(doc), tmp_path / "b", jobs=1, progress=False)
+    m = generate_logs(parse_workload(doc), tmp_path / "b", jobs=1, progress=False)
     prods = {q["name"]: q for q in m["partitions"][0]["producers"]}
     assert prods["ok"]["rejected"] == {} and prods["ok"]["records"] > 0
     assert prods["old"]["records"] == 0 and sum(prods["old"]["rejected"].values()) > 0
@@ -206,13 +206,13 @@ def test_bounds_refuse_batches_and_output_is_atomic(tmp_path, monkeypatch):
     monkeypatch.setattr(gen_mod, "generate_partition", failing)
     before = sorted(os.listdir(tmp_path))
     with pytest.raises(RuntimeError):
-        generate_logs(parse_scenario(TINY), tmp_path / "x", jobs=1, progress=False)
+        generate_logs(parse_workload(TINY), tmp_path / "x", jobs=1, progress=False)
     with pytest.raises(RuntimeError):
-        generate_logs(parse_scenario(TINY), tmp_path / "b", jobs=1, progress=False, force=True)
+        generate_logs(parse_workload(TINY), tmp_path / "b", jobs=1, progress=False, force=True)
     assert sorted(os.listdir(tmp_path)) == before
     assert (tmp_path / "b" / MANIFEST).exists() and (tmp_path / "b" / "m-0").is_dir()
-    with pytest.raises(ScenarioError):  # no silent overwrite
-        generate_logs(parse_scenario(doc), tmp_path / "b", jobs=1, progress=False)
+    with pytest.raises(WorkloadError):  # no silent overwrite
+        generate_logs(parse_workload(doc), tmp_path / "b", jobs=1, progress=False)
 
 
 @pytest.mark.parametrize("patch, words", [
@@ -224,19 +224,19 @@ def test_bounds_refuse_batches_and_output_is_atomic(tmp_path, monkeypatch):
     ({"topics": [{"name": "t", "config": {"message.timestamp.type": "Now"}, "producers": [{}]}]},
      "message.timestamp.type"),
 ])
-def test_bad_scenarios_are_refused_with_the_key(patch, words):
+def test_bad_workloads_are_refused_with_the_key(patch, words):
     with pytest.raises(ConfigError) as e:
-        parse_scenario({**TINY, **patch})
+        parse_workload({**TINY, **patch})
     assert isinstance(e.value, KafkaFmtError) and words in e.value.reason
 
 
-def test_shipped_scenarios_parse_and_sizes():
-    assert {"default", "kip228"} <= set(shipped_scenarios())
-    for name in shipped_scenarios():
-        sc = load_scenario(name)
+def test_shipped_workloads_parse_and_sizes():
+    assert {"default", "kip228"} <= set(shipped_workloads())
+    for name in shipped_workloads():
+        sc = load_workload(name)
         assert sc.topics and sc.expected_bytes() > 0
     assert parse_size("1GB") == 1 << 30 and parse_size("200MiB") == 200 << 20 and parse_size(4096) == 4096
-    with pytest.raises(ScenarioError):
+    with pytest.raises(WorkloadError):
         parse_size("lots")
 
 
@@ -282,16 +282,16 @@ def test_kafka_loads_and_dumps_the_generated_logs(tiny, log_oracle, tmp_path):
             assert exc is None and not err and not any("Mismatches" in ln for ln in lines), (idx, lines, err)
 
 
-def test_json_scenarios_and_size_targets(tmp_path):
+def test_json_workloads_and_size_targets(tmp_path):
     import json
     doc = {**TINY, "topics": TINY["topics"][1:]}  # skewed + audit
     path = tmp_path / "s.json"
     path.write_text(json.dumps(doc))
-    sc = load_scenario(path)
+    sc = load_workload(path)
     assert [t.name for t in sc.topics] == ["skewed", "audit"]
     (tmp_path / "bad.json").write_text("{topics: ")
-    with pytest.raises(ScenarioError, match="not valid JSON"):
-        load_scenario(tmp_path / "bad.json")
+    with pytest.raises(WorkloadError, match="not valid JSON"):
+        load_workload(tmp_path / "bad.json")
     target = 256 * 1024
     m = generate_logs(sc, tmp_path / "sized", size="256KB", jobs=1, progress=False)
     appended = [p["appended_bytes"] for p in m["partitions"]]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kafkafmt.layout import TIME_INDEX_ENTRY
-from kafkafmt.log import Log, LogConfig, SimulatedClock, companion_partition, compare_policies
+from kafkafmt.gen import compare_policies
+from kafkafmt.log import Log, LogConfig, SimulatedClock, companion_partition
 from kafkafmt.log.kip33 import fetch, partition_of_companion, replicate
-from kafkafmt.log.workloads import Workload
+from kafkafmt.gen.workloads import Workload
 from kafkafmt.records import MemoryRecords
 from log_helpers import one
 
@@ -56,7 +57,7 @@ def test_entries_for_first_message_first_of_each_minute_and_last_message(tmp_pat
 
 
 def test_messages_keep_create_time_even_on_a_log_append_time_topic(tmp_path):
-    from kafkafmt.log.workloads import client_batch
+    from kafkafmt.gen.workloads import client_batch
     clock = SimulatedClock(T0 + 30_000)
     topic = LogConfig.from_properties({"message.timestamp.type": "LogAppendTime"})
     shipped = Log(tmp_path / "a-0", topic, clock)

@@ -212,7 +212,7 @@ def test_partial_trailing_batch_is_dropped(make_log):
 
 def test_leader_append_through_the_broker_validator(make_log, clock):
     from kafkafmt.errors import KafkaFmtError
-    from kafkafmt.log.workloads import client_batch
+    from kafkafmt.gen.workloads import client_batch
     log = make_log(LogConfig.from_properties({"message.timestamp.type": "LogAppendTime"}))
     info = log.append_as_leader(client_batch([(5, b"k", b"v"), (6, b"k", b"w")]))
     assert (info.first_offset, info.last_offset, info.max_timestamp, info.log_append_time) == \

@@ -89,3 +89,22 @@ def test_the_live_log_and_the_view_share_one_implementation():
     for name in ("largest_timestamp", "translate_offset", "find_offset_by_timestamp", "read_next_offset",
                  "max_timestamp_offset", "batches", "start_position", "end_position"):
         assert getattr(LogSegment, name) is getattr(SegmentReads, name) is getattr(SegmentView, name)
+
+
+def test_a_read_only_log_views_the_directory_as_it_is_and_as_recovery_leaves_it(tmp_path):
+    """After a crash with a torn write: ``source_view`` reads the files as they are (the partial batch is
+    still there, the walker stops before it), ``view()`` the recovered copy (cut at the last whole batch);
+    both give the same offsets, and the directory is never written."""
+    from test_log_readonly import T0 as RO_T0, _broker_like_dir
+    d = _broker_like_dir(tmp_path / "src")
+    before = file_states(d)
+    with Log.open(d, LogConfig(segment_bytes=400), SimulatedClock(RO_T0 + 5), read_only=True) as ro:
+        as_is, recovered = ro.source_view.segments[-1], ro.view().segments[-1]
+        assert as_is.base_offset == recovered.base_offset
+        assert as_is.size > recovered.size == ro.active_segment.size
+        assert [c["change"] for c in ro.recovery_changes if c["file"] == as_is.log_path.name] == ["truncated"]
+        assert as_is.read_next_offset() == recovered.read_next_offset() == ro.log_end_offset
+        assert [b.position for b in as_is.batches()] == [b.position for b in recovered.batches()]
+        for ts in (RO_T0, RO_T0 + 7, RO_T0 + 99):
+            assert ro.source_view.search_offset_by_timestamp(ts) == ro.fetch_offset_by_timestamp(ts)
+    assert file_states(d) == before

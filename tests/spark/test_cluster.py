@@ -131,11 +131,11 @@ def cluster(tmp_path):
 
 def test_data_source_on_a_standalone_cluster(cluster, sample_logs, tmp_path):
     """The data source and one pipeline job (every table of ``run_pipeline``) on the cluster's executors."""
-    from kafkafmt.log.generator import generate_logs
-    from kafkafmt.log.scenario import parse_scenario
+    from kafkafmt.gen.generator import generate_logs
+    from kafkafmt.gen.workload_file import parse_workload
     from test_pipeline import SMALL
     small = tmp_path / "small"
-    generate_logs(parse_scenario(SMALL), small, jobs=1, progress=False)
+    generate_logs(parse_workload(SMALL), small, jobs=1, progress=False)
     derived = tmp_path / "derived"
     out = tmp_path / "summary.json"
     chosen = [sample_logs / "upgrade-0", sample_logs / "txn-0", sample_logs / "magic1-gzip-0",

@@ -12,8 +12,8 @@ import pytest
 from kafkafmt.config import LogConfig
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, SimulatedClock
-from kafkafmt.log.generator import generate_logs
-from kafkafmt.log.scenario import parse_scenario
+from kafkafmt.gen.generator import generate_logs
+from kafkafmt.gen.workload_file import parse_workload
 from kafkafmt.records import MemoryRecordsBuilder
 from kafkafmt.spark.pipeline import (OUTPUTS, conversion_costs, default_targets, offsets_for_times, partition_tables,
                                      producer_skew, run_pipeline, segment_files, segment_retention, topic_settings)
@@ -123,7 +123,7 @@ def test_conversion_costs_per_fetch_version():
 @pytest.fixture(scope="module")
 def small_logs(tmp_path_factory):
     out = tmp_path_factory.mktemp("pipeline") / "small"
-    generate_logs(parse_scenario(SMALL), out, jobs=1, progress=False)
+    generate_logs(parse_workload(SMALL), out, jobs=1, progress=False)
     return out
 
 
