@@ -33,7 +33,9 @@ from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
 from kafkafmt.conformance.broker import pid_alive, port_is_listening  # noqa: E402
 from kafkafmt.conformance.client import ProtocolError  # noqa: E402
-from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason, place_segment  # noqa: E402
+from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason, place_segment, place_segments  # noqa: E402
+from kafkafmt.constants import CompressionType, TimestampType  # noqa: E402
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
 from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError  # noqa: E402
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
@@ -41,6 +43,8 @@ pytestmark = [pytest.mark.java, pytest.mark.broker]
 B44 = BrokerConfig(kafka_version="4.4")
 C44 = LogConfig(broker=B44)
 N_OLD = 10
+#: the active segment after the old data on the ``cleaned`` topic
+CLEANED_TAIL = build([R(NOW + 9, b"k9", b"v10")], base_offset=N_OLD, partition_leader_epoch=0)
 
 
 def old_log(compacted: bool = False) -> bytes:
@@ -71,7 +75,9 @@ def broker44():
     reason = kraft_missing_reason()
     if reason:
         skip_or_fail(reason)
-    b = KRaftBroker()
+    # the cleaner on, quick, with a small dedupe buffer: only ``cleaned`` has a segment it may clean
+    b = KRaftBroker(overrides={"log.cleaner.enable": "true", "log.cleaner.backoff.ms": "200",
+                               "log.cleaner.dedupe.buffer.size": "8388608"})
     try:
         yield b
     finally:
@@ -84,16 +90,21 @@ def broker44():
 
 @pytest.fixture(scope="module")
 def upgraded(broker44):
-    """Topics ``old`` (delete) and ``oldc`` (compact) holding v0/v1 data under the restarted 4.4 broker."""
+    """Topics ``old`` (delete) and ``oldc`` (compact) holding v0/v1 data under the restarted 4.4 broker, each
+    as its only (active, so never cleaned) segment; ``cleaned`` (compact) with the same data in a segment
+    the cleaner may clean (a v2 segment after it)."""
     with broker44.client() as c:
         assert c.create_topic("old", {}) == (0, None)
         assert c.create_topic("oldc", {"cleanup.policy": "compact"}) == (0, None)
-        c.wait_for_leader("old")
-        c.wait_for_leader("oldc")
+        assert c.create_topic("cleaned", {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}) == \
+            (0, None)
+        for topic in ("old", "oldc", "cleaned"):
+            c.wait_for_leader(topic)
     broker44.stop()
     logs = {"old": old_log(), "oldc": old_log(compacted=True)}
     for topic, data in logs.items():
         place_segment(broker44, topic, data, log_end_offset=N_OLD)
+    place_segments(broker44, "cleaned", {0: old_log(compacted=True), N_OLD: CLEANED_TAIL}, log_end_offset=N_OLD + 1)
     broker44.start()
     with broker44.client() as c:
         c.wait_for_leader("old")
@@ -235,3 +246,26 @@ def test_old_clients_cannot_produce_and_fetch_nothing(upgraded, broker44):
             p.send("old", b"x").get(timeout=10)
     finally:
         p.close(timeout=1)
+
+
+def test_the_4_4_cleaner_rewrites_old_batches_as_v2(upgraded, broker44):
+    """KAFKA-13093, measured: on the compacted topic the 4.4 cleaner keeps the last record of each key
+    (offsets 7, 8, 9 of keys k1, k2, k0); the LogAppendTime gzip wrapper holding offset 7 becomes one v2 gzip
+    batch (LogAppendTime kept, partition leader epoch -1), byte for byte what kafkafmt's builder writes for it;
+    the v2 batch is kept as it was.  (kafkafmt's own 4.4 cleaner is the log cleaner's part: row
+    ``cleaner.legacy_to_v2``.)"""
+    assert kafka_lines.value("cleaner.legacy_to_v2", "4.4")
+    deadline = time.monotonic() + 60
+    while True:
+        with broker44.client() as c:
+            got = c.fetch("cleaned", 0, 0, version=11)
+        batches = list(MemoryRecords(got.records).batches())
+        if all(b.magic == 2 for b in batches) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [[r.offset for r in b.records()] for b in batches] == [[7], [8, 9]]
+    b = MemoryRecordsBuilder(2, CompressionType.GZIP, TimestampType.LOG_APPEND_TIME, 7, log_append_time=NOW + 9,
+                             partition_leader_epoch=-1)
+    b.append_with_offset(7, NOW + 9, b"k1", b"v7")
+    old_v2 = list(MemoryRecords(upgraded["oldc"]).batches())[-1]
+    assert got.records == b.build() + old_v2.raw
