@@ -84,6 +84,9 @@ CHANGES: tuple[LineChange, ...] = (
     _row("fetch.down_conversion", "fetch", "old fetch versions get v0/v1 converted from newer batches "
          "(RecordsUtil.downConvert); 4.x has no down-conversion: every batch on disk, v0 and v1 included, "
          "is sent as it is (zero-copy)", True, False, "KIP-724, KIP-896"),
+    _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "
+         "UNSUPPORTED_COMPRESSION_TYPE (KIP-110); 4.x sends the zstd batches to any fetch it answers (the check "
+         "went with KafkaApis' down-conversion; measured on 4.4.0)", True, False, "KIP-724, KIP-896"),
     # --- topic configuration (LogConfig.configKeys) ----------------------------------------------
     _row("topic.removed.message.format.version", "topic config", "topic key message.format.version",
          _MFV, None, "KIP-724"),

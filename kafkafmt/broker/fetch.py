@@ -406,9 +406,15 @@ def _log_read(data: bytes, result: FetchResult, max_bytes: int | None) -> bytes 
 def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
     """``KafkaApis.maybeConvertFetchedData``: zstd for old fetches, and the magic to convert to (None: none).
 
-    On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None."""
+    On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None, and
+    a zstd topic is no longer refused to fetches below v10 (row ``fetch.zstd_needs_v10``)."""
     tr, fetch_version = result.trace, result.fetch_version
-    if config.broker_compression == "zstd" and fetch_version < 10:
+    zstd_check = kafka_lines.value("fetch.zstd_needs_v10", config.kafka_line)
+    if config.broker_compression == "zstd" and fetch_version < 10 and not zstd_check:
+        row = kafka_lines.change("fetch.zstd_needs_v10")
+        tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10: sent all the same on Kafka "
+               f"{config.kafka_line}", row.source, kafka_line_row=row.key)
+    if config.broker_compression == "zstd" and fetch_version < 10 and zstd_check:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10 → UNSUPPORTED_COMPRESSION_TYPE",
                "KafkaApis.maybeConvertFetchedData", note="KIP-110: clients older than fetch v10 cannot read zstd")

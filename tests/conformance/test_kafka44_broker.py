@@ -269,3 +269,22 @@ def test_the_4_4_cleaner_rewrites_old_batches_as_v2(upgraded, broker44):
     b.append_with_offset(7, NOW + 9, b"k1", b"v7")
     old_v2 = list(MemoryRecords(upgraded["oldc"]).batches())[-1]
     assert got.records == b.build() + old_v2.raw
+
+
+@pytest.mark.parametrize("version", [4, 9, 10])
+def test_zstd_topic_and_old_fetch_versions(broker44, version):
+    """KIP-110's rule outlives down-conversion: a compression.type=zstd topic answers Fetch v4-v9 with
+    UNSUPPORTED_COMPRESSION_TYPE (76), as kafkafmt's 4.4 line predicts; Fetch v10 gets the batch."""
+    data = build([R(NOW, b"k", b"v")], compression_="zstd")
+    with broker44.client() as c:
+        if c.create_topic("zstd-topic", {"compression.type": "zstd"})[0] == 0:
+            c.wait_for_leader("zstd-topic")
+            assert c.produce_retrying("zstd-topic", 0, data, version=8).error_code == 0
+        got = c.fetch("zstd-topic", 0, 0, version=version)
+    cfg = C44.replace(compression_type="zstd")
+    stored = validate(data, cfg, partition_leader_epoch=0, produce_version=8).records
+    predicted = fetch(stored, topic_config=cfg, fetch_version=version)
+    if predicted.error:
+        assert predicted.error == "UNSUPPORTED_COMPRESSION_TYPE" and got.error_code == 76
+    else:
+        assert got.error_code == 0 and got.records == predicted.records == stored

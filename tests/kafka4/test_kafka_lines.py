@@ -123,3 +123,12 @@ def test_explain_lists_the_rows_applied(tmp_path, capsys):
     assert "produce.record_version" in out and "KIP-724" in out
     assert cli_main(["explain", "produce", str(f), "--now", str(NOW)]) == 0
     assert "difference(s) from 3.9" not in capsys.readouterr().out
+
+
+def test_zstd_topic_and_fetch_below_v10():
+    log = build([R(NOW, b"k", b"v")], compression_="zstd")
+    assert fetch(log, topic_config=LogConfig(compression_type="zstd"), fetch_version=9).error == \
+        "UNSUPPORTED_COMPRESSION_TYPE"  # 3.9 (KIP-110)
+    res = fetch(log, topic_config=C44.replace(compression_type="zstd"), fetch_version=9)
+    assert res.error is None and res.records == log
+    assert "fetch.zstd_needs_v10" in kafka_lines.rows_applied(res.trace)
