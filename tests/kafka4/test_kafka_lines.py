@@ -132,3 +132,16 @@ def test_zstd_topic_and_fetch_below_v10():
     res = fetch(log, topic_config=C44.replace(compression_type="zstd"), fetch_version=9)
     assert res.error is None and res.records == log
     assert "fetch.zstd_needs_v10" in kafka_lines.rows_applied(res.trace)
+
+
+def test_explain_lines_lists_the_table(capsys):
+    import json
+    assert cli_main(["explain", "lines", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["key"] for r in rows] == [c.key for c in kafka_lines.CHANGES]
+    removed = next(r for r in rows if r["key"] == "topic.removed.message.format.version")
+    assert (removed["3.9"], removed["4.4"], removed["source"]) == \
+        ("known (STRING, default 3.0-IV1)", "unknown key", "KIP-724")
+    assert cli_main(["explain", "lines", "--area", "dump"]) == 0
+    out = capsys.readouterr().out
+    assert "dump.legacy_record_brace" in out and "KAFKA-14579" in out and "fetch." not in out
