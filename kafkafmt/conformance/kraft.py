@@ -138,9 +138,13 @@ class KRaftBroker:
         self.process: JavaProcess | None = None
         self.starts = 0
         self.closed = False
-        self._format()
-        if start:
-            self.start()
+        try:
+            self._format()
+            if start:
+                self.start()
+        except BaseException:  # nothing left behind: the JVM stopped by PID, the temp dir removed
+            self.close()
+            raise
 
     def __enter__(self) -> "KRaftBroker":
         return self

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -288,3 +289,27 @@ def test_zstd_topic_and_old_fetch_versions(broker44, version):
         assert predicted.error == "UNSUPPORTED_COMPRESSION_TYPE" and got.error_code == 76
     else:
         assert got.error_code == 0 and got.records == predicted.records == stored
+
+
+def test_a_broker_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path):
+    """A setting 4.4 refuses (segment.bytes below KIP-1030's 1 MiB) stops the broker at start: the error says
+    so with the broker's log, its JVM is gone and its temp dir removed."""
+    reason = kraft_missing_reason()
+    if reason:
+        skip_or_fail(reason)
+    from kafkafmt.conformance.broker import BrokerError
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(BrokerError, match="exited|format failed") as e:
+        KRaftBroker(overrides={"log.segment.bytes": "1024"})
+    assert "1048576" in str(e.value)
+    assert list(tmp_path.iterdir()) == []  # the temp dir is gone
+    left = [p for p in os.listdir("/proc") if p.isdigit() and str(tmp_path) in _cmdline(int(p))]
+    assert left == [], "a JVM of the failed broker is still running"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
