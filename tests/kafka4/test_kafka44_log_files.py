@@ -131,3 +131,32 @@ def test_appends_match_kafka_4_4_0_file_for_file(oracle44, tmp_path, seed):
     index_bytes = (p.kd / f"{active.base_offset:020d}.index").stat().st_size
     assert index_bytes == p.cfg.segment_index_bytes // 8 * 8
     p.compare("closed", closed=True)
+
+
+def test_index_dumps_match_kafka_4_4_0(oracle44, tmp_path):
+    """kafka-dump-log 4.4.0 (the Java DumpLogSegments) on the .index/.timeindex files 4.4.0's UnifiedLog left,
+    the active segment's untrimmed ones included: the same lines as kafkafmt's dumps, and where Kafka throws
+    (the sanity check of an untrimmed time index) kafkafmt raises the same CorruptIndexException message."""
+    from kafkafmt.errors import KafkaFmtError
+    from kafkafmt.log import dump_index, dump_time_index
+    test_appends_match_kafka_4_4_0_file_for_file(oracle44, tmp_path, 0)
+    d = tmp_path / "s0" / "kafka" / "t-0"
+    checked = 0
+    for name in sorted(os.listdir(d)):
+        if not name.endswith((".index", ".timeindex")):
+            continue
+        path = str(d / name)
+        fn = dump_index if name.endswith(".index") else dump_time_index
+        for flags in ([], ["--verify-index-only"], ["--index-sanity-check"]):
+            theirs = oracle44.call("dump", args=["--files", path, *flags])
+            try:
+                out, err = fn(path, verify_only="--verify-index-only" in flags,
+                              sanity_check_only="--index-sanity-check" in flags)
+            except KafkaFmtError as e:
+                assert theirs["exception"] == f"{e.kafka_exception}: {e.reason}", (name, flags)
+                continue
+            assert theirs["exception"] is None, (name, flags, theirs["exception"])
+            assert [f"Dumping {path}", *out] == theirs["stdout"].splitlines(), (name, flags)
+            assert err == theirs["stderr"].splitlines(), (name, flags)
+            checked += 1
+    assert checked >= 8
