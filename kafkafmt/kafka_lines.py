@@ -37,7 +37,7 @@ class LineChange:
     """One difference between Kafka 3.9 and 4.4: what it is, its value on each line, and its source.
 
     ``key`` is kafkafmt's stable name for the row; ``area`` groups rows (``protocol``, ``produce``,
-    ``fetch``, ``topic config``, ``log``, ``dump``, ``cleaner``); ``v39`` / ``v44`` are the values the rules
+    ``fetch``, ``topic config``, ``dump``, ``cleaner``); ``v39`` / ``v44`` are the values the rules
     read; ``source`` names the KIP or JIRA; ``release`` the Kafka release that made the change ("4.x": somewhere
     between 4.0 and 4.4.0, where kafkafmt measured it).
     """
@@ -119,11 +119,6 @@ CHANGES: tuple[LineChange, ...] = (
          "message.timestamp.after.max.ms (a record more than 1 h ahead of the broker: INVALID_TIMESTAMP)",
          INT64_MAX, 3600000, "KIP-1030"),
     _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", 14, 1048576, "KIP-1030"),
-    # --- the log ----------------------------------------------------------------------------------
-    _row("log.close_finalizes_active_segment", "log", "a clean close of the log gives the active segment its "
-         "final time index entry (max timestamp so far) and trims its .index/.timeindex to their entries; "
-         "4.4.0's UnifiedLog.close leaves both as they are (preallocated size, no final entry)", True, False,
-         "measured on Kafka 4.4.0 (UnifiedLog.close); cf. KAFKA-20979", "4.x"),
     # --- kafka-dump-log -----------------------------------------------------------------------------
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", True, False,

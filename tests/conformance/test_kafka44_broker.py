@@ -101,10 +101,15 @@ def upgraded(broker44):
             (0, None)
         for topic in ("old", "oldc", "cleaned"):
             c.wait_for_leader(topic)
+        # one batch in the active segment of ``old`` before the stop (replaced below): what does a clean
+        # shutdown leave of its indexes?
+        assert c.produce_retrying("old", 0, build([R(NOW, b"k", b"v")]), version=8).error_code == 0
     broker44.stop()
-    logs = {"old": old_log(), "oldc": old_log(compacted=True)}
-    for topic, data in logs.items():
-        place_segment(broker44, topic, data, log_end_offset=N_OLD)
+    closed_index_files = {f.name: f.read_bytes() for f in broker44.partition_dir("old").iterdir()
+                          if f.suffix in (".index", ".timeindex")}
+    logs = {"old": old_log(), "oldc": old_log(compacted=True), "closed_index_files": closed_index_files}
+    for topic in ("old", "oldc"):
+        place_segment(broker44, topic, logs[topic], log_end_offset=N_OLD)
     place_segments(broker44, "cleaned", {0: old_log(compacted=True), N_OLD: CLEANED_TAIL}, log_end_offset=N_OLD + 1)
     broker44.start()
     with broker44.client() as c:
@@ -313,3 +318,18 @@ def _cmdline(pid: int) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_what_a_clean_shutdown_leaves_of_the_active_indexes(upgraded, tmp_path):
+    """The active segment of ``old`` held one batch when the broker was stopped cleanly: its .index and
+    .timeindex are what kafkafmt's ``Log.close`` leaves on the 4.4 line: trimmed, the time index with its
+    final (max timestamp, offset) entry.  (4.4.0's ``UnifiedLog.close()`` called alone does neither, see
+    tests/kafka4/test_kafka44_log_files.py: the broker's shutdown path does.)"""
+    from kafkafmt.log import Log, SimulatedClock
+    log = Log(tmp_path / "old-0", LogConfig.from_properties({"segment.index.bytes": "8192"}, broker=B44),
+              SimulatedClock(NOW))
+    log.append_as_leader(build([R(NOW, b"k", b"v")]))
+    log.close()
+    mine = {n: (tmp_path / "old-0" / n).read_bytes() for n in upgraded["closed_index_files"]}
+    assert upgraded["closed_index_files"] == mine
+    assert mine["00000000000000000000.timeindex"] == NOW.to_bytes(8, "big") + bytes(4)

@@ -28,7 +28,7 @@ def test_every_row_names_its_kip_or_jira_and_is_unique():
     assert len(keys) == len(set(keys))
     for c in kafka_lines.CHANGES:
         assert re.search(r"KIP-\d+|KAFKA-\d+|apache/kafka PR \d+", c.source), c
-        assert c.area in ("protocol", "produce", "fetch", "topic config", "log", "dump", "cleaner"), c
+        assert c.area in ("protocol", "produce", "fetch", "topic config", "dump", "cleaner"), c
         assert c.v39 != c.v44, c
     assert kafka_lines.value("produce.min_version", "4.4") == 3
     assert kafka_lines.value("fetch.min_version", "4.4") == 4
