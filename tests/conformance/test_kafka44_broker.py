@@ -212,18 +212,19 @@ def test_old_batches_are_served_as_they_are(upgraded, broker44, topic, version):
     assert predicted.zero_copy and got.records == predicted.records == upgraded[topic]
 
 
+@pytest.mark.parametrize("topic", ["old", "oldc"])
 @pytest.mark.parametrize("client", ["kafka-python", "librdkafka"])
-def test_current_clients_read_the_old_batches(upgraded, broker44, client):
+def test_current_clients_read_the_old_batches(upgraded, broker44, client, topic):
     read = {"kafka-python": clients.kafka_python, "librdkafka": clients.confluent}[client]
-    assert read(broker44.bootstrap, "old", N_OLD) == predicted_rows(upgraded["old"])
+    assert read(broker44.bootstrap, topic, N_OLD) == predicted_rows(upgraded[topic])
 
 
-def _aiokafka_subprocess(bootstrap: str, pure_python: bool) -> dict:
+def _aiokafka_subprocess(bootstrap: str, pure_python: bool, topic: str = "old", n: int = N_OLD) -> dict:
     env = dict(os.environ)
     if pure_python:
         env["AIOKAFKA_NO_EXTENSIONS"] = "1"
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "kafka44_clients.py"), "aiokafka", bootstrap, "old",
-                           str(N_OLD)], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "kafka44_clients.py"), "aiokafka", bootstrap, topic,
+                           str(n)], capture_output=True, text=True, timeout=120, env=env)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -275,6 +276,14 @@ def test_the_4_4_cleaner_rewrites_old_batches_as_v2(upgraded, broker44):
     b.append_with_offset(7, NOW + 9, b"k1", b"v7")
     old_v2 = list(MemoryRecords(upgraded["oldc"]).batches())[-1]
     assert got.records == b.build() + old_v2.raw
+    # what the clients read once the old batches are gone: the same four records from each, and aiokafka's
+    # C reader copes again (every batch is v2)
+    expected = predicted_rows(got.records + CLEANED_TAIL)
+    assert [r[0] for r in expected] == [7, 8, 9, 10]
+    for read in (clients.kafka_python, clients.confluent):
+        assert read(broker44.bootstrap, "cleaned", 4) == expected
+    hexed = [[o, t, tt, k.hex(), v.hex()] for o, t, tt, k, v in expected]
+    assert _aiokafka_subprocess(broker44.bootstrap, pure_python=False, topic="cleaned", n=4) == {"rows": hexed}
 
 
 @pytest.mark.parametrize("version", [4, 9, 10])
