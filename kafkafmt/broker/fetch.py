@@ -26,6 +26,10 @@
    shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk also
    ends in the overflow batch and the error comes on the next fetch.
 
+**The 4.4 line** (``kafkafmt.kafka.version=4.4``, :mod:`kafkafmt.kafka_lines`): a Fetch below v4 gets
+no response (``connection_closed``, KIP-896); nothing is down-converted and nothing is refused for zstd:
+every batch on disk, v0 and v1 included, is sent as it is (KIP-724).
+
 **Cost accounting** (:class:`ConversionCost`) is kafkafmt's own: per converted compressed batch one
 decompression and one compression; zero of both for zero-copy.  ``cpu_time_ns`` is measured with
 ``time.process_time_ns``.
