@@ -746,7 +746,7 @@ class LogConfig:
     # --- traces --------------------------------------------------------------------------------
     def describe(self) -> dict:
         """The derived values the broker uses (for traces), and what is kept without being modelled."""
-        out = {"kafkafmt.kafka.version": self.kafka_line, "message.format.version": self.message_format_version,
+        out = {"message.format.version": self.message_format_version,
                "inter.broker.protocol.version": self.inter_broker_protocol_version,
                "message_format_ignored": self.message_format_ignored, "toMagic": self.to_magic,
                "message.timestamp.type": self.timestamp_type.kafka_name,
@@ -754,6 +754,8 @@ class LogConfig:
                "timestampAfterMaxMs": self.effective_after_max_ms,
                "compression.type": self.broker_compression, "compacted": self.compact,
                "max.message.bytes": self.max_message_bytes}
+        if self.kafka_line != kafka_lines.DEFAULT_LINE:
+            out = {"kafkafmt.kafka.version": self.kafka_line, **out}
         if self.not_modelled:
             out["not modelled"] = ", ".join(sorted(self.not_modelled))
         return out

@@ -37,8 +37,9 @@ class LineChange:
     """One difference between Kafka 3.9 and 4.4: what it is, its value on each line, and its source.
 
     ``key`` is kafkafmt's stable name for the row; ``area`` groups rows (``protocol``, ``produce``,
-    ``fetch``, ``topic config``, ``log``, ``dump``, ``cleaner``); ``v39`` / ``v44`` are the values the rules
-    read; ``source`` names the KIP or JIRA; ``release`` the Kafka release that made the change.
+    ``fetch``, ``topic config``, ``dump``, ``cleaner``); ``v39`` / ``v44`` are the values the rules
+    read; ``source`` names the KIP or JIRA; ``release`` the Kafka release that made the change ("4.x": somewhere
+    between 4.0 and 4.4.0, where kafkafmt measured it).
     """
 
     key: str
@@ -52,9 +53,16 @@ class LineChange:
     def value(self, line: str) -> Any:
         return self.v44 if check_line(line) == "4.4" else self.v39
 
+    def shown(self, line: str) -> Any:
+        """The value on ``line`` as people read it: a topic key's spec as "known (TYPE, default D)"."""
+        v = self.value(line)
+        if self.key.startswith(("topic.removed.", "topic.added.")):
+            return "unknown key" if v is None else f"known ({v[0]}, default {v[1]})"
+        return v
+
     def to_dict(self) -> dict:
-        return {"key": self.key, "area": self.area, "what": self.what, "3.9": self.v39, "4.4": self.v44,
-                "source": self.source, "release": self.release}
+        return {"key": self.key, "area": self.area, "what": self.what, "3.9": self.shown("3.9"),
+                "4.4": self.shown("4.4"), "source": self.source, "release": self.release}
 
 
 def _row(key, area, what, v39, v44, source, release="4.0") -> LineChange:
@@ -84,6 +92,9 @@ CHANGES: tuple[LineChange, ...] = (
     _row("fetch.down_conversion", "fetch", "old fetch versions get v0/v1 converted from newer batches "
          "(RecordsUtil.downConvert); 4.x has no down-conversion: every batch on disk, v0 and v1 included, "
          "is sent as it is (zero-copy)", True, False, "KIP-724, KIP-896"),
+    _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "
+         "UNSUPPORTED_COMPRESSION_TYPE (KIP-110); 4.x sends the zstd batches to any fetch it answers (the check "
+         "went with KafkaApis' down-conversion; measured on 4.4.0)", True, False, "KIP-724, KIP-896"),
     # --- topic configuration (LogConfig.configKeys) ----------------------------------------------
     _row("topic.removed.message.format.version", "topic config", "topic key message.format.version",
          _MFV, None, "KIP-724"),
@@ -94,25 +105,20 @@ CHANGES: tuple[LineChange, ...] = (
          "KIP-937"),
     _row("topic.added.max.decompressed.message.bytes", "topic config", "topic key max.decompressed.message.bytes "
          "(not modelled by kafkafmt: kept and written back)", None, _MAX_DECOMPRESSED, "apache/kafka PR 24123",
-         "4.4"),
+         "4.x"),
     _row("topic.added.remote.copy.lag.ms", "topic config", "topic key remote.copy.lag.ms (tiered storage; "
          "not modelled)", None, ("LONG", 0, ("at_least", -1), "log.remote.copy.lag.ms"), "apache/kafka PR 22236",
-         "4.4"),
+         "4.x"),
     _row("topic.added.remote.copy.lag.bytes", "topic config", "topic key remote.copy.lag.bytes (tiered storage; "
          "not modelled)", None, ("LONG", -1, ("at_least", -1), "log.remote.copy.lag.bytes"), "apache/kafka PR 22236",
-         "4.4"),
+         "4.x"),
     _row("topic.added.errors.deadletterqueue.group.enable", "topic config", "topic key "
          "errors.deadletterqueue.group.enable (share-group dead-letter queues; not modelled)", None,
-         ("BOOLEAN", False, None, None), "KIP-1191", "4.4"),
+         ("BOOLEAN", False, None, None), "KIP-1191", "4.x"),
     _row("topic.default.message.timestamp.after.max.ms", "topic config", "default of "
          "message.timestamp.after.max.ms (a record more than 1 h ahead of the broker: INVALID_TIMESTAMP)",
          INT64_MAX, 3600000, "KIP-1030"),
     _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", 14, 1048576, "KIP-1030"),
-    # --- the log ----------------------------------------------------------------------------------
-    _row("log.close_finalizes_active_segment", "log", "a clean close of the log gives the active segment its "
-         "final time index entry (max timestamp so far) and trims its .index/.timeindex to their entries; "
-         "4.4.0's UnifiedLog.close leaves both as they are (preallocated size, no final entry)", True, False,
-         "measured on Kafka 4.4.0 (UnifiedLog.close); cf. KAFKA-20979", "4.4"),
     # --- kafka-dump-log -----------------------------------------------------------------------------
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", True, False,

@@ -15,7 +15,7 @@
 //   {"op": "time", "ms": N}                 -> sets the mock clock of the UnifiedLog ops
 //   {"op": "open", "log": name, "dir": path, "config": {...}}  -> UnifiedLog.create (inline scheduler)
 //   {"op": "appendLeader"|"appendFollower", "log": name, "records": hex, "epoch": E, "origin": O}
-//   {"op": "roll"|"state"|"close"|"updateHighWatermark", "log": name}
+//   {"op": "roll"|"state"|"flush"|"close"|"updateHighWatermark", "log": name}
 // Errors: {"ok": false, "error": simple class name, "message": ...}.
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -175,6 +175,7 @@ public final class KafkaOracle44 {
             case "roll": out.put("baseOffset", log(req).roll().baseOffset()); break;
             case "updateHighWatermark": out.put("hw", log(req).updateHighWatermark(req.path("hw").asLong())); break;
             case "state": state(log(req), out); break;
+            case "flush": log(req).flush(req.path("forceFlushActiveSegment").asBoolean(true)); break;
             case "close": log(req).close(); LOGS.remove(req.path("log").asText()); break;
             default: throw new IllegalArgumentException("unknown op '" + op + "'");
         }

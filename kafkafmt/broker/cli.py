@@ -19,7 +19,7 @@ from ..io import atomic_write, read_input
 from .fetch import fetch
 from .validator import ORIGINS, validate_messages_and_assign_offsets
 
-__all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "parse_topic_config"]
+__all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
 
 def parse_topic_config(pairs) -> LogConfig:
@@ -52,7 +52,7 @@ def register(sub) -> None:
         description="Run the broker's rules (UnifiedLog + LogValidator on produce; KafkaApis + RecordsUtil.downConvert "
                     "on fetch) on a record-set file and print every decision with the Kafka class/method or seed "
                     "section it comes from.")
-    esub = p.add_subparsers(dest="explain_command", metavar="{produce,fetch}")
+    esub = p.add_subparsers(dest="explain_command", metavar="{produce,fetch,lines}")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     pp = esub.add_parser(
@@ -95,6 +95,14 @@ def register(sub) -> None:
     fp.add_argument("--json", action="store_true", help="print one JSON object (outcome, cost, trace steps)")
     fp.add_argument("--output", "-o", metavar="OUT", help="write the records of the response to OUT")
     fp.set_defaults(func=run_fetch)
+
+    lp = esub.add_parser(
+        "lines", help="list what differs between the Kafka lines kafkafmt models (3.9, 4.4)",
+        description="Print the table kafkafmt's rules read where Kafka 3.9 and 4.4 differ (kafkafmt.kafka_lines): "
+                    "one row per difference, with its value on each line and the KIP or JIRA that made it.")
+    lp.add_argument("--area", choices=sorted({c.area for c in kafka_lines.CHANGES}), help="only this area")
+    lp.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    lp.set_defaults(func=run_lines)
 
 
 def _dump_json(obj) -> str:
@@ -192,6 +200,19 @@ def run_fetch(args, out=None) -> int:
     if args.output:
         print(f"wrote {len(res.records)} bytes to {args.output}", file=out)
     return 1 if res.error else 0
+
+
+def run_lines(args, out=None) -> int:
+    out = out or sys.stdout
+    rows = [c.to_dict() for c in kafka_lines.changes(args.area)]
+    if args.json:
+        print(_dump_json(rows), file=out)
+        return 0
+    for r in rows:
+        print(f"{r['area']:<13} {r['key']:<44} 3.9: {r['3.9']!s:<24} 4.4: {r['4.4']!s:<14} {r['source']} "
+              f"(Kafka {r['release']})", file=out)
+        print(f"{'':<13} {r['what']}", file=out)
+    return 0
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -26,6 +26,10 @@
    shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk also
    ends in the overflow batch and the error comes on the next fetch.
 
+**The 4.4 line** (``kafkafmt.kafka.version=4.4``, :mod:`kafkafmt.kafka_lines`): a Fetch below v4 gets
+no response (``connection_closed``, KIP-896); nothing is down-converted and nothing is refused for zstd:
+every batch on disk, v0 and v1 included, is sent as it is (KIP-724).
+
 **Cost accounting** (:class:`ConversionCost`) is kafkafmt's own: per converted compressed batch one
 decompression and one compression; zero of both for zero-copy.  ``cpu_time_ns`` is measured with
 ``time.process_time_ns``.
@@ -406,9 +410,15 @@ def _log_read(data: bytes, result: FetchResult, max_bytes: int | None) -> bytes 
 def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
     """``KafkaApis.maybeConvertFetchedData``: zstd for old fetches, and the magic to convert to (None: none).
 
-    On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None."""
+    On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None, and
+    a zstd topic is no longer refused to fetches below v10 (row ``fetch.zstd_needs_v10``)."""
     tr, fetch_version = result.trace, result.fetch_version
-    if config.broker_compression == "zstd" and fetch_version < 10:
+    zstd_check = kafka_lines.value("fetch.zstd_needs_v10", config.kafka_line)
+    if config.broker_compression == "zstd" and fetch_version < 10 and not zstd_check:
+        row = kafka_lines.change("fetch.zstd_needs_v10")
+        tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10: sent all the same on Kafka "
+               f"{config.kafka_line}", row.source, kafka_line_row=row.key)
+    if config.broker_compression == "zstd" and fetch_version < 10 and zstd_check:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10 → UNSUPPORTED_COMPRESSION_TYPE",
                "KafkaApis.maybeConvertFetchedData", note="KIP-110: clients older than fetch v10 cannot read zstd")

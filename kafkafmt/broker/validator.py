@@ -26,6 +26,10 @@ Order of checks (each cites its Kafka source):
 4. Back in ``UnifiedLog.append``: if the size may have changed, every batch is checked against
    ``max.message.bytes`` again, and the whole set against ``segment.bytes``.
 
+On the 4.4 line (``kafkafmt.kafka.version=4.4``, rows of :mod:`kafkafmt.kafka_lines`): a Produce request
+below v3 is not answered (:class:`~kafkafmt.errors.UnsupportedVersionError`, KIP-896) and every topic
+is written in v2 (toMagic 2, KIP-724); the rest is the same LogValidator (checked against 4.4.0's jars).
+
 Seeds vs Kafka (see the test-suite for each): KIP-32 (seed 000 §2.1.1) says a LogAppendTime broker
 overwrites inner timestamps that are not -1 and recompresses; Kafka never does: it only rewrites the
 wrapper/batch timestamp and sets the LogAppendTime attribute bit, and readers substitute it.
@@ -202,7 +206,8 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:
-    """Validate one partition's produce payload and assign offsets, as the Kafka 3.9 leader does.
+    """Validate one partition's produce payload and assign offsets, as the Kafka 3.9 leader does (or the 4.4
+    leader, when ``config.broker`` says ``kafkafmt.kafka.version=4.4``).
 
     ``records``: bytes-like or :class:`~kafkafmt.records.MemoryRecords` (never modified).
     ``offset``: the log end offset (the first offset to assign).  ``now``: the broker clock in ms

@@ -138,9 +138,13 @@ class KRaftBroker:
         self.process: JavaProcess | None = None
         self.starts = 0
         self.closed = False
-        self._format()
-        if start:
-            self.start()
+        try:
+            self._format()
+            if start:
+                self.start()
+        except BaseException:  # nothing left behind: the JVM stopped by PID, the temp dir removed
+            self.close()
+            raise
 
     def __enter__(self) -> "KRaftBroker":
         return self
@@ -254,6 +258,13 @@ def _set_checkpoint(path: Path, topic: str, partition: int, offset: int) -> None
 def place_segment(broker: KRaftBroker, topic: str, data: bytes, *, partition: int = 0, base_offset: int = 0,
                   log_end_offset: int) -> Path:
     """Put ``data`` in place of a stopped broker's partition as its only segment (see the module doc)."""
+    return place_segments(broker, topic, {base_offset: data}, partition=partition, log_end_offset=log_end_offset)[0]
+
+
+def place_segments(broker: KRaftBroker, topic: str, segments: dict[int, bytes], *, partition: int = 0,
+                   log_end_offset: int) -> list[Path]:
+    """Put ``segments`` (base offset → bytes) in place of a stopped broker's partition: the last one is the
+    active segment, the others can be cleaned or deleted by retention."""
     if broker.running():
         raise BrokerError("stop the broker before placing segments")
     pdir = broker.partition_dir(topic, partition)
@@ -262,13 +273,16 @@ def place_segment(broker: KRaftBroker, topic: str, data: bytes, *, partition: in
     for f in pdir.iterdir():
         if f.suffix in (".log", ".index", ".timeindex", ".snapshot", ".txnindex"):
             f.unlink()
-    seg = pdir / f"{base_offset:020d}.log"
-    tmp = pdir / (seg.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, seg)
+    placed = []
+    for base_offset, data in sorted(segments.items()):
+        seg = pdir / f"{base_offset:020d}.log"
+        tmp = pdir / (seg.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, seg)
+        placed.append(seg)
     for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
         _set_checkpoint(broker.log_dir / name, topic, partition, log_end_offset)
-    return seg
+    return placed
 
 
-__all__ = ["KRaftBroker", "kraft_missing_reason", "place_segment", "LIB44_DIR", "KRAFT_BROKER_CONFIG"]
+__all__ = ["KRaftBroker", "kraft_missing_reason", "place_segment", "place_segments", "LIB44_DIR", "KRAFT_BROKER_CONFIG"]

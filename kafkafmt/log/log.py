@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import kafka_lines
 from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
 from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
                       RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError,
@@ -752,9 +751,8 @@ class Log(LogLoading, LogRetention):
             self._scratch_cleanup()
             return
         self.flush()
-        finalize = kafka_lines.value("log.close_finalizes_active_segment", self.config.kafka_line)
         for seg in self.segments:
-            seg.close(finalize=finalize)
+            seg.close()
         self._write_checkpoints()
         (self.dir / CLEAN_SHUTDOWN_FILE).touch()
         self._closed = True

@@ -465,19 +465,8 @@ class LogSegment(SegmentReads):
             self.offset_index.flush()
             self.time_index.flush()
 
-    def close(self, *, finalize: bool = True) -> None:
-        """``LogSegment.close``: final time index entry if the max timestamp is known, trim, close.
-
-        ``finalize=False`` is what Kafka 4.4.0's ``UnifiedLog.close`` leaves (row
-        ``log.close_finalizes_active_segment`` of :mod:`kafkafmt.kafka_lines`): no final time index entry
-        and both indexes kept at their preallocated size.  Only the active segment is concerned: a rolled
-        segment got both at its roll."""
-        if not finalize:
-            for index in (self._offset_index, self._time_index):
-                if index is not None:
-                    index.close_handler()
-            self.log.close()
-            return
+    def close(self) -> None:
+        """``LogSegment.close``: final time index entry if the max timestamp is known, trim, close."""
         if self._max_ts_and_offset is not None:
             try:
                 self._time_index_final_entry()

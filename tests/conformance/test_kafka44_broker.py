@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -33,7 +34,9 @@ from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
 from kafkafmt.conformance.broker import pid_alive, port_is_listening  # noqa: E402
 from kafkafmt.conformance.client import ProtocolError  # noqa: E402
-from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason, place_segment  # noqa: E402
+from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason, place_segment, place_segments  # noqa: E402
+from kafkafmt.constants import CompressionType, TimestampType  # noqa: E402
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
 from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError  # noqa: E402
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
@@ -41,6 +44,8 @@ pytestmark = [pytest.mark.java, pytest.mark.broker]
 B44 = BrokerConfig(kafka_version="4.4")
 C44 = LogConfig(broker=B44)
 N_OLD = 10
+#: the active segment after the old data on the ``cleaned`` topic
+CLEANED_TAIL = build([R(NOW + 9, b"k9", b"v10")], base_offset=N_OLD, partition_leader_epoch=0)
 
 
 def old_log(compacted: bool = False) -> bytes:
@@ -71,7 +76,9 @@ def broker44():
     reason = kraft_missing_reason()
     if reason:
         skip_or_fail(reason)
-    b = KRaftBroker()
+    # the cleaner on, quick, with a small dedupe buffer: only ``cleaned`` has a segment it may clean
+    b = KRaftBroker(overrides={"log.cleaner.enable": "true", "log.cleaner.backoff.ms": "200",
+                               "log.cleaner.dedupe.buffer.size": "8388608"})
     try:
         yield b
     finally:
@@ -84,16 +91,26 @@ def broker44():
 
 @pytest.fixture(scope="module")
 def upgraded(broker44):
-    """Topics ``old`` (delete) and ``oldc`` (compact) holding v0/v1 data under the restarted 4.4 broker."""
+    """Topics ``old`` (delete) and ``oldc`` (compact) holding v0/v1 data under the restarted 4.4 broker, each
+    as its only (active, so never cleaned) segment; ``cleaned`` (compact) with the same data in a segment
+    the cleaner may clean (a v2 segment after it)."""
     with broker44.client() as c:
         assert c.create_topic("old", {}) == (0, None)
         assert c.create_topic("oldc", {"cleanup.policy": "compact"}) == (0, None)
-        c.wait_for_leader("old")
-        c.wait_for_leader("oldc")
+        assert c.create_topic("cleaned", {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}) == \
+            (0, None)
+        for topic in ("old", "oldc", "cleaned"):
+            c.wait_for_leader(topic)
+        # one batch in the active segment of ``old`` before the stop (replaced below): what does a clean
+        # shutdown leave of its indexes?
+        assert c.produce_retrying("old", 0, build([R(NOW, b"k", b"v")]), version=8).error_code == 0
     broker44.stop()
-    logs = {"old": old_log(), "oldc": old_log(compacted=True)}
-    for topic, data in logs.items():
-        place_segment(broker44, topic, data, log_end_offset=N_OLD)
+    closed_index_files = {f.name: f.read_bytes() for f in broker44.partition_dir("old").iterdir()
+                          if f.suffix in (".index", ".timeindex")}
+    logs = {"old": old_log(), "oldc": old_log(compacted=True), "closed_index_files": closed_index_files}
+    for topic in ("old", "oldc"):
+        place_segment(broker44, topic, logs[topic], log_end_offset=N_OLD)
+    place_segments(broker44, "cleaned", {0: old_log(compacted=True), N_OLD: CLEANED_TAIL}, log_end_offset=N_OLD + 1)
     broker44.start()
     with broker44.client() as c:
         c.wait_for_leader("old")
@@ -195,18 +212,19 @@ def test_old_batches_are_served_as_they_are(upgraded, broker44, topic, version):
     assert predicted.zero_copy and got.records == predicted.records == upgraded[topic]
 
 
+@pytest.mark.parametrize("topic", ["old", "oldc"])
 @pytest.mark.parametrize("client", ["kafka-python", "librdkafka"])
-def test_current_clients_read_the_old_batches(upgraded, broker44, client):
+def test_current_clients_read_the_old_batches(upgraded, broker44, client, topic):
     read = {"kafka-python": clients.kafka_python, "librdkafka": clients.confluent}[client]
-    assert read(broker44.bootstrap, "old", N_OLD) == predicted_rows(upgraded["old"])
+    assert read(broker44.bootstrap, topic, N_OLD) == predicted_rows(upgraded[topic])
 
 
-def _aiokafka_subprocess(bootstrap: str, pure_python: bool) -> dict:
+def _aiokafka_subprocess(bootstrap: str, pure_python: bool, topic: str = "old", n: int = N_OLD) -> dict:
     env = dict(os.environ)
     if pure_python:
         env["AIOKAFKA_NO_EXTENSIONS"] = "1"
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "kafka44_clients.py"), "aiokafka", bootstrap, "old",
-                           str(N_OLD)], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "kafka44_clients.py"), "aiokafka", bootstrap, topic,
+                           str(n)], capture_output=True, text=True, timeout=120, env=env)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -235,3 +253,92 @@ def test_old_clients_cannot_produce_and_fetch_nothing(upgraded, broker44):
             p.send("old", b"x").get(timeout=10)
     finally:
         p.close(timeout=1)
+
+
+def test_the_4_4_cleaner_rewrites_old_batches_as_v2(upgraded, broker44):
+    """KAFKA-13093, measured: on the compacted topic the 4.4 cleaner keeps the last record of each key
+    (offsets 7, 8, 9 of keys k1, k2, k0); the LogAppendTime gzip wrapper holding offset 7 becomes one v2 gzip
+    batch (LogAppendTime kept, partition leader epoch -1), byte for byte what kafkafmt's builder writes for it;
+    the v2 batch is kept as it was.  (kafkafmt's own 4.4 cleaner is the log cleaner's part: row
+    ``cleaner.legacy_to_v2``.)"""
+    assert kafka_lines.value("cleaner.legacy_to_v2", "4.4")
+    deadline = time.monotonic() + 60
+    while True:
+        with broker44.client() as c:
+            got = c.fetch("cleaned", 0, 0, version=11)
+        batches = list(MemoryRecords(got.records).batches())
+        if all(b.magic == 2 for b in batches) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [[r.offset for r in b.records()] for b in batches] == [[7], [8, 9]]
+    b = MemoryRecordsBuilder(2, CompressionType.GZIP, TimestampType.LOG_APPEND_TIME, 7, log_append_time=NOW + 9,
+                             partition_leader_epoch=-1)
+    b.append_with_offset(7, NOW + 9, b"k1", b"v7")
+    old_v2 = list(MemoryRecords(upgraded["oldc"]).batches())[-1]
+    assert got.records == b.build() + old_v2.raw
+    # what the clients read once the old batches are gone: the same four records from each, and aiokafka's
+    # C reader copes again (every batch is v2)
+    expected = predicted_rows(got.records + CLEANED_TAIL)
+    assert [r[0] for r in expected] == [7, 8, 9, 10]
+    for read in (clients.kafka_python, clients.confluent):
+        assert read(broker44.bootstrap, "cleaned", 4) == expected
+    hexed = [[o, t, tt, k.hex(), v.hex()] for o, t, tt, k, v in expected]
+    assert _aiokafka_subprocess(broker44.bootstrap, pure_python=False, topic="cleaned", n=4) == {"rows": hexed}
+
+
+@pytest.mark.parametrize("version", [4, 9, 10])
+def test_zstd_topic_and_old_fetch_versions(broker44, version):
+    """KIP-110's rule outlives down-conversion: a compression.type=zstd topic answers Fetch v4-v9 with
+    UNSUPPORTED_COMPRESSION_TYPE (76), as kafkafmt's 4.4 line predicts; Fetch v10 gets the batch."""
+    data = build([R(NOW, b"k", b"v")], compression_="zstd")
+    with broker44.client() as c:
+        if c.create_topic("zstd-topic", {"compression.type": "zstd"})[0] == 0:
+            c.wait_for_leader("zstd-topic")
+            assert c.produce_retrying("zstd-topic", 0, data, version=8).error_code == 0
+        got = c.fetch("zstd-topic", 0, 0, version=version)
+    cfg = C44.replace(compression_type="zstd")
+    stored = validate(data, cfg, partition_leader_epoch=0, produce_version=8).records
+    predicted = fetch(stored, topic_config=cfg, fetch_version=version)
+    if predicted.error:
+        assert predicted.error == "UNSUPPORTED_COMPRESSION_TYPE" and got.error_code == 76
+    else:
+        assert got.error_code == 0 and got.records == predicted.records == stored
+
+
+def test_a_broker_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path):
+    """A setting 4.4 refuses (segment.bytes below KIP-1030's 1 MiB) stops the broker at start: the error says
+    so with the broker's log, its JVM is gone and its temp dir removed."""
+    reason = kraft_missing_reason()
+    if reason:
+        skip_or_fail(reason)
+    from kafkafmt.conformance.broker import BrokerError
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(BrokerError, match="exited|format failed") as e:
+        KRaftBroker(overrides={"log.segment.bytes": "1024"})
+    assert "1048576" in str(e.value)
+    assert list(tmp_path.iterdir()) == []  # the temp dir is gone
+    left = [p for p in os.listdir("/proc") if p.isdigit() and str(tmp_path) in _cmdline(int(p))]
+    assert left == [], "a JVM of the failed broker is still running"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_what_a_clean_shutdown_leaves_of_the_active_indexes(upgraded, tmp_path):
+    """The active segment of ``old`` held one batch when the broker was stopped cleanly: its .index and
+    .timeindex are what kafkafmt's ``Log.close`` leaves on the 4.4 line: trimmed, the time index with its
+    final (max timestamp, offset) entry.  (4.4.0's ``UnifiedLog.close()`` called alone does neither, see
+    tests/kafka4/test_kafka44_log_files.py: the broker's shutdown path does.)"""
+    from kafkafmt.log import Log, SimulatedClock
+    log = Log(tmp_path / "old-0", LogConfig.from_properties({"segment.index.bytes": "8192"}, broker=B44),
+              SimulatedClock(NOW))
+    log.append_as_leader(build([R(NOW, b"k", b"v")]))
+    log.close()
+    mine = {n: (tmp_path / "old-0" / n).read_bytes() for n in upgraded["closed_index_files"]}
+    assert upgraded["closed_index_files"] == mine
+    assert mine["00000000000000000000.timeindex"] == NOW.to_bytes(8, "big") + bytes(4)

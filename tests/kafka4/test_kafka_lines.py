@@ -28,7 +28,7 @@ def test_every_row_names_its_kip_or_jira_and_is_unique():
     assert len(keys) == len(set(keys))
     for c in kafka_lines.CHANGES:
         assert re.search(r"KIP-\d+|KAFKA-\d+|apache/kafka PR \d+", c.source), c
-        assert c.area in ("protocol", "produce", "fetch", "topic config", "log", "dump", "cleaner"), c
+        assert c.area in ("protocol", "produce", "fetch", "topic config", "dump", "cleaner"), c
         assert c.v39 != c.v44, c
     assert kafka_lines.value("produce.min_version", "4.4") == 3
     assert kafka_lines.value("fetch.min_version", "4.4") == 4
@@ -123,3 +123,25 @@ def test_explain_lists_the_rows_applied(tmp_path, capsys):
     assert "produce.record_version" in out and "KIP-724" in out
     assert cli_main(["explain", "produce", str(f), "--now", str(NOW)]) == 0
     assert "difference(s) from 3.9" not in capsys.readouterr().out
+
+
+def test_zstd_topic_and_fetch_below_v10():
+    log = build([R(NOW, b"k", b"v")], compression_="zstd")
+    assert fetch(log, topic_config=LogConfig(compression_type="zstd"), fetch_version=9).error == \
+        "UNSUPPORTED_COMPRESSION_TYPE"  # 3.9 (KIP-110)
+    res = fetch(log, topic_config=C44.replace(compression_type="zstd"), fetch_version=9)
+    assert res.error is None and res.records == log
+    assert "fetch.zstd_needs_v10" in kafka_lines.rows_applied(res.trace)
+
+
+def test_explain_lines_lists_the_table(capsys):
+    import json
+    assert cli_main(["explain", "lines", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["key"] for r in rows] == [c.key for c in kafka_lines.CHANGES]
+    removed = next(r for r in rows if r["key"] == "topic.removed.message.format.version")
+    assert (removed["3.9"], removed["4.4"], removed["source"]) == \
+        ("known (STRING, default 3.0-IV1)", "unknown key", "KIP-724")
+    assert cli_main(["explain", "lines", "--area", "dump"]) == 0
+    out = capsys.readouterr().out
+    assert "dump.legacy_record_brace" in out and "KAFKA-14579" in out and "fetch." not in out
