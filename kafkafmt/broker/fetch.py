@@ -274,11 +274,14 @@ def overflow_batch(remaining: int) -> bytes:
 # the fetch decision
 def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | None = None,
           client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
-          max_bytes: int | None = None) -> FetchResult:
+          max_bytes: int | None = None, log_start_offset: int | None = None) -> FetchResult:
     """Answer one partition of a fetch as a Kafka 3.9 broker does (see the module doc).
 
     ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
     the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
+    ``log_start_offset``: the partition's (``UnifiedLog.logStartOffset``, from the log-start checkpoint
+    and the segment bases); default: the first batch's base offset.  The log cleaner removes records
+    without moving it, so a fetch at a removed offset is served from the next batch.
     """
     config = topic_config or LogConfig()
     data = bytes(log)  # bytes-like or MemoryRecords
@@ -298,8 +301,10 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
 
     # 1. log read
     all_batches = list(MemoryRecords(data).batches())
-    log_start = all_batches[0].base_offset if all_batches else 0
     log_end = all_batches[-1].last_offset + 1 if all_batches else 0
+    log_start = log_start_offset if log_start_offset is not None else \
+        (all_batches[0].base_offset if all_batches else 0)
+    log_end = max(log_end, log_start)
     if fetch_offset is None:
         fetch_offset = log_start
     cost = ConversionCost()

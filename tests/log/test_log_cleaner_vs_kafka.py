@@ -160,3 +160,35 @@ def test_compact_delete(cleaner_oracle, tmp_path):
 def test_min_compaction_lag(cleaner_oracle, tmp_path):
     run_and_compare(cleaner_oracle, tmp_path, [(2, "gzip")] * 3, seed=9,
                     props_extra={"min.compaction.lag.ms": str(PHASE_MS)})
+
+
+@pytest.fixture(scope="module")
+def log_oracle():
+    from kafka_log_oracle import log_oracle_or_skip
+    return log_oracle_or_skip()
+
+
+@pytest.mark.parametrize("magic,codec", [(1, "gzip"), (2, "none")])
+def test_reading_a_compacted_log(cleaner_oracle, log_oracle, tmp_path, magic, codec):
+    """A fetch at an offset the cleaner removed is served from the next batch (UnifiedLog.read), by
+    kafkafmt's Log.read as by Kafka's; the log start offset stays where it was."""
+    run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 2, seed=21, keys=30)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    props = _props(magic)
+    log = Log(fmt, _config(props), SimulatedClock(T0), clean_shutdown=True)
+    log_oracle.call("time", ms=T0)
+    log_oracle.call("open", log="compacted", dir=str(kafka), config=props, clean=True)
+    try:
+        log_oracle.call("updateHighWatermark", log="compacted", hw=log.log_end_offset)
+        present = {r.offset for s in log.segments for b in s.log.batches() for r in b.records()}
+        removed = [o for o in range(log.log_end_offset) if o not in present]
+        assert removed and log.log_start_offset == 0
+        for offset in removed + sorted(present)[:5]:
+            ours = log.read(offset, 300)
+            theirs = log_oracle.call("read", log="compacted", offset=offset, maxLength=300)
+            assert bytes(ours.records).hex() == theirs["records"], offset
+            assert ours.fetch_offset_metadata.segment_base_offset == theirs["segmentBaseOffset"]
+            assert ours.fetch_offset_metadata.relative_position_in_segment == theirs["relativePositionInSegment"]
+    finally:
+        log_oracle.call("close", log="compacted")
+        log.close()
