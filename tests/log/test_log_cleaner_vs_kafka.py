@@ -145,6 +145,29 @@ def test_v1_wrapper_holes(cleaner_oracle, tmp_path):
     assert holes > 0
 
 
+def test_holes_in_dump_and_annotate(cleaner_oracle, log_oracle, tmp_path, capsys):
+    """kafka-dump-log --deep-iteration reports a cleaned wrapper's holes ("Non-consecutive offsets"), and
+    kafkafmt dump prints the same lines; annotate --deep names each hole at the inner offset after it."""
+    from kafkafmt.annotate import render
+    from kafkafmt.cli import main
+    run_and_compare(cleaner_oracle, tmp_path, [(1, "gzip")] * 2, seed=3, keys=60)
+    checked = 0
+    for p in sorted((tmp_path / "fmt" / "t-0").glob("*.log")):
+        data = p.read_bytes()
+        if not any(y - x > 1 for b in MemoryRecords(data).batches()
+                   for x, y in zip(*(lambda o: (o, o[1:]))([r.offset for r in b.records()]))):
+            continue
+        out, err, exc = log_oracle.dump("--deep-iteration", "--files", str(p))
+        assert exc is None and any("Non-consecutive offsets" in line for line in err)
+        capsys.readouterr()
+        main(["dump", "--deep", str(p)])
+        ours = capsys.readouterr()
+        assert ours.out.splitlines() == out and ours.err.splitlines() == err
+        assert "hole: " in render(data, decompressed=True)
+        checked += 1
+    assert checked
+
+
 def test_dedupe_buffer_too_small(cleaner_oracle, tmp_path):
     """A map of 30 slots (720 bytes, load factor 0.9 -> 27 keys) for 200 keys cleans a prefix per pass."""
     results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 3, seed=11, dedupe=720, keys=200)
