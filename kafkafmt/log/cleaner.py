@@ -28,7 +28,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import IllegalArgumentError
+from ..constants import LOG_OVERHEAD
+from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
@@ -248,8 +249,11 @@ def group_segments_by_size(segments: list, max_size: int, max_index_size: int, f
 
 
 # --------------------------------------------------------------------------------------------- one group
-def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, max_message_size: int) -> None:
-    """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``."""
+def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int) -> None:
+    """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``.
+
+    A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
+    ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size."""
     data = seg.log.read(0, seg.size)
     position, cap = 0, io_buffer
     while position < len(data):
@@ -264,11 +268,30 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, max_message_size:
             dest.append(max_offset, -1, -1, b"".join(out))
         position += read
         if read == 0:
-            limit = max(max_message_size, max_message_size)
-            if cap >= limit:
-                raise IllegalArgumentError(f"This log contains a message larger than maximum allowable size of "
-                                           f"{limit}.")
-            cap = min(cap * 2, limit)
+            cap = _grown(cap, data, position, topic_max, broker_max, seg)
+
+
+def _grown(cap: int, data: bytes, position: int, topic_max: int, broker_max: int, seg) -> int:
+    if cap >= topic_max:
+        if len(data) - position < LOG_OVERHEAD:
+            raise CorruptRecordError(f"Could not determine next batch size for log segment {seg.log.path} at "
+                                     f"position {position}", position=position)
+        next_size = LOG_OVERHEAD + int.from_bytes(data[position + 8:position + LOG_OVERHEAD], "big", signed=True)
+        if next_size > len(data) - position:
+            raise CorruptRecordError(f"Log segment may be corrupt, batch size {next_size} > "
+                                     f"{len(data) - position} bytes left in segment for log segment "
+                                     f"{seg.log.path} at position {position}", position=position)
+        if next_size <= cap:
+            raise CorruptRecordError(f"Invalid batch size {next_size} for log segment {seg.log.path} at position "
+                                     f"{position}", position=position)
+        wanted = next_size
+    else:
+        wanted = topic_max
+    limit = max(wanted, broker_max)
+    if cap >= limit:
+        raise CorruptRecordError(f"This log contains a message larger than maximum allowable size of {limit}.",
+                                 position=position)
+    return min(cap * 2, limit)
 
 
 def _open_cleaned(log, base: int):
@@ -291,7 +314,8 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
             upper = group[i + 1].base_offset if i + 1 < len(group) else seg.read_next_offset()
             flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
             flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
-            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes)
+            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
+                        cfg.max_message_size)
         cleaned.on_become_inactive()
         if flt.txn.cleaned_index:
             path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)

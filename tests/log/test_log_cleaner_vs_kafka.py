@@ -94,7 +94,7 @@ def _compare(kafka: Path, fmt: Path, codecs: set[str]) -> None:
 
 
 def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, seed: int = 0, props_extra=None,
-                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12) -> list:
+                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12, io_buffer: int = 512 * 1024) -> list:
     """Append ``per_phase`` batches per (magic, codec) phase; after each, clean both copies and compare."""
     rng = random.Random(seed)
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
@@ -106,9 +106,10 @@ def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, se
         for d in (kafka, fmt):
             _append(d, props, batches, now)
         clean_at = now + PHASE_MS // 2
-        k = oracle.clean(kafka, now=clean_at, config=props, cleaner={"dedupeBufferSize": dedupe})
+        k = oracle.clean(kafka, now=clean_at, config=props, cleaner={"dedupeBufferSize": dedupe,
+                                                                     "ioBufferSize": io_buffer})
         log = Log(fmt, _config(props), SimulatedClock(clean_at), clean_shutdown=True)
-        r = log.clean(now=clean_at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe))
+        r = log.clean(now=clean_at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe, io_buffer_size=io_buffer))
         log.close()
         assert r.cleaned == k["cleaned"]
         _compare(kafka, fmt, {c for _, c in phases})
@@ -175,6 +176,11 @@ def test_dedupe_buffer_too_small(cleaner_oracle, tmp_path):
     """A map of 30 slots (720 bytes, load factor 0.9 -> 27 keys) for 200 keys cleans a prefix per pass."""
     results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 3, seed=11, dedupe=720, keys=200)
     assert results[0].end_offset < results[0].first_uncleanable_offset
+
+
+def test_io_buffer_smaller_than_a_batch(cleaner_oracle, tmp_path):
+    """A 100-byte read buffer (log.cleaner.io.buffer.size=200, one thread): the cleaner grows it per batch."""
+    run_and_compare(cleaner_oracle, tmp_path, [(1, "gzip"), (2, "none")], seed=13, io_buffer=200)
 
 
 def test_compact_delete(cleaner_oracle, tmp_path):
