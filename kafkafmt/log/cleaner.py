@@ -14,8 +14,9 @@
    by appending, given the last segment's modification time, renamed ``.swap``, the old segments
    deleted, and renamed into place (``LocalLog.replaceSegments``); a crash in between recovers as
    ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
-4. The checkpoint advanced to the end of the cleaned prefix; with ``cleanup.policy=compact,delete`` the
-   retention rules run after (``deleteOldSegments``).
+4. The checkpoint advanced to the end of the cleaned prefix; then ``deleteOldSegments`` runs on the
+   compacted log: segments below the log start offset go, and with ``cleanup.policy=compact,delete``
+   the retention rules too.
 
 Deleted files go at once (the broker's ``file.delete.delay.ms`` wait is not simulated).  Legacy
 (v0/v1) tombstones live by file times, so a cleaned segment takes its last source segment's
@@ -422,8 +423,8 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
             _write_cleaner_checkpoint(log, end, durable)
             result.cleaned, result.end_offset, result.checkpoint = True, end, end
             hook("checkpoint")
-    if log.config.compact and log.config.delete:
-        result.deleted_segments = _delete_at(log, now)
+    if log.config.compact:  # LogCleanerManager.deletableLogs: every compacted log (below the log start
+        result.deleted_segments = _delete_at(log, now)  # offset; with compact,delete retention too)
     return result
 
 

@@ -60,6 +60,21 @@ def _report(result, dry: bool) -> None:
         print(f"retention {verb} {result.deleted_segments} segment(s)")
 
 
+def _broker_state(partition_dir: Path) -> dict:
+    """What a broker's LogManager passes when it loads the partition: the clean-shutdown marker and the
+    recovery-point / log-start checkpoints of the log directory (absent: the partition's own files)."""
+    from ..log.files import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, checkpoint_offset,
+                             parse_topic_partition_name)
+    log_dir = partition_dir.parent
+    out = {"clean_shutdown": True if (log_dir / CLEAN_SHUTDOWN_FILE).exists() else None}
+    topic, partition = parse_topic_partition_name(str(partition_dir))
+    for key, name in (("recovery_point", RECOVERY_POINT_CHECKPOINT), ("log_start_offset", LOG_START_OFFSET_CHECKPOINT)):
+        value = checkpoint_offset(log_dir / name, topic, partition) if (log_dir / name).exists() else None
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def run(args) -> int:
     src = Path(args.partition_dir)
     if not src.is_dir():
@@ -81,8 +96,7 @@ def run(args) -> int:
         if ckpt.exists():
             shutil.copy2(ckpt, tmp / CLEANER_OFFSET_CHECKPOINT)
     try:
-        clean = True if (work.parent / CLEAN_SHUTDOWN_FILE).exists() else None
-        log = Log.open(work, config, clock, clean_shutdown=clean)
+        log = Log.open(work, config, clock, **_broker_state(work))
         try:
             result = log.clean(now=args.now, cleaner=cleaner)
         finally:

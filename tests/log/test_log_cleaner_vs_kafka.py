@@ -224,3 +224,23 @@ def test_reading_a_compacted_log(cleaner_oracle, log_oracle, tmp_path, magic, co
     finally:
         log_oracle.call("close", log="compacted")
         log.close()
+
+
+def test_cli_uses_the_log_dirs_checkpoints(cleaner_oracle, tmp_path, capsys):
+    """`kafkafmt clean` loads the partition as a broker's LogManager does: the log start offset from the log
+    directory's log-start-offset-checkpoint (here above the first segment), then cleans as Kafka does."""
+    from kafkafmt.cli import main
+    from kafkafmt.log.files import write_checkpoint
+    rng = random.Random(17)
+    props = _props(2)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    batches, _ = _phase_batches(rng, 0, T0, 2, "none", 40, 12)
+    for d in (kafka, fmt):
+        _append(d, props, batches, T0)
+    start = 30
+    write_checkpoint(fmt.parent / "log-start-offset-checkpoint", [("t", 0, start)], fsync=False)
+    at = T0 + PHASE_MS
+    k = cleaner_oracle.clean(kafka, now=at, config=props, log_start_offset=start)
+    assert main(["clean", str(fmt), "--now", str(at)] + [a for kv in props.items() for a in ("-c", "=".join(kv))]) == 0
+    assert f"cleaned offsets [{start}," in capsys.readouterr().out and k["cleaned"]
+    _compare(kafka, fmt, {"none"})
