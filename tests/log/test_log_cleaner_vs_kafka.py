@@ -244,3 +244,14 @@ def test_cli_uses_the_log_dirs_checkpoints(cleaner_oracle, tmp_path, capsys):
     assert main(["clean", str(fmt), "--now", str(at)] + [a for kv in props.items() for a in ("-c", "=".join(kv))]) == 0
     assert f"cleaned offsets [{start}," in capsys.readouterr().out and k["cleaned"]
     _compare(kafka, fmt, {"none"})
+
+
+@pytest.mark.parametrize("extra,cleans", [
+    ({"min.cleanable.dirty.ratio": "0.99"}, False),
+    ({"min.cleanable.dirty.ratio": "0.99", "max.compaction.lag.ms": str(PHASE_MS // 4)}, True)],  # 2nd pass
+    ids=["ratio-not-reached", "max-compaction-lag-passed"])
+def test_when_a_log_is_cleaned(cleaner_oracle, tmp_path, extra, cleans):
+    """The dirty ratio must exceed min.cleanable.dirty.ratio, unless max.compaction.lag.ms has passed
+    for a dirty segment's first batch (LogCleanerManager.grabFilthiestCompactedLog)."""
+    results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 2, seed=19, props_extra=extra)
+    assert [r.cleaned for r in results] == [True, cleans]  # the first pass: all dirty, ratio 1.0
