@@ -53,6 +53,7 @@ class CleanResult:
     """What one pass did: the range, whether it cleaned, and the statistics."""
 
     cleaned: bool = False
+    compact: bool = True  #: whether cleanup.policy includes compact
     first_dirty_offset: int | None = None
     first_uncleanable_offset: int | None = None
     end_offset: int | None = None
@@ -357,10 +358,6 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     retention = _setting(log, "delete.retention.ms")
     legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
     omap = cfg.offset_map()
-    if not omap.slots * cfg.load_factor > 1:
-        raise IllegalArgumentError("requirement failed: offset map is too small to fit in even a single message, so "
-                                   "log cleaning will never make progress. You can increase "
-                                   "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
     stats = result.stats
     build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats)
     end = omap.latest_offset + 1
@@ -409,9 +406,13 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
     ``renamed``, ``checkpoint``): the crash tests kill the process there.
     """
     cfg = cleaner or CleanerConfig()
+    if not cfg.offset_map().slots * cfg.load_factor > 1:  # new Cleaner(...) requires it
+        raise IllegalArgumentError("requirement failed: offset map is too small to fit in even a single message, so "
+                                   "log cleaning will never make progress. You can increase "
+                                   "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
     now = log.clock.now() if now is None else int(now)
     hook = hook or _no_hook
-    result = CleanResult()
+    result = CleanResult(compact=log.config.compact)
     durable = getattr(log, "durable", False)
     ckpt = Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT
     if not ckpt.exists():  # new LogCleaner(...) creates its checkpoint files, empty (CheckpointFile)
