@@ -19,7 +19,8 @@ from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
-from kafkafmt.records import MemoryRecords
+from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from log_helpers import batch
 
 T0 = 1_700_000_000_000
@@ -47,13 +48,23 @@ def _config(props: dict) -> LogConfig:
         return LogConfig.from_properties(props)
 
 
-def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: str, n: int, keys: int):
+def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: str, n: int, keys: int,
+                   lat: bool = False, headers: bool = False):
     out, off = [], start
     for i in range(n):
         count = rng.randrange(1, 5)
-        recs = [(now + i * 10 + j, b"k%d" % rng.randrange(keys),
-                 None if rng.random() < 0.15 else b"v%d-%d" % (off, j)) for j in range(count)]
-        out.append(batch(off, recs, magic=magic, compression=codec))
+        if headers:  # v2 records with headers, some with a null header value
+            b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, off,
+                                     partition_leader_epoch=0)
+            for j in range(count):
+                b.append(now + i * 10 + j, b"k%d" % rng.randrange(keys),
+                         None if rng.random() < 0.15 else b"v%d-%d" % (off, j),
+                         [("h%d" % h, None if h == 2 else b"x" * h) for h in range(rng.randrange(4))])
+            out.append(b.build())
+        else:
+            recs = [(now + i * 10 + j, b"k%d" % rng.randrange(keys),
+                     None if rng.random() < 0.15 else b"v%d-%d" % (off, j)) for j in range(count)]
+            out.append(batch(off, recs, magic=magic, compression=codec, lat=now + i * 10 + 5 if lat else None))
         off += count
     return out, off
 
@@ -94,7 +105,8 @@ def _compare(kafka: Path, fmt: Path, codecs: set[str]) -> None:
 
 
 def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, seed: int = 0, props_extra=None,
-                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12, io_buffer: int = 512 * 1024) -> list:
+                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12, io_buffer: int = 512 * 1024,
+                    **batch_kw) -> list:
     """Append ``per_phase`` batches per (magic, codec) phase; after each, clean both copies and compare."""
     rng = random.Random(seed)
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
@@ -102,7 +114,7 @@ def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, se
     offset, results = 0, []
     for i, (magic, codec) in enumerate(phases):
         now = T0 + i * PHASE_MS
-        batches, offset = _phase_batches(rng, offset, now, magic, codec, per_phase, keys)
+        batches, offset = _phase_batches(rng, offset, now, magic, codec, per_phase, keys, **batch_kw)
         for d in (kafka, fmt):
             _append(d, props, batches, now)
         clean_at = now + PHASE_MS // 2
@@ -131,6 +143,17 @@ def test_each_magic_and_codec(cleaner_oracle, tmp_path, magic, codec):
     assert results[0].cleaned
     # tombstones met the horizon rules: kept by a pass, or removed once their horizon passed
     assert any(r.stats.tombstones_kept or r.stats.tombstones_removed for r in results)
+
+
+@pytest.mark.parametrize("magic,codec", [(1, "gzip"), pytest.param(1, "none", marks=pytest.mark.slow), (2, "lz4")])
+def test_log_append_time(cleaner_oracle, tmp_path, magic, codec):
+    """LogAppendTime wrappers and batches rebuilt with their log-append time (and a v2 delete horizon)."""
+    props = {"message.timestamp.type": "LogAppendTime"}
+    run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 3, seed=23, lat=True, props_extra=props)
+
+
+def test_headers(cleaner_oracle, tmp_path):
+    run_and_compare(cleaner_oracle, tmp_path, [(2, "gzip")] * 3, seed=29, headers=True)
 
 
 def test_mixed_magics(cleaner_oracle, tmp_path):
