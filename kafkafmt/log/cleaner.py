@@ -390,7 +390,8 @@ def _choose(log, now: int, cfg: CleanerConfig, result: CleanResult, durable: boo
         return None
     result.cleanable_ratio = cleanable_bytes / total
     result.first_dirty_offset, result.first_uncleanable_offset = dirty, first_uncleanable
-    if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > _setting(log, "min.cleanable.dirty.ratio", float):
+    min_ratio = _setting(log, "min.cleanable.dirty.ratio", float)
+    if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > min_ratio:
         return dirty, first_uncleanable
     return None
 

@@ -264,7 +264,8 @@ def segment_log_start_offset(path: str | os.PathLike) -> int | None:
         topic, partition = parse_topic_partition_name(str(p.resolve().parent))
     except Exception:  # not in a <topic>-<partition> directory
         return start
-    for ckpt in (p.resolve().parent.parent / LOG_START_OFFSET_CHECKPOINT, p.resolve().parent / LOG_START_OFFSET_CHECKPOINT):
+    d = p.resolve().parent
+    for ckpt in (d.parent / LOG_START_OFFSET_CHECKPOINT, d / LOG_START_OFFSET_CHECKPOINT):
         try:
             value = checkpoint_offset(ckpt, topic, partition)
         except Exception:  # a malformed checkpoint is ignored, as LogManager.loadLogs does

@@ -32,7 +32,8 @@ def _make(root: Path) -> Path:
 
 
 def _state(root: Path) -> list:
-    return sorted((str(p.relative_to(root)), p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file())
+    return sorted((str(p.relative_to(root)), p.read_bytes(), p.stat().st_mtime_ns)
+                  for p in root.rglob("*") if p.is_file())
 
 
 def _args(d: Path) -> list[str]:
