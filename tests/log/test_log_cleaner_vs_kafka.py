@@ -49,8 +49,10 @@ def _config(props: dict) -> LogConfig:
 
 
 def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: str, n: int, keys: int,
-                   lat: bool = False, headers: bool = False):
+                   lat: bool = False, headers: bool = False, disjoint: bool = False):
+    """``disjoint``: each phase writes its own keys, so a phase's last tombstones stay the latest."""
     out, off = [], start
+    prefix = b"p%d-" % now if disjoint else b""
     for i in range(n):
         count = rng.randrange(1, 5)
         if headers:  # v2 records with headers, some with a null header value
@@ -62,7 +64,7 @@ def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: 
                          [("h%d" % h, None if h == 2 else b"x" * h) for h in range(rng.randrange(4))])
             out.append(b.build())
         else:
-            recs = [(now + i * 10 + j, b"k%d" % rng.randrange(keys),
+            recs = [(now + i * 10 + j, prefix + b"k%d" % rng.randrange(keys),
                      None if rng.random() < 0.15 else b"v%d-%d" % (off, j)) for j in range(count)]
             out.append(batch(off, recs, magic=magic, compression=codec, lat=now + i * 10 + 5 if lat else None))
         off += count
@@ -154,6 +156,17 @@ def test_log_append_time(cleaner_oracle, tmp_path, magic, codec):
 
 def test_headers(cleaner_oracle, tmp_path):
     run_and_compare(cleaner_oracle, tmp_path, [(2, "gzip")] * 3, seed=29, headers=True)
+
+
+@pytest.mark.parametrize("magic,codec", [(0, "none"), (1, "gzip"), (2, "none"),
+                                         pytest.param(2, "zstd", marks=pytest.mark.slow)])
+def test_tombstones_across_the_delete_horizon(cleaner_oracle, tmp_path, magic, codec):
+    """Tombstones that stay their key's latest record: kept (v2: deleteHorizonMs written) until the horizon
+    (v2: pass time + delete.retention.ms; v0/v1: the last clean segment's mtime - delete.retention.ms
+    against each segment's mtime), removed by the first pass after it, as Kafka does."""
+    results = run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 5, seed=31, disjoint=True, keys=40)
+    assert any(r.stats.tombstones_kept for r in results[:2])
+    assert sum(r.stats.tombstones_removed for r in results) > 0
 
 
 def test_mixed_magics(cleaner_oracle, tmp_path):
