@@ -8,7 +8,7 @@ with ``decompressed=True`` (positions then refer to the decompressed buffer).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from . import compression as _compression
@@ -29,6 +29,8 @@ class Span:
     value: object
     doc: str
     source: str
+    #: the buffer ``start``/``end`` refer to when it is not the input (a decompressed payload)
+    data: bytes | None = None
 
     @property
     def size(self) -> int:
@@ -103,7 +105,7 @@ def annotate(buf, *, decompressed: bool = False) -> Iterator[Span]:
                 if pos >= end:
                     break
                 spans, pos, _ = walk_var_fields(DEFAULT_RECORD, buf_r, pos, end, f"{name}.record[{j}]")
-                yield from spans
+                yield from (spans if buf_r is buf else (replace(x, data=buf_r) for x in spans))
         else:
             layout = LEGACY_V1 if batch.magic == 1 else LEGACY_V0
             yield from layout_spans(layout, buf, p, name)
@@ -119,18 +121,53 @@ def annotate(buf, *, decompressed: bool = False) -> Iterator[Span]:
                         else bytes(m.value))
                 yield Span(pos, pos + len(m.value), f"{name}.value", what,
                            "compressed inner message set" if batch.is_compressed else "value bytes", layout.source)
+                if batch.is_compressed and decompressed:
+                    yield from _inner_spans(batch, name)
 
 
-def render(buf, *, width: int = 16) -> str:
-    """A text view: offset, hex bytes, field path and value, one line per field (long fields cut)."""
+def _inner_spans(batch, name: str) -> Iterator[Span]:
+    """A wrapper's inner messages in its decompressed bytes.  Each stored offset is shown with the
+    absolute offset a consumer computes from it (v1: relative to the wrapper, KIP-31), and a gap
+    between consecutive absolute offsets is named: the holes the log cleaner leaves when it rebuilds a
+    wrapper keeping its retained records' offsets (``MemoryRecords.filterTo``)."""
+    data = _compression.decompress(batch.compression, bytes(batch.message.value), magic=batch.magic)
+    previous = None
+    for k, (entry, record) in enumerate(zip(MemoryRecords(data).batches(), batch.records())):
+        layout = LEGACY_V1 if entry.magic == 1 else LEGACY_V0
+        spans = layout_spans(layout, data, entry.position, f"{name}.inner[{k}]")
+        note = f"{spans[0].value} (absolute offset {record.offset}"
+        if previous is not None and record.offset - previous > 1:
+            note += f"; hole: {previous + 1}..{record.offset - 1} absent"
+        spans[0] = replace(spans[0], value=note + ")")
+        previous = record.offset
+        pos = entry.position + layout.size
+        m = entry.message
+        if m.key is not None:
+            spans.append(Span(pos, pos + len(m.key), f"{name}.inner[{k}].key", bytes(m.key), "key bytes",
+                              layout.source))
+            pos += len(m.key)
+        spans.extend(layout_spans(LEGACY_VALUE_LENGTH, data, pos, f"{name}.inner[{k}]"))
+        pos += LEGACY_VALUE_LENGTH.size
+        if m.value is not None:
+            spans.append(Span(pos, pos + len(m.value), f"{name}.inner[{k}].value", bytes(m.value), "value bytes",
+                              layout.source))
+        yield from (replace(x, data=data) for x in spans)
+
+
+def render(buf, *, width: int = 16, decompressed: bool = False) -> str:
+    """A text view: offset, hex bytes, field path and value, one line per field (long fields cut).
+
+    ``decompressed``: also the fields inside compressed payloads; their positions (marked ``+``) are
+    in the decompressed bytes."""
     lines = []
-    for s in annotate(buf):
-        raw = bytes(buf[s.start:s.end])
+    for s in annotate(buf, decompressed=decompressed):
+        raw = bytes((buf if s.data is None else s.data)[s.start:s.end])
         hx = raw[:width].hex(" ") + (" …" if len(raw) > width else "")
         val = s.value
         if isinstance(val, bytes):
             val = val[:24].decode("utf-8", "replace") + ("…" if len(val) > 24 else "")
-        lines.append(f"{s.start:08x}  {hx:<{width * 3 + 2}} {s.path} = {val}")
+        where = f"{s.start:08x}" if s.data is None else f"+{s.start:07x}"
+        lines.append(f"{where}  {hx:<{width * 3 + 2}} {s.path} = {val}")
     return "\n".join(lines)
 
 

@@ -87,6 +87,9 @@ def register(sub) -> None:
     g.add_argument("--client-magic", type=int, choices=(0, 1, 2), default=None,
                    help="highest message format the client reads (0 → fetch v1, 1 → v3, 2 → latest)")
     fp.add_argument("--fetch-offset", type=int, default=None, help="fetch offset (default: the log start)")
+    fp.add_argument("--log-start-offset", type=int, default=None,
+                    help="the partition's log start offset (default: for a segment file NNN.log, the larger of "
+                         "its base offset and the log-start-offset-checkpoint entry; else the first batch)")
     fp.add_argument("--max-bytes", type=int, default=None, help="partition max bytes (default: no limit)")
     fp.add_argument("--follower", action="store_true", help="the fetch comes from a follower replica")
     fp.add_argument("--topic-config", "-c", action="append", default=[], metavar="K=V",
@@ -177,8 +180,11 @@ def run_fetch(args, out=None) -> int:
     out = out or sys.stdout
     config = parse_topic_config(args.topic_config)
     data = _read(args.file)
+    from ..log.files import segment_log_start_offset  # a segment file: the partition's log start offset
+    log_start = args.log_start_offset if args.log_start_offset is not None else segment_log_start_offset(args.file)
     res = fetch(data, topic_config=config, fetch_version=args.fetch_version, client_max_magic=args.client_magic,
-                fetch_offset=args.fetch_offset, is_follower=args.follower, max_bytes=args.max_bytes)
+                fetch_offset=args.fetch_offset, is_follower=args.follower, max_bytes=args.max_bytes,
+                log_start_offset=log_start)
     _write_output(args.output, res.records)
     if args.json:
         print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace), "trace": res.trace.to_dicts()}),

@@ -306,11 +306,14 @@ def overflow_batch(remaining: int) -> bytes:
 # the fetch decision
 def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | None = None,
           client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
-          max_bytes: int | None = None) -> FetchResult:
+          max_bytes: int | None = None, log_start_offset: int | None = None) -> FetchResult:
     """Answer one partition of a fetch as a Kafka 3.9 (or, with ``kafkafmt.kafka.version=4.4``, 4.4) broker does.
 
     ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
     the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
+    ``log_start_offset``: the partition's (``UnifiedLog.logStartOffset``, from the log-start checkpoint
+    and the segment bases); default: the first batch's base offset.  The log cleaner removes records
+    without moving it, so a fetch at a removed offset is served from the next batch.
     Named steps: the request version (4.4: KIP-896), the log read, the conversion decision, and the
     zero-copy answer or the lazy down-conversion.
     """
@@ -323,7 +326,7 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
                          fetch_offset=fetch_offset, is_follower=is_follower)
     if not _fetch_version_answered(config, result):
         return result
-    slice_ = _log_read(data, result, max_bytes)
+    slice_ = _log_read(data, result, max_bytes, log_start_offset)
     if slice_ is None:
         return result
     target = _conversion_target(config, result)
@@ -374,13 +377,15 @@ def _fetch_version_answered(config: LogConfig, result: FetchResult) -> bool:
     return answered
 
 
-def _log_read(data: bytes, result: FetchResult, max_bytes: int | None) -> bytes | None:
+def _log_read(data: bytes, result: FetchResult, max_bytes: int | None,
+              log_start_offset: int | None = None) -> bytes | None:
     """``UnifiedLog.read`` / ``LogSegment.read``: the slice from the batch holding the fetch offset (whole
     batches, at least the first: minOneMessage); None when there is nothing to send."""
     tr, cost = result.trace, result.cost
     all_batches = list(MemoryRecords(data).batches())
-    log_start = all_batches[0].base_offset if all_batches else 0
-    log_end = all_batches[-1].last_offset + 1 if all_batches else 0
+    log_start = log_start_offset if log_start_offset is not None else \
+        (all_batches[0].base_offset if all_batches else 0)
+    log_end = max(all_batches[-1].last_offset + 1 if all_batches else 0, log_start)
     if result.fetch_offset is None:
         result.fetch_offset = log_start
     fetch_offset = result.fetch_offset

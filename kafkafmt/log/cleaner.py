@@ -14,8 +14,9 @@
    by appending, given the last segment's modification time, renamed ``.swap``, the old segments
    deleted, and renamed into place (``LocalLog.replaceSegments``); a crash in between recovers as
    ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
-4. The checkpoint advanced to the end of the cleaned prefix; with ``cleanup.policy=compact,delete`` the
-   retention rules run after (``deleteOldSegments``).
+4. The checkpoint advanced to the end of the cleaned prefix; then ``deleteOldSegments`` runs on the
+   compacted log: segments below the log start offset go, and with ``cleanup.policy=compact,delete``
+   the retention rules too.
 
 Deleted files go at once (the broker's ``file.delete.delay.ms`` wait is not simulated).  Legacy
 (v0/v1) tombstones live by file times, so a cleaned segment takes its last source segment's
@@ -28,7 +29,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import IllegalArgumentError
+from ..constants import INT32_MAX, INT64_MAX, LOG_OVERHEAD
+from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
@@ -40,8 +42,6 @@ __all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CL
            "read_cleaner_checkpoint"]
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
 #: a ``.txnindex`` entry: version, producer id, first offset, last offset, last stable offset (``AbortedTxn``)
 _TXN_ENTRY = struct.Struct(">hqqqq")
 
@@ -51,6 +51,7 @@ class CleanResult:
     """What one pass did: the range, whether it cleaned, and the statistics."""
 
     cleaned: bool = False
+    compact: bool = True  #: whether cleanup.policy includes compact
     first_dirty_offset: int | None = None
     first_uncleanable_offset: int | None = None
     end_offset: int | None = None
@@ -248,8 +249,11 @@ def group_segments_by_size(segments: list, max_size: int, max_index_size: int, f
 
 
 # --------------------------------------------------------------------------------------------- one group
-def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, max_message_size: int) -> None:
-    """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``."""
+def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int) -> None:
+    """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``.
+
+    A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
+    ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size."""
     data = seg.log.read(0, seg.size)
     position, cap = 0, io_buffer
     while position < len(data):
@@ -264,11 +268,30 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, max_message_size:
             dest.append(max_offset, -1, -1, b"".join(out))
         position += read
         if read == 0:
-            limit = max(max_message_size, max_message_size)
-            if cap >= limit:
-                raise IllegalArgumentError(f"This log contains a message larger than maximum allowable size of "
-                                           f"{limit}.")
-            cap = min(cap * 2, limit)
+            cap = _grown(cap, data, position, topic_max, broker_max, seg)
+
+
+def _grown(cap: int, data: bytes, position: int, topic_max: int, broker_max: int, seg) -> int:
+    if cap >= topic_max:
+        if len(data) - position < LOG_OVERHEAD:
+            raise CorruptRecordError(f"Could not determine next batch size for log segment {seg.log.path} at "
+                                     f"position {position}", position=position)
+        next_size = LOG_OVERHEAD + int.from_bytes(data[position + 8:position + LOG_OVERHEAD], "big", signed=True)
+        if next_size > len(data) - position:
+            raise CorruptRecordError(f"Log segment may be corrupt, batch size {next_size} > "
+                                     f"{len(data) - position} bytes left in segment for log segment "
+                                     f"{seg.log.path} at position {position}", position=position)
+        if next_size <= cap:
+            raise CorruptRecordError(f"Invalid batch size {next_size} for log segment {seg.log.path} at position "
+                                     f"{position}", position=position)
+        wanted = next_size
+    else:
+        wanted = topic_max
+    limit = max(wanted, broker_max)
+    if cap >= limit:
+        raise CorruptRecordError(f"This log contains a message larger than maximum allowable size of {limit}.",
+                                 position=position)
+    return min(cap * 2, limit)
 
 
 def _open_cleaned(log, base: int):
@@ -291,7 +314,8 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
             upper = group[i + 1].base_offset if i + 1 < len(group) else seg.read_next_offset()
             flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
             flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
-            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes)
+            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
+                        cfg.max_message_size)
         cleaned.on_become_inactive()
         if flt.txn.cleaned_index:
             path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)
@@ -332,10 +356,6 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     retention = _setting(log, "delete.retention.ms")
     legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
     omap = cfg.offset_map()
-    if not omap.slots * cfg.load_factor > 1:
-        raise IllegalArgumentError("requirement failed: offset map is too small to fit in even a single message, so "
-                                   "log cleaning will never make progress. You can increase "
-                                   "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
     stats = result.stats
     build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats)
     end = omap.latest_offset + 1
@@ -368,7 +388,8 @@ def _choose(log, now: int, cfg: CleanerConfig, result: CleanResult, durable: boo
         return None
     result.cleanable_ratio = cleanable_bytes / total
     result.first_dirty_offset, result.first_uncleanable_offset = dirty, first_uncleanable
-    if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > _setting(log, "min.cleanable.dirty.ratio", float):
+    min_ratio = _setting(log, "min.cleanable.dirty.ratio", float)
+    if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > min_ratio:
         return dirty, first_uncleanable
     return None
 
@@ -384,9 +405,13 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
     ``renamed``, ``checkpoint``): the crash tests kill the process there.
     """
     cfg = cleaner or CleanerConfig()
+    if not cfg.offset_map().slots * cfg.load_factor > 1:  # new Cleaner(...) requires it
+        raise IllegalArgumentError("requirement failed: offset map is too small to fit in even a single message, so "
+                                   "log cleaning will never make progress. You can increase "
+                                   "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
     now = log.clock.now() if now is None else int(now)
     hook = hook or _no_hook
-    result = CleanResult()
+    result = CleanResult(compact=log.config.compact)
     durable = getattr(log, "durable", False)
     ckpt = Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT
     if not ckpt.exists():  # new LogCleaner(...) creates its checkpoint files, empty (CheckpointFile)
@@ -398,8 +423,8 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
             _write_cleaner_checkpoint(log, end, durable)
             result.cleaned, result.end_offset, result.checkpoint = True, end, end
             hook("checkpoint")
-    if log.config.compact and log.config.delete:
-        result.deleted_segments = _delete_at(log, now)
+    if log.config.compact:  # LogCleanerManager.deletableLogs: every compacted log (below the log start
+        result.deleted_segments = _delete_at(log, now)  # offset; with compact,delete retention too)
     return result
 
 

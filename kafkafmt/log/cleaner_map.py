@@ -13,11 +13,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..constants import INT32_MAX
 from ..errors import ConfigError
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS"]
 
-INT32_MAX = 2**31 - 1
 #: SkimpyOffsetMap.bytesPerEntry: MD5 digest (16) + offset (8)
 BYTES_PER_ENTRY = 16 + 8
 

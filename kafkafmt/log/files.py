@@ -252,6 +252,30 @@ def delete_if_exists(path: str | os.PathLike) -> bool:
         return False
 
 
+def segment_log_start_offset(path: str | os.PathLike) -> int | None:
+    """The log start offset a broker serves a segment file ``<base>.log`` with: the larger of its base
+    offset and the partition's ``log-start-offset-checkpoint`` entry (Kafka's, in the log directory, or
+    kafkafmt's, in the partition directory); None when the name is not a segment's.  Compaction removes
+    records but never moves it (``UnifiedLog.logStartOffset``)."""
+    p = Path(path)
+    if not (p.name.endswith(LOG_FILE_SUFFIX) and len(p.name) == 20 + len(LOG_FILE_SUFFIX) and p.name[:20].isdigit()):
+        return None
+    start = offset_from_file_name(p.name)
+    try:
+        topic, partition = parse_topic_partition_name(str(p.resolve().parent))
+    except Exception:  # not in a <topic>-<partition> directory
+        return start
+    d = p.resolve().parent
+    for ckpt in (d.parent / LOG_START_OFFSET_CHECKPOINT, d / LOG_START_OFFSET_CHECKPOINT):
+        try:
+            value = checkpoint_offset(ckpt, topic, partition)
+        except Exception:  # a malformed checkpoint is ignored, as LogManager.loadLogs does
+            value = None
+        if value is not None:
+            return max(start, value)
+    return start
+
+
 #: the manifest ``kafkafmt gen`` writes at the top of a generated ``log.dirs`` entry
 MANIFEST = "kafkafmt-gen.json"
 

@@ -11,10 +11,13 @@ def register(sub) -> None:
                                    "(offset, bytes, field path = value), from kafkafmt's wire-layout definitions.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--width", type=int, default=16, help="hex bytes shown per field before eliding (default 16)")
+    p.add_argument("--deep", action="store_true",
+                   help="also the fields inside compressed payloads (positions marked + are in the decompressed "
+                        "bytes); a v0/v1 wrapper's inner offsets with the absolute offsets and the holes")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     with open_readonly(args.file) as buf:
-        print(render(buf, width=args.width))
+        print(render(buf, width=args.width, decompressed=args.deep))
     return 0

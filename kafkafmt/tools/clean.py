@@ -31,22 +31,31 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _split(pairs: list[str]) -> tuple[dict, dict]:
-    topic, broker = {}, {}
+def _split(pairs: list[str]) -> tuple[list[str], dict]:
+    """``-c`` pairs: the broker's cleaner settings apart; the rest (topic keys, the broker's ``log.*``
+    topic defaults, ``inter.broker.protocol.version``) as ``explain`` takes them.  ``message.max.bytes``
+    is both (the default ``max.message.bytes`` and the cleaner's largest I/O buffer)."""
+    topic, cleaner = [], {}
     for kv in pairs:
         if "=" not in kv:
             raise ConfigError(f"-c takes KEY=VALUE, got '{kv}'")
-        k, v = kv.split("=", 1)
-        (broker if k in CLEANER_KEYS else topic)[k.strip()] = v.strip()
-    return topic, broker
+        k, v = (x.strip() for x in kv.split("=", 1))
+        if k in CLEANER_KEYS:
+            cleaner[k] = v
+        if k not in CLEANER_KEYS or k == "message.max.bytes":
+            topic.append(f"{k}={v}")
+    return topic, cleaner
 
 
 def _report(result, dry: bool) -> None:
     s = result.stats
     verb = "would remove" if dry else "removed"
-    if not result.cleaned:
-        print(f"nothing to clean (dirty ratio {result.cleanable_ratio:.3f}, first dirty offset "
-              f"{result.first_dirty_offset})")
+    if result.first_dirty_offset is None:
+        print("nothing to clean: cleanup.policy does not include compact (-c cleanup.policy=compact)"
+              if not result.compact else "nothing to clean: the log is empty")
+    elif not result.cleaned:
+        print(f"nothing to clean: dirty ratio {result.cleanable_ratio:.3f} from offset {result.first_dirty_offset} "
+              f"(min.cleanable.dirty.ratio not exceeded, max.compaction.lag.ms not passed)")
     else:
         print(f"cleaned offsets [{result.first_dirty_offset}, {result.end_offset}) in "
               f"{len(result.groups)} group(s): {verb} {s.messages_read - s.messages_written} of {s.messages_read} "
@@ -60,6 +69,21 @@ def _report(result, dry: bool) -> None:
         print(f"retention {verb} {result.deleted_segments} segment(s)")
 
 
+def _broker_state(partition_dir: Path) -> dict:
+    """What a broker's LogManager passes when it loads the partition: the clean-shutdown marker and the
+    recovery-point / log-start checkpoints of the log directory (absent: the partition's own files)."""
+    from ..log.files import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, checkpoint_offset,
+                             parse_topic_partition_name)
+    log_dir = partition_dir.parent
+    out = {"clean_shutdown": True if (log_dir / CLEAN_SHUTDOWN_FILE).exists() else None}
+    topic, partition = parse_topic_partition_name(str(partition_dir))
+    for key, name in (("recovery_point", RECOVERY_POINT_CHECKPOINT), ("log_start_offset", LOG_START_OFFSET_CHECKPOINT)):
+        value = checkpoint_offset(log_dir / name, topic, partition) if (log_dir / name).exists() else None
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def run(args) -> int:
     src = Path(args.partition_dir)
     if not src.is_dir():
@@ -68,8 +92,8 @@ def run(args) -> int:
     cleaner = CleanerConfig.from_properties(broker)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from ..config import LogConfig
-        config = LogConfig.from_properties(topic)
+        from ..broker.cli import parse_topic_config
+        config = parse_topic_config(topic)
     clock = SimulatedClock(args.now) if args.now is not None else SystemClock()
     work = src
     tmp = None
@@ -81,8 +105,7 @@ def run(args) -> int:
         if ckpt.exists():
             shutil.copy2(ckpt, tmp / CLEANER_OFFSET_CHECKPOINT)
     try:
-        clean = True if (work.parent / CLEAN_SHUTDOWN_FILE).exists() else None
-        log = Log.open(work, config, clock, clean_shutdown=clean)
+        log = Log.open(work, config, clock, **_broker_state(work))
         try:
             result = log.clean(now=args.now, cleaner=cleaner)
         finally:

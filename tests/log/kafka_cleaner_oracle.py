@@ -60,7 +60,8 @@ class KafkaCleanerOracle:
 
     def clean(self, partition_dir, *, now: int, config: dict | None = None, cleaner: dict | None = None,
               log_start_offset: int = 0) -> dict:
-        return self.call("clean", dir=str(partition_dir), now=now, config={k: str(v) for k, v in (config or {}).items()},
+        return self.call("clean", dir=str(partition_dir), now=now,
+                         config={k: str(v) for k, v in (config or {}).items()},
                          cleaner=cleaner or {}, logStartOffset=log_start_offset)
 
     def records(self, partition_dir, *, now: int, config: dict | None = None, log_start_offset: int = 0) -> dict:

@@ -10,6 +10,7 @@ from kafkafmt.cli import main
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import set_mtime_ms
+from kafkafmt.records import MemoryRecords
 from log_helpers import batch
 
 T0 = 1_700_000_000_000
@@ -31,7 +32,8 @@ def _make(root: Path) -> Path:
 
 
 def _state(root: Path) -> list:
-    return sorted((str(p.relative_to(root)), p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file())
+    return sorted((str(p.relative_to(root)), p.read_bytes(), p.stat().st_mtime_ns)
+                  for p in root.rglob("*") if p.is_file())
 
 
 def _args(d: Path) -> list[str]:
@@ -74,3 +76,24 @@ def test_errors_are_one_line(tmp_path):
     assert r.returncode == 1 and "not a partition directory" in r.stderr
     r = subprocess.run([sys.executable, "-m", "kafkafmt", "clean", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "--dry-run" in r.stdout
+
+
+def test_explain_fetch_at_a_removed_offset(tmp_path, capsys):
+    """A fetch at an offset compaction removed is served from the next batch, not OFFSET_OUT_OF_RANGE: the
+    log start offset comes from the segment's base and the log-start checkpoint, not the first batch."""
+    from kafkafmt.broker.fetch import fetch
+    d = tmp_path / "t-0"
+    log = Log(d, LogConfig.from_properties(PROPS), SimulatedClock(T0))
+    for i in range(40):  # key k0 rewritten again and again: every old k0 record goes
+        log.append_as_follower(batch(i, [(T0 + i, b"k0" if i < 5 else b"k%d" % i, b"v%d" % i)], magic=2))
+    log.clean(now=T0 + 1000)
+    log.close()
+    seg = d / "00000000000000000000.log"
+    first = next(iter(MemoryRecords(seg.read_bytes()).batches()))
+    assert first.base_offset > 0, "the workload left offset 0 in place"
+    res = fetch(seg.read_bytes(), fetch_offset=0, log_start_offset=0)
+    assert res.error is None and next(iter(MemoryRecords(res.records).batches())).base_offset == first.base_offset
+    assert main(["explain", "fetch", str(seg), "--fetch-offset", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "OFFSET_OUT_OF_RANGE" not in out and "ZERO-COPY" in out
+    assert fetch(seg.read_bytes(), fetch_offset=0).error == "OFFSET_OUT_OF_RANGE"  # the first batch as log start

@@ -110,7 +110,7 @@ def _compare(kafka: Path, fmt: Path) -> None:
     assert (kafka.parent / ck).read_text() == (fmt.parent / ck).read_text()
 
 
-@pytest.mark.parametrize("codec", ["none", "lz4"])
+@pytest.mark.parametrize("codec", ["none", pytest.param("lz4", marks=pytest.mark.slow)])
 def test_transactions_with_aborts(oracles, tmp_path, codec):
     cleaner_oracle, log_oracle = oracles
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"

@@ -19,7 +19,8 @@ from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
-from kafkafmt.records import MemoryRecords
+from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from log_helpers import batch
 
 T0 = 1_700_000_000_000
@@ -47,13 +48,25 @@ def _config(props: dict) -> LogConfig:
         return LogConfig.from_properties(props)
 
 
-def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: str, n: int, keys: int):
+def _phase_batches(rng: random.Random, start: int, now: int, magic: int, codec: str, n: int, keys: int,
+                   lat: bool = False, headers: bool = False, disjoint: bool = False):
+    """``disjoint``: each phase writes its own keys, so a phase's last tombstones stay the latest."""
     out, off = [], start
+    prefix = b"p%d-" % now if disjoint else b""
     for i in range(n):
         count = rng.randrange(1, 5)
-        recs = [(now + i * 10 + j, b"k%d" % rng.randrange(keys),
-                 None if rng.random() < 0.15 else b"v%d-%d" % (off, j)) for j in range(count)]
-        out.append(batch(off, recs, magic=magic, compression=codec))
+        if headers:  # v2 records with headers, some with a null header value
+            b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, off,
+                                     partition_leader_epoch=0)
+            for j in range(count):
+                b.append(now + i * 10 + j, b"k%d" % rng.randrange(keys),
+                         None if rng.random() < 0.15 else b"v%d-%d" % (off, j),
+                         [("h%d" % h, None if h == 2 else b"x" * h) for h in range(rng.randrange(4))])
+            out.append(b.build())
+        else:
+            recs = [(now + i * 10 + j, prefix + b"k%d" % rng.randrange(keys),
+                     None if rng.random() < 0.15 else b"v%d-%d" % (off, j)) for j in range(count)]
+            out.append(batch(off, recs, magic=magic, compression=codec, lat=now + i * 10 + 5 if lat else None))
         off += count
     return out, off
 
@@ -94,7 +107,8 @@ def _compare(kafka: Path, fmt: Path, codecs: set[str]) -> None:
 
 
 def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, seed: int = 0, props_extra=None,
-                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12) -> list:
+                    dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12, io_buffer: int = 512 * 1024,
+                    **batch_kw) -> list:
     """Append ``per_phase`` batches per (magic, codec) phase; after each, clean both copies and compare."""
     rng = random.Random(seed)
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
@@ -102,13 +116,14 @@ def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, se
     offset, results = 0, []
     for i, (magic, codec) in enumerate(phases):
         now = T0 + i * PHASE_MS
-        batches, offset = _phase_batches(rng, offset, now, magic, codec, per_phase, keys)
+        batches, offset = _phase_batches(rng, offset, now, magic, codec, per_phase, keys, **batch_kw)
         for d in (kafka, fmt):
             _append(d, props, batches, now)
         clean_at = now + PHASE_MS // 2
-        k = oracle.clean(kafka, now=clean_at, config=props, cleaner={"dedupeBufferSize": dedupe})
+        k = oracle.clean(kafka, now=clean_at, config=props, cleaner={"dedupeBufferSize": dedupe,
+                                                                     "ioBufferSize": io_buffer})
         log = Log(fmt, _config(props), SimulatedClock(clean_at), clean_shutdown=True)
-        r = log.clean(now=clean_at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe))
+        r = log.clean(now=clean_at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe, io_buffer_size=io_buffer))
         log.close()
         assert r.cleaned == k["cleaned"]
         _compare(kafka, fmt, {c for _, c in phases})
@@ -118,15 +133,40 @@ def run_and_compare(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, se
 
 CODECS = [(0, "none"), (0, "gzip"), (0, "snappy"), (0, "lz4"), (1, "none"), (1, "gzip"), (1, "snappy"),
           (1, "lz4"), (2, "none"), (2, "gzip"), (2, "snappy"), (2, "lz4"), (2, "zstd")]
+#: the default run keeps one case per magic and codec family; the rest run with the slow tests
+_DEFAULT = {(0, "none"), (0, "gzip"), (1, "gzip"), (1, "lz4"), (1, "snappy"), (2, "none"), (2, "zstd")}
 
 
-@pytest.mark.parametrize("magic,codec", CODECS, ids=[f"v{m}-{c}" for m, c in CODECS])
+@pytest.mark.parametrize("magic,codec", [pytest.param(m, c, id=f"v{m}-{c}", marks=() if (m, c) in _DEFAULT
+                                                      else pytest.mark.slow) for m, c in CODECS])
 def test_each_magic_and_codec(cleaner_oracle, tmp_path, magic, codec):
     """Three phases across the delete horizon (2 phases): tombstones kept, then removed, as Kafka does."""
     results = run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 3, seed=magic * 10 + len(codec))
     assert results[0].cleaned
     # tombstones met the horizon rules: kept by a pass, or removed once their horizon passed
     assert any(r.stats.tombstones_kept or r.stats.tombstones_removed for r in results)
+
+
+@pytest.mark.parametrize("magic,codec", [(1, "gzip"), pytest.param(1, "none", marks=pytest.mark.slow), (2, "lz4")])
+def test_log_append_time(cleaner_oracle, tmp_path, magic, codec):
+    """LogAppendTime wrappers and batches rebuilt with their log-append time (and a v2 delete horizon)."""
+    props = {"message.timestamp.type": "LogAppendTime"}
+    run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 3, seed=23, lat=True, props_extra=props)
+
+
+def test_headers(cleaner_oracle, tmp_path):
+    run_and_compare(cleaner_oracle, tmp_path, [(2, "gzip")] * 3, seed=29, headers=True)
+
+
+@pytest.mark.parametrize("magic,codec", [(0, "none"), (1, "gzip"), (2, "none"),
+                                         pytest.param(2, "zstd", marks=pytest.mark.slow)])
+def test_tombstones_across_the_delete_horizon(cleaner_oracle, tmp_path, magic, codec):
+    """Tombstones that stay their key's latest record: kept (v2: deleteHorizonMs written) until the horizon
+    (v2: pass time + delete.retention.ms; v0/v1: the last clean segment's mtime - delete.retention.ms
+    against each segment's mtime), removed by the first pass after it, as Kafka does."""
+    results = run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 5, seed=31, disjoint=True, keys=40)
+    assert any(r.stats.tombstones_kept for r in results[:2])
+    assert sum(r.stats.tombstones_removed for r in results) > 0
 
 
 def test_mixed_magics(cleaner_oracle, tmp_path):
@@ -145,10 +185,38 @@ def test_v1_wrapper_holes(cleaner_oracle, tmp_path):
     assert holes > 0
 
 
+def test_holes_in_dump_and_annotate(cleaner_oracle, log_oracle, tmp_path, capsys):
+    """kafka-dump-log --deep-iteration reports a cleaned wrapper's holes ("Non-consecutive offsets"), and
+    kafkafmt dump prints the same lines; annotate --deep names each hole at the inner offset after it."""
+    from kafkafmt.annotate import render
+    from kafkafmt.cli import main
+    run_and_compare(cleaner_oracle, tmp_path, [(1, "gzip")] * 2, seed=3, keys=60)
+    checked = 0
+    for p in sorted((tmp_path / "fmt" / "t-0").glob("*.log")):
+        data = p.read_bytes()
+        if not any(y - x > 1 for b in MemoryRecords(data).batches()
+                   for x, y in zip(*(lambda o: (o, o[1:]))([r.offset for r in b.records()]))):
+            continue
+        out, err, exc = log_oracle.dump("--deep-iteration", "--files", str(p))
+        assert exc is None and any("Non-consecutive offsets" in line for line in err)
+        capsys.readouterr()
+        main(["dump", "--deep", str(p)])
+        ours = capsys.readouterr()
+        assert ours.out.splitlines() == out and ours.err.splitlines() == err
+        assert "hole: " in render(data, decompressed=True)
+        checked += 1
+    assert checked
+
+
 def test_dedupe_buffer_too_small(cleaner_oracle, tmp_path):
     """A map of 30 slots (720 bytes, load factor 0.9 -> 27 keys) for 200 keys cleans a prefix per pass."""
     results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 3, seed=11, dedupe=720, keys=200)
     assert results[0].end_offset < results[0].first_uncleanable_offset
+
+
+def test_io_buffer_smaller_than_a_batch(cleaner_oracle, tmp_path):
+    """A 100-byte read buffer (log.cleaner.io.buffer.size=200, one thread): the cleaner grows it per batch."""
+    run_and_compare(cleaner_oracle, tmp_path, [(1, "gzip"), (2, "none")], seed=13, io_buffer=200)
 
 
 def test_compact_delete(cleaner_oracle, tmp_path):
@@ -160,3 +228,66 @@ def test_compact_delete(cleaner_oracle, tmp_path):
 def test_min_compaction_lag(cleaner_oracle, tmp_path):
     run_and_compare(cleaner_oracle, tmp_path, [(2, "gzip")] * 3, seed=9,
                     props_extra={"min.compaction.lag.ms": str(PHASE_MS)})
+
+
+@pytest.fixture(scope="module")
+def log_oracle():
+    from kafka_log_oracle import log_oracle_or_skip
+    return log_oracle_or_skip()
+
+
+@pytest.mark.parametrize("magic,codec", [(1, "gzip"), pytest.param(2, "none", marks=pytest.mark.slow)])
+def test_reading_a_compacted_log(cleaner_oracle, log_oracle, tmp_path, magic, codec):
+    """A fetch at an offset the cleaner removed is served from the next batch (UnifiedLog.read), by
+    kafkafmt's Log.read as by Kafka's; the log start offset stays where it was."""
+    run_and_compare(cleaner_oracle, tmp_path, [(magic, codec)] * 2, seed=21, keys=30)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    props = _props(magic)
+    log = Log(fmt, _config(props), SimulatedClock(T0), clean_shutdown=True)
+    log_oracle.call("time", ms=T0)
+    log_oracle.call("open", log="compacted", dir=str(kafka), config=props, clean=True)
+    try:
+        log_oracle.call("updateHighWatermark", log="compacted", hw=log.log_end_offset)
+        present = {r.offset for s in log.segments for b in s.log.batches() for r in b.records()}
+        removed = [o for o in range(log.log_end_offset) if o not in present]
+        assert removed and log.log_start_offset == 0
+        for offset in removed + sorted(present)[:5]:
+            ours = log.read(offset, 300)
+            theirs = log_oracle.call("read", log="compacted", offset=offset, maxLength=300)
+            assert bytes(ours.records).hex() == theirs["records"], offset
+            assert ours.fetch_offset_metadata.segment_base_offset == theirs["segmentBaseOffset"]
+            assert ours.fetch_offset_metadata.relative_position_in_segment == theirs["relativePositionInSegment"]
+    finally:
+        log_oracle.call("close", log="compacted")
+        log.close()
+
+
+def test_cli_uses_the_log_dirs_checkpoints(cleaner_oracle, tmp_path, capsys):
+    """`kafkafmt clean` loads the partition as a broker's LogManager does: the log start offset from the log
+    directory's log-start-offset-checkpoint (here above the first segment), then cleans as Kafka does."""
+    from kafkafmt.cli import main
+    from kafkafmt.log.files import write_checkpoint
+    rng = random.Random(17)
+    props = _props(2)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    batches, _ = _phase_batches(rng, 0, T0, 2, "none", 40, 12)
+    for d in (kafka, fmt):
+        _append(d, props, batches, T0)
+    start = 30
+    write_checkpoint(fmt.parent / "log-start-offset-checkpoint", [("t", 0, start)], fsync=False)
+    at = T0 + PHASE_MS
+    k = cleaner_oracle.clean(kafka, now=at, config=props, log_start_offset=start)
+    assert main(["clean", str(fmt), "--now", str(at)] + [a for kv in props.items() for a in ("-c", "=".join(kv))]) == 0
+    assert f"cleaned offsets [{start}," in capsys.readouterr().out and k["cleaned"]
+    _compare(kafka, fmt, {"none"})
+
+
+@pytest.mark.parametrize("extra,cleans", [
+    ({"min.cleanable.dirty.ratio": "0.99"}, False),
+    ({"min.cleanable.dirty.ratio": "0.99", "max.compaction.lag.ms": str(PHASE_MS // 4)}, True)],  # 2nd pass
+    ids=["ratio-not-reached", "max-compaction-lag-passed"])
+def test_when_a_log_is_cleaned(cleaner_oracle, tmp_path, extra, cleans):
+    """The dirty ratio must exceed min.cleanable.dirty.ratio, unless max.compaction.lag.ms has passed
+    for a dirty segment's first batch (LogCleanerManager.grabFilthiestCompactedLog)."""
+    results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 2, seed=19, props_extra=extra)
+    assert [r.cleaned for r in results] == [True, cleans]  # the first pass: all dirty, ratio 1.0
