@@ -83,7 +83,7 @@ def _plot_svg(d: dict) -> str:
         raise UnsupportedOperationError("--format html needs matplotlib (pip install 'kafkafmt[notebooks]')") from None
     names = [f"{p['topic']}-{p['partition']}" for p in d["partitions"]]
     with plt.rc_context({"svg.hashsalt": "kafkafmt-audit", "svg.fonttype": "none"}):
-        fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 1.5))
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 2.2))
         left = [0.0] * len(names)
         for m, colour in (("v0", "#c0392b"), ("v1", "#e67e22"), ("v2", "#2e86c1")):
             vals = [p["magics"].get(m, {}).get("bytes", 0) for p in d["partitions"]]
@@ -95,7 +95,7 @@ def _plot_svg(d: dict) -> str:
         ax.invert_yaxis()
         ax.set_xlabel("bytes on disk")
         ax.set_title(f"What the log directories hold (target Kafka {d['target']})")
-        ax.legend(loc="lower right", fontsize="small")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize="small", frameon=False)
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "kafkafmt audit"})
