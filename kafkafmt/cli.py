@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "kafkafmt.tools.pipeline",
     "kafkafmt.broker.cli",
     "kafkafmt.tools.scenario",
+    "kafkafmt.tools.audit",
 ]
 
 

@@ -23,6 +23,7 @@ What each partition says, and where the rule comes from:
 """
 from __future__ import annotations
 
+import datetime
 import os
 import time
 from dataclasses import dataclass, field
@@ -120,7 +121,9 @@ class PartitionAudit:
         else:
             fate = None
         if ret["legacy_deleted_at_ms"] is not None:
-            age = f"deleted by retention at {ret['legacy_deleted_at_ms']}"
+            at = ret["legacy_deleted_at_ms"]
+            when = datetime.datetime.fromtimestamp(at / 1000, datetime.timezone.utc).isoformat(timespec="milliseconds")
+            age = f"deleted by retention at {when} ({at})"
             return f"{fate}; else {age}" if fate else age
         return fate or "kept forever (never deleted by time)"
 

@@ -2,7 +2,7 @@
 
 A segment's ``.log`` is walked by :class:`~kafkafmt.log.file_records.FileRecords` opened read-only
 (``FileLogInputStream``'s rules: a partial batch at the end is not data), then mapped read-only
-(``mmap.ACCESS_READ`` on an ``O_RDONLY`` descriptor) up to the end of its last whole batch:
+(:func:`kafkafmt.io.open_readonly`) and read up to the end of its last whole batch:
 
 * batch headers (magic, codec, size, max timestamp) are read from the batch views, shallow;
 * records (their magic, timestamp type and timestamp) come from the columnar decoder
@@ -15,7 +15,6 @@ Nothing else is opened: no index is read (the audit needs none) and no loader ru
 """
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import numpy as np
 
 from ..constants import NO_TIMESTAMP, TimestampType
 from ..errors import KafkaFmtError, NoSuchFileError
+from ..io import open_readonly
 from ..log.clock import mtime_ms
 from ..log.file_records import FileRecords
 from ..log.files import parse_topic_partition_name
@@ -140,20 +140,12 @@ def scan_segment(path: Path, delete_horizon_ms: int) -> SegmentScan:
     if not spans:
         return seg
     seg.size = spans[-1][0] + spans[-1][1]
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        mm = mmap.mmap(fd, seg.size, access=mmap.ACCESS_READ)
-    finally:
-        os.close(fd)  # the mapping outlives the descriptor
-    try:
-        _scan_batches(seg, mm, spans, delete_horizon_ms)
-        _scan_records(seg, mm)
-    except KafkaFmtError as e:
-        raise _in_file(e, path) from None  # the mapping goes with the last view of it
-    try:
-        mm.close()
-    except BufferError:  # a view is still alive: the mapping goes with it
-        pass
+    with open_readonly(path) as mm:  # the file's edge: mapped read-only (kafkafmt.io)
+        try:
+            _scan_batches(seg, mm, spans, delete_horizon_ms)
+            _scan_records(seg, MemoryRecords(mm, end=seg.size))
+        except KafkaFmtError as e:
+            raise _in_file(e, path) from None
     return seg
 
 
@@ -182,9 +174,9 @@ def _scan_batches(seg: SegmentScan, mm, spans, delete_horizon_ms: int) -> None:
             seg.rewritten_bytes += len(v2)
 
 
-def _scan_records(seg: SegmentScan, mm) -> None:
+def _scan_records(seg: SegmentScan, records: MemoryRecords) -> None:
     from ..records.columnar import records_table  # pyarrow + numba: loaded on first use
-    t = records_table(MemoryRecords(mm, end=seg.size), include_data=False)
+    t = records_table(records, include_data=False)
     magic = t.column("magic").to_numpy(zero_copy_only=False)
     ts_type = t.column("timestamp_type").to_numpy(zero_copy_only=False)
     ts = t.column("timestamp_ms").to_numpy(zero_copy_only=False)

@@ -176,3 +176,21 @@ def test_bad_inputs_are_one_kafkafmt_error(mixed, tmp_path):
     seg.write_bytes(bytes(data))
     with pytest.raises(CorruptRecordError, match=seg.name):
         audit_log_dirs(bad.parent, now_ms=0)
+
+
+def test_progress_empty_partitions_and_a_partial_last_batch(mixed, tmp_path):
+    seen = []
+    audit_log_dirs(mixed, now_ms=START_MS, progress=seen.append)
+    assert sum(seen) == sum(p.stat().st_size for p in mixed.glob("*/*.log")) and len(seen) > 4
+    (tmp_path / "logs" / "empty-0").mkdir(parents=True)
+    copy = tmp_path / "logs" / "accounts-0"
+    shutil.copytree(mixed / "accounts-0", copy)
+    last = sorted(copy.glob("*.log"))[-1]
+    whole = last.read_bytes()
+    last.write_bytes(whole + whole[:30])  # a batch cut short, as a crash mid-append leaves it: not data (Kafka's reader)
+    by = {p.topic: p.to_dict() for p in audit_log_dirs(tmp_path / "logs", now_ms=START_MS).partitions}
+    assert by["empty"]["segments"] == 0 and by["empty"]["magics"] == {} and by["empty"]["legacy_status"] == "no v0/v1 data"
+    assert by["empty"]["next_offset"] is None and by["empty"]["retention"]["legacy_deleted_at_ms"] is None
+    ref = audit_log_dirs(mixed / "accounts-0", now_ms=START_MS).partitions[0].to_dict()
+    assert {k: by["accounts"][k] for k in ("magics", "legacy", "next_offset")} == \
+        {k: ref[k] for k in ("magics", "legacy", "next_offset")}
