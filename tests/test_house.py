@@ -200,7 +200,7 @@ def test_constant_check_catches_masks_offsets_and_restated_names():
 #: its own part or a lower floor
 PARTS = {
     **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", ""], "ground"),
-    "compression": "codecs", "config": "codecs",
+    "compression": "codecs", "config": "codecs", "kafka_lines": "codecs",
     # the format-level modules still at the package root sit on the records floor
     **dict.fromkeys(["records", "spec", "annotate", "dump", "kip228", "samples"], "records"),
     "broker": "broker", "log": "log",
@@ -218,7 +218,8 @@ SIDEWAYS = {("spark", "audit"), ("spark", "gen")}
 #:   runner runs the CLI in-process to compare its output; both import it inside a function (issue step 4);
 #: - kafkafmt.viz (not edited here) still imports generation from its old home in the log: the package's
 #:   lazy ``__getattr__`` and the three re-export modules serve it; delete them when viz imports kafkafmt.gen
-KNOWN_UPWARD = {("kafkafmt.broker.cli", "kafkafmt.cli"), ("kafkafmt.conformance.runner", "kafkafmt.cli"),
+KNOWN_UPWARD = {("kafkafmt.broker.cli", "kafkafmt.cli"), ("kafkafmt.broker.cli", "kafkafmt.log.files"),
+                ("kafkafmt.conformance.runner", "kafkafmt.cli"),
                 ("kafkafmt.log", "kafkafmt.gen"), ("kafkafmt.log.generator", "kafkafmt.gen.generator"),
                 ("kafkafmt.log.scenario", "kafkafmt.gen.workload_file"),
                 ("kafkafmt.log.workloads", "kafkafmt.gen.workloads")}
@@ -332,7 +333,7 @@ def test_floor_checks_catch_an_upward_import_and_a_circle():
 MAX_FUNCTION_LINES = 80
 #: today's long functions that are another piece of work's (broker/fetch.py and broker/validator.py are
 #: being rewritten as sequences of named steps); shrink this as they are broken up
-KNOWN_LONG = {"broker/fetch.py:fetch", "broker/fetch.py:down_convert", "broker/validator.py:_validate_compressed"}
+KNOWN_LONG: set[str] = set()
 
 
 def long_functions(sources) -> dict[str, int]:
