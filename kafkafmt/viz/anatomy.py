@@ -120,8 +120,8 @@ def byte_caption(data: bytes, values: dict) -> str:
     payload = payload_bytes(recs)
     per = (len(data) - payload) / values["count"]
     be = v2_break_even(key_size=4, value_size=12)
-    turn = (f"A v2 batch pays its {RECORD_BATCH_OVERHEAD}-byte header once: from {be} records on it costs fewer bytes per record "
-            f"than v1 (uncompressed, these record sizes).")
+    turn = (f"A v2 batch pays its {RECORD_BATCH_OVERHEAD}-byte header once: from {be} records on it costs "
+            f"fewer bytes per record than v1 (uncompressed, these record sizes).")
     hdr = "" if values["magic"] >= 2 else " Headers need v2 (KIP-82), so the headers control is off for v0/v1."
     return (f"<b>{len(data)} bytes</b> for {values['count']} records: {payload} bytes of keys and values, "
             f"<b>{per:.1f} bytes of format per record</b>. {turn}{hdr}")
@@ -183,5 +183,6 @@ def overhead_panel():
                  title="Overhead per record", caption=overhead_caption)
 
 
-__all__ = ["codecs_for", "byte_panel", "byte_caption", "overhead_panel", "overhead_caption", "sample_records", "build", "record_set", "payload_bytes", "overhead_row", "overhead_table", "single_record_overhead",
+__all__ = ["codecs_for", "byte_panel", "byte_caption", "overhead_panel", "overhead_caption", "sample_records",
+           "build", "record_set", "payload_bytes", "overhead_row", "overhead_table", "single_record_overhead",
            "v2_break_even", "MAGICS", "CODECS"]

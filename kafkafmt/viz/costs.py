@@ -136,4 +136,5 @@ def produce_paths_table(codec: str = "gzip"):
                              labels={"temporary_memory_bytes": "temporary memory", "path": "LogValidator path"})
 
 
-__all__ = ["costs_panel", "costs_view", "costs_caption", "produce_paths_table", "sample_log", "fetch_costs", "costs_table", "produce_paths", "FETCH_VERSIONS", "FORMAT_VERSIONS", "COUNTS"]
+__all__ = ["costs_panel", "costs_view", "costs_caption", "produce_paths_table", "sample_log", "fetch_costs",
+           "costs_table", "produce_paths", "FETCH_VERSIONS", "FORMAT_VERSIONS", "COUNTS"]

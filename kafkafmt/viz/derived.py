@@ -245,11 +245,21 @@ def deadlines_caption(df: pd.DataFrame, values: dict) -> str:
 def deadlines_view(df: pd.DataFrame):
     """Per segment, deleted by largest timestamp minus deleted under LogAppendTime (s), and the table."""
     from . import plots, tables
-    fig = plots.bar_plot([str(b) for b in df["base_offset"]], df["outlives_ms"] / 1000, value_fmt=",.1f",
-                         colors=[plots.RED if x < 0 else plots.GREEN if x > 0 else plots.GREY for x in df["outlives_ms"]],
+    secs = df["outlives_ms"] / 1000
+    small = secs[secs != 0].abs()
+    wide = len(small) > 1 and small.max() / small.min() > 100  # hours beside milliseconds: a symmetric log scale
+    fig = plots.bar_plot([str(b) for b in df["base_offset"]], secs,
+                         bar_text=[tables.duration(x, signed=True) for x in df["outlives_ms"]],
+                         colors=[plots.RED if x < 0 else plots.GREEN if x > 0 else plots.GREY
+                                 for x in df["outlives_ms"]],
                          legend=[(plots.RED, "deleted early"), (plots.GREEN, "kept longer")],
                          title="deleted by largest timestamp − deleted under LogAppendTime",
-                         xlabel="segment (base offset)", ylabel="kept longer (+) / deleted early (−), s")
+                         xlabel="segment (base offset)",
+                         ylabel=("longer (+) / early (−), s, symlog" if wide else
+                                 "kept longer (+) / deleted early (−), s"))
+    if wide:
+        fig.axes[0].set_yscale("symlog", linthresh=0.1)
+        fig.axes[0].set_ylim(min(secs.min() * 20, -1), max(secs.max() * 20, 1))
     return fig, tables.table_html(
         df, units={"size_bytes": "bytes", "last_append_ms": "ms", "largest_timestamp_ms": "±ms", "deleted_ms": "ms",
                    "lat_deleted_ms": "ms", "outlives_ms": "±ms"},
@@ -316,6 +326,6 @@ def fetch_panel(conversions: pd.DataFrame, *, topic: str = "clicks"):
 
 
 __all__ = ["deadlines_panel", "deadlines_view", "deadlines_caption", "fetch_panel", "fetch_view", "fetch_caption",
-           "Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables", "project_root",
-           "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
+           "Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables",
+           "project_root", "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
            "conversion_finding"]

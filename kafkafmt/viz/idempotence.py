@@ -78,7 +78,8 @@ def idempotent_batch(n: int = 3, *, producer_id: int = 4242, producer_epoch: int
 
 
 def downgrade(to_magic: int, n: int = 3) -> dict:
-    """Seed 003's broker downgrade of an idempotent batch to ``to_magic``: the bytes before and after and what was lost."""
+    """Seed 003's broker downgrade of an idempotent batch to ``to_magic``: the bytes before and after, and
+    what was lost."""
     if to_magic not in (0, 1):
         raise ValueError("the seed downgrades to message format v0 or v1")
     before = idempotent_batch(n)
@@ -143,7 +144,8 @@ def grid_panel():
     return Panel({"variant": w.Dropdown(options=VARIANTS, value="seed", description="design"),
                   "client": w.Dropdown(options=CLIENTS, value="1.0.0", description="client"),
                   "broker": w.Dropdown(options=BROKERS, value="1.0.0", description="broker")},
-                 outcome_grid, lambda df: tables.table_html(df, labels={"topic format": "topic format ╲ enable.idempotence"}),
+                 outcome_grid,
+                 lambda df: tables.table_html(df, labels={"topic format": "topic format ╲ enable.idempotence"}),
                  title="enable.idempotence outcomes", caption=grid_caption)
 
 
@@ -168,5 +170,6 @@ def downgrade_panel():
                                        f"bytes; <b>lost: {', '.join(d['lost'])}</b>."))
 
 
-__all__ = ["reconciliation", "seed_table_finding", "grid_panel", "grid_caption", "downgrade_panel", "downgrade_view", "rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch", "downgrade",
-           "VARIANTS", "CLIENTS", "BROKERS", "MODES"]
+__all__ = ["reconciliation", "seed_table_finding", "grid_panel", "grid_caption", "downgrade_panel", "downgrade_view",
+           "rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch",
+           "downgrade", "VARIANTS", "CLIENTS", "BROKERS", "MODES"]

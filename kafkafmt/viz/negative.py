@@ -126,5 +126,5 @@ def bits_panel():
                  encode, bits_view, title="one v2 record", caption=bits_caption)
 
 
-__all__ = ["encode", "bits_panel", "bits_view", "bits_caption", "batch", "kafka_broker", "matrix", "producer_table", "kafka_consumer", "consumer_table", "bit_difference",
-           "changed_fields", "PRODUCER_ROWS"]
+__all__ = ["encode", "bits_panel", "bits_view", "bits_caption", "batch", "kafka_broker", "matrix", "producer_table",
+           "kafka_consumer", "consumer_table", "bit_difference", "changed_fields", "PRODUCER_ROWS"]

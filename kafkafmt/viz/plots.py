@@ -81,9 +81,9 @@ def line_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None =
     if hline is not None:
         ax.axhline(hline, color="grey", linestyle="--", linewidth=1)
     if logx:
-        from matplotlib.ticker import ScalarFormatter
+        from matplotlib.ticker import FormatStrFormatter
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
     if hue is not None:
         ax.legend(title=hue_label or hue, fontsize="small")

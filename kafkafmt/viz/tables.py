@@ -128,15 +128,15 @@ def outcome_kind(text: str) -> str | None:
 def _format(v, col: str, *, times: Mapping[str, int | None], units: Mapping[str, str]) -> tuple[str, str]:
     """``(text, tooltip)`` of one cell (plain text; escaped by the caller)."""
     if isinstance(v, (list, tuple)):
-        parts = [_format(x, col, times=times, units=units)[0] for x in v]
-        return ", ".join(parts) if parts else "(none)", ""
+        parts = [_format(x, col, times=times, units=units)[0].replace("\n", " ") for x in v]
+        return ("\n" if col in times else ", ").join(parts) if parts else "(none)", ""
     if is_missing(v) or (isinstance(v, str) and not v.strip()):
         return MISSING, "none"
     if isinstance(v, bytes):
         return v.hex(" "), f"{len(v)} bytes"
     if col in times and isinstance(v, numbers.Number) and not isinstance(v, bool):
         ref = times[col]
-        rel = "" if ref is None or v == -1 else f" ({duration(int(v) - ref, signed=True)})"
+        rel = "" if ref is None or v == -1 else f"\n({duration(int(v) - ref, signed=True)})"
         return iso_time(int(v)) + rel, f"{int(v)} ms since 1970-01-01 UTC"
     unit = units.get(col)
     if unit and isinstance(v, numbers.Number) and not isinstance(v, bool):
@@ -178,24 +178,25 @@ def table_html(df, *, labels: Mapping[str, str] | None = None, times: Mapping[st
                and all((isinstance(r[i], numbers.Number) and not isinstance(r[i], (bool, np_bool))) or is_missing(r[i])
                        for r in rows) for i, c in enumerate(cols)}
     th = "".join(f"<th style='text-align:{'right' if numeric[c] else 'left'};vertical-align:bottom;padding:4px 8px;"
-                 f"border-bottom:2px solid #555;background:#f3f3f3;white-space:normal'>{html.escape(_header(c, labels))}</th>"
-                 for c in cols)
+                 "border-bottom:2px solid #555;background:#f3f3f3;white-space:normal;"
+                 f"min-width:{min(9.0, max(2.5, len(_header(c, labels)) / 2.4)):.1f}em'>"
+                 f"{html.escape(_header(c, labels))}</th>" for c in cols)
     body = []
     for n, r in enumerate(rows):
         cells = []
         for i, c in enumerate(cols):
             text, tip = _format(r[i], c, times=times, units=units)
-            if len(text) > TOOLTIP_AT and not tip:
+            if len(text) > TOOLTIP_AT and not tip and c not in times:
                 tip = text
             kind = outcome_kind(text) if (outcomes is None and not numeric[c]
                                           and text[:1] in "✓✗↓⚠") or (outcomes and c in outcomes) else None
             bg, fg = OUTCOME_STYLE[kind] if kind else ("#fafafa" if n % 2 else "#ffffff", "inherit")
             style = (f"text-align:{'right' if numeric[c] else 'left'};vertical-align:top;padding:3px 8px;"
                      f"border-bottom:1px solid #ddd;background:{bg};color:{fg};"
-                     f"white-space:{'nowrap' if numeric[c] or c in units else 'normal'};"
+                     f"white-space:{'nowrap' if numeric[c] or c in units or c in times else 'normal'};"
                      f"overflow-wrap:break-word;max-width:{max_cell_em}em;min-width:3em")
             title_attr = f" title='{html.escape(tip, quote=True)}'" if tip else ""
-            cells.append(f"<td style='{style}'{title_attr}>{html.escape(text)}</td>")
+            cells.append(f"<td style='{style}'{title_attr}>{html.escape(text).replace(chr(10), '<br>')}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     caption = (f"<caption style='caption-side:top;text-align:left;font-weight:bold;padding:2px 0'>"
                f"{html.escape(title)}</caption>") if title else ""
@@ -211,5 +212,5 @@ def show(df, **kwargs):
     return HTML(table_html(df, **kwargs))
 
 
-__all__ = ["table_html", "show", "WORDS", "metric_axis", "confluence", "iso_time", "duration", "size", "number", "outcome_kind",
-           "CONFLUENCE", "MISSING"]
+__all__ = ["table_html", "show", "WORDS", "metric_axis", "confluence", "iso_time", "duration", "size", "number",
+           "outcome_kind", "CONFLUENCE", "MISSING"]

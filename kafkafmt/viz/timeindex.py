@@ -127,6 +127,34 @@ def turnover_skew(seed: int, num_events: int = 120) -> int | None:
     return None
 
 
+def skew_ranges(seed: int, num_events: int = 120) -> dict:
+    """Over :data:`SKEW_GRID_S`: the skew ranges (``"0-30 s"``) where each design re-reads more earlier
+    messages (``variant``, ``kafka``, ``tie``): where the comparison turns over, which need not be once."""
+    out: dict[str, list[str]] = {"variant": [], "kafka": [], "tie": []}
+    run: list[int] = []
+    last = None
+    for s in SKEW_GRID_S + (None,):
+        if s is not None:
+            m = max_earlier_seen(seed, s, num_events)
+            who = "kafka" if m["kafka"] > m["kip33-variant"] else "variant" if m["kip33-variant"] > m["kafka"] else "tie"
+        if run and (s is None or who != last):
+            out[last].append(f"{run[0]}-{run[-1]} s" if len(run) > 1 else f"{run[0]} s")
+            run = []
+        if s is not None:
+            run.append(s)
+            last = who
+    return out
+
+
+def turnover_text(seed: int, num_events: int = 120) -> str:
+    """:func:`skew_ranges` in words."""
+    r = skew_ranges(seed, num_events)
+    parts = [f"{who} at {' and '.join(r[key])} of skew" for key, who in
+             (("variant", "the KIP-33 variant re-reads more"), ("kafka", "Kafka's index re-reads more"),
+              ("tie", "both re-read as many")) if r[key]]
+    return "; ".join(parts)
+
+
 def lookups(max_skew_s: float, seed: int, num_events: int):
     """Every lookup of both policies on one workload, as a DataFrame (``policy`` column)."""
     import pandas as pd
@@ -140,11 +168,8 @@ def lookups_caption(df, values: dict) -> str:
     missed = int(df["missed"].max())
     more = "the KIP-33 variant" if m["kip33-variant"] > m["kafka"] else "Kafka's index" if m["kafka"] > m[
         "kip33-variant"] else "neither"
-    turn = turnover_skew(values["seed"], values["num_events"])
-    where = ("over every skew up to 120 s the variant re-reads more" if turn is None else
-             "at every skew Kafka's index re-reads at least as many" if turn == 0 else
-             f"the variant re-reads more below {turn} s of skew; at {turn} s Kafka's index first re-reads at least "
-             "as many (its entries follow the producers' clocks, the variant's the broker's)")
+    where = (turnover_text(values["seed"], values["num_events"])
+             + " (Kafka's entries follow the producers' clocks, the variant's the broker's)")
     return (f"At ±{values['max_skew_s']} s: after offsetsForTimes a consumer re-reads at most "
             f"<b>{m['kafka']} earlier messages with Kafka's index</b> and <b>{m['kip33-variant']} with the KIP-33 "
             f"variant</b> ({more} more); messages missed: {missed}. For seed {values['seed']}, {where}.")
@@ -191,6 +216,6 @@ def growth_figure(wl, config: LogConfig):
                            xlabel="produce requests appended (count)", ylabel="time-index entries, all segments")
 
 
-__all__ = ["segments_table", "lookups", "lookups_panel", "lookups_caption", "turnover_skew", "max_earlier_seen", "growth_figure",
-           "SKEW_GRID_S", "workload", "log_config", "index_growth", "compare", "guarantee", "guarantee_summary",
-           "segments_side_by_side", "POLICIES"]
+__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption", "turnover_skew", "max_earlier_seen",
+           "growth_figure", "SKEW_GRID_S", "workload", "log_config", "index_growth", "compare", "guarantee",
+           "guarantee_summary", "segments_side_by_side", "POLICIES"]

@@ -125,8 +125,8 @@ def skew_caption(df, values: dict) -> str:
     rejected = df["outcome"] == "rejected"
     behind, ahead = int((rejected & (df["skew_h"] < 0)).sum()), int((rejected & (df["skew_h"] > 0)).sum())
     return (f"<b>{r} of {n} producers rejected</b>: {behind} with clocks more than {values['before_h']:g} h behind "
-            f"the broker (message.timestamp.before.max.ms), {ahead} more than {values['after_h']:g} h ahead "
-            f"(after.max.ms). The outcome turns over exactly at the bounds: a producer inside the shaded window "
+            f"the broker (message.timestamp.before.max.ms) and {ahead} with clocks more than {values['after_h']:g} h "
+            f"ahead (after.max.ms). The outcome turns over exactly at the bounds: a producer inside the shaded window "
             f"is appended with its own timestamp.")
 
 
@@ -147,7 +147,8 @@ def skew_view(df):
 
 
 def skew_panel():
-    """Notebook 02's skewed producers against ``message.timestamp.before/after.max.ms`` (bounds ≥ 0; off under LogAppendTime)."""
+    """Notebook 02's skewed producers against ``message.timestamp.before/after.max.ms`` (KIP-937; bounds ≥ 0,
+    off under LogAppendTime)."""
     import ipywidgets as w
     from .widgets import Panel
 
@@ -201,5 +202,6 @@ def readers_panel():
         title="Who sees which timestamp", caption=readers_caption)
 
 
-__all__ = ["skew_panel", "skew_view", "skew_caption", "readers_panel", "readers_caption", "topic_config", "producer_batch", "skew_outcomes", "skew_table", "rejected_count", "reader_views",
-           "READERS", "NOW_MS", "HOUR_MS"]
+__all__ = ["skew_panel", "skew_view", "skew_caption", "readers_panel", "readers_caption", "topic_config",
+           "producer_batch", "skew_outcomes", "skew_table", "rejected_count", "reader_views", "READERS", "NOW_MS",
+           "HOUR_MS"]

@@ -97,6 +97,8 @@ class Panel:
                                        self.view])
         for c in self.controls.values():
             c.observe(self._changed, names="value")
+            if len(getattr(c, "description", "") or "") > 8 and hasattr(c, "style"):
+                c.style.description_width = "initial"  # never cut a control's name ("retention …")
         self.update()
 
     @property
@@ -159,11 +161,20 @@ class Panel:
         self.view.value = self.view_html()
 
     def view_html(self) -> str:
-        """The view of the current state as HTML: the caption and the rendered items, or the one error line."""
+        """The view of the current state as HTML: the caption and the rendered items, or the one error line.
+
+        Wrapped in a one-column grid whose column may shrink to the page (``minmax(0, 1fr)``): a wide
+        table then scrolls in its own box instead of widening the view and cutting the caption."""
+        return (f"<div class='kf-view' style='display:grid;grid-template-columns:minmax(0,1fr)'>"
+                f"{self._view_body()}</div>")
+
+    def _view_body(self) -> str:
         if self.error is not None:
-            return (f"<div class='kf-error' style='color:#b00020;padding:6px 8px;border-left:4px solid #b00020;"
+            return (f"<div class='kf-error' style='color:#b00020;padding:6px 8px;line-height:1.45;"
+                    f"border-left:4px solid #b00020;"
                     f"background:#fdecee'>⚠ Nothing to show for this combination: {html.escape(self.error)}</div>")
-        caption = (f"<div class='kf-caption' style='margin:4px 0 8px;font-size:105%'>{self.caption_html}</div>"
+        caption = (f"<div class='kf-caption' style='margin:4px 0 8px;font-size:105%;line-height:1.45'>"
+                   f"{self.caption_html}</div>"
                    if self.caption_html else "")
         return caption + "".join(f"<div class='kf-item' style='margin:4px 0'>{to_html(i)}</div>" for i in self.items)
 
@@ -174,8 +185,10 @@ class Panel:
 
     def render_static(self) -> str:
         """The panel as a static HTML block for a page without a kernel: title, settings and :meth:`view_html`."""
-        title = f"<div style='font-weight:bold;font-size:110%'>{html.escape(self.title)}</div>" if self.title else ""
-        settings = f"<div class='kf-settings' style='color:#555;font-size:90%'>{html.escape(self.settings_text())}</div>"
+        title = (f"<div style='font-weight:bold;font-size:110%;line-height:1.45'>{html.escape(self.title)}</div>"
+                 if self.title else "")
+        settings = (f"<div class='kf-settings' style='color:#555;font-size:90%'>{html.escape(self.settings_text())}"
+                    "</div>")
         return f"<div class='kf-panel'>{title}{settings}{self.view_html()}</div>"
 
     def set(self, **values) -> None:

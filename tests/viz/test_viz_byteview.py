@@ -16,11 +16,15 @@ def _titled_bytes(html):
 
 
 def _rows(html):
-    """(offset, field label, value) per row, tags stripped."""
-    out = []
-    for row in re.findall(r"<tr class='kf-field'.*?</tr>", html, re.S):
-        cells = [html_module.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-        out.append((int(cells[0]), cells[2], cells[3]))
+    """(offset, heading above it, field name, value) per field row, tags stripped."""
+    out, heading = [], ""
+    for kind, row in re.findall(r"<tr class='kf-(field|group)'(.*?)</tr>", html, re.S):
+        cells = [html_module.unescape(re.sub(r"<br>", " / ", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        cells = [re.sub(r"<[^>]+>", "", c) for c in cells]
+        if kind == "group":
+            heading = cells[1]
+        else:
+            out.append((int(cells[0]), heading, cells[2], cells[3]))
     return out
 
 
@@ -67,16 +71,27 @@ def test_long_input_is_cut_and_says_so():
 def test_field_names_are_on_the_rows_aligned_with_their_offsets():
     data = record_set(2, "none", 1, 1)
     rows = _rows(byteview.byte_view_html(data))
-    head = [(o, f) for o, f, _ in rows[:5]]
+    head = [(o, f) for o, _, f, _ in rows[:5]]
     assert head == [(0, "baseOffset"), (8, "length"), (12, "partitionLeaderEpoch"), (16, "magic"), (17, "crc")]
-    assert ("record 0 › header 0 › headerKey", "h0") in [(f, v) for _, f, v in rows]
-    base_ts = next(v for _, f, v in rows if f == "baseTimestamp")
-    assert base_ts == "1700000000000  (2023-11-14 22:13:20.000 UTC)"
+    assert (85, "record 0 › header 0", "headerKey", "h0") in rows
+    assert next(v for _, _, f, v in rows if f == "baseTimestamp") == "1700000000000 / 2023-11-14 22:13:20.000 UTC"
+    assert next(v for _, _, f, v in rows if f == "attributes") == "0 / compression none, CreateTime"
+
+
+def test_attribute_bits_in_words():
+    from kafkafmt.viz.negative import batch
+    rows = _rows(byteview.byte_view_html(batch(-86_400_000, extended=True)))
+    assert next(v for _, h, f, v in rows if f == "attributes" and not h) == \
+        "128 / compression none, CreateTime, isTimestampExtended (KIP-228)"
+    assert next(v for _, _, f, v in rows if f == "baseTimestamp") == "-86400000 / 1969-12-31 00:00:00.000 UTC"
+    assert byteview.attributes_words(0x09, 1) == "compression gzip, LogAppendTime"
+    assert byteview.attributes_words(0x02, 0) == "compression snappy"  # v0 has no timestamp type
+    assert byteview.attributes_words(0x33, 2) == "compression lz4, CreateTime, transactional, control batch"
 
 
 def test_the_format_is_named_in_words():
     assert "message format v2: a record batch" in byteview.byte_view_html(record_set(2, "none", 1, 0))
     v1 = byteview.byte_view_html(record_set(1, "none", 2, 0))
     assert "message format v1: messages with a timestamp (Kafka 0.10, KIP-32" in v1
-    assert "message 1 › timestamp" in [f for _, f, _ in _rows(v1)]
+    assert ("message 1", "timestamp") in [(h, f) for _, h, f, _ in _rows(v1)]
     assert "message format v0" in byteview.byte_view_html(record_set(0, "none", 1, 0))

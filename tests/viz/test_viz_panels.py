@@ -95,8 +95,14 @@ def test_03_lookups_panel_skew_turns_the_comparison_over():
     p.set(max_skew_s=120)
     m = p.data.groupby("policy")["earlier_seen"].max()
     assert m["kafka"] == 39 > m["kip33-variant"] and "(Kafka's index more)" in _text(p)
-    turn = timeindex.turnover_skew(1)
-    assert turn == 40 and f"at {turn} s Kafka's index first re-reads at least as many" in _text(p)
+    assert timeindex.turnover_skew(1) == 40
+    assert timeindex.skew_ranges(1) == {"variant": ["0-30 s", "70 s"], "kafka": ["40-60 s", "80-120 s"], "tie": []}
+    assert ("the KIP-33 variant re-reads more at 0-30 s and 70 s of skew; Kafka's index re-reads more at 40-60 s "
+            "and 80-120 s of skew") in _text(p)
+    for skew, ranges in ((30, "0-30 s"), (70, "70 s"), (80, "80-120 s")):  # the ranges say what each skew shows
+        m = timeindex.max_earlier_seen(1, skew)
+        who = "variant" if m["kip33-variant"] > m["kafka"] else "kafka"
+        assert ranges in timeindex.skew_ranges(1)[who]
     assert p.controls["num_events"].min >= 1  # an empty workload is not on offer
 
 
