@@ -18,6 +18,7 @@ import io
 from typing import Any, Callable, Mapping
 
 from ..errors import KafkaFmtError
+from .snapshot import with_snapshot
 
 #: the errors a widget combination may legitimately raise: shown as one line
 USER_ERRORS = (KafkaFmtError, ValueError)
@@ -114,7 +115,7 @@ class Panel:
             self.controls[k].value = v
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return with_snapshot(self.widget._repr_mimebundle_(**kwargs), self.widget)
 
 
 __all__ = ["Panel", "one_line", "figure_png", "to_html", "USER_ERRORS"]
