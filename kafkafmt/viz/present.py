@@ -27,14 +27,18 @@ from .report import INDEX_CSS, notebook_finding, notebook_summary, summary_item
 TEMPLATE = "kafkafmt"
 DEFAULT_PORT = 8866
 #: Voilà's JupyterLab page, its stylesheet block kept but for lines that load from another host, and no Mermaid
-#: loader (it imports from a CDN; the notebooks draw no diagram)
+#: loader (it imports from a CDN; the notebooks draw no diagram); figures never drawn larger than they are, wide
+#: tables scrolled rather than cut
 _INDEX = """{%- extends 'voila/templates/lab/index.html.j2' -%}
 {%- block notebook_css -%}
 {%- set css -%}{{ super() }}{%- endset -%}
 {%- for line in css.split('\\n') if '://' not in line -%}
 {{ line }}
 {% endfor -%}
-<style>#rendered_cells{max-width:1200px;margin:auto} .jp-OutputArea-output img{max-width:100%}</style>
+<style>#rendered_cells{max-width:1200px;margin:auto}
+.jp-OutputArea-output img{max-width:100%;height:auto}
+.jp-OutputArea-output .widget-image{align-self:flex-start;flex:none;object-fit:contain}
+.jp-OutputArea-output .widget-html-content{max-width:100%;overflow-x:auto}</style>
 {%- endblock notebook_css -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 """

@@ -30,7 +30,8 @@ _CSS = (f"<style>.{PANEL_CLASS},.{WIDGET_CLASS}{{font-family:var(--jp-ui-font-fa
         f".{PANEL_CLASS} img{{max-width:100%;height:auto}}"
         ".kf-snap-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em;font-size:.9em;color:#444;margin:.2em 0}"
         ".kf-snap-control b{color:#000}.kf-snap-row{display:flex;flex-wrap:wrap;gap:.5em;align-items:flex-start}"
-        ".kf-snap-col{display:flex;flex-direction:column;align-items:flex-start;gap:.3em;max-width:100%;overflow-x:auto}</style>")
+        ".kf-snap-col{display:flex;flex-direction:column;align-items:flex-start;gap:.3em;max-width:100%;"
+        "overflow-x:auto}</style>")
 
 
 def snapshot_enabled() -> bool:
