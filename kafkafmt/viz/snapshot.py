@@ -62,6 +62,22 @@ def _image(value: bytes | str, fmt: str, width: str, height: str) -> str:
     return f"<img src='data:{mime};base64,{data}'{size} alt=''>"
 
 
+def _outputs_html(outputs) -> str:
+    """An ``Output`` widget's captured outputs (nbformat dicts): HTML, SVG or PNG figures, text."""
+    parts = []
+    for out in outputs or ():
+        data = out.get("data", {})
+        if "text/html" in data:
+            parts.append("".join(data["text/html"]))
+        elif "image/svg+xml" in data:
+            parts.append("".join(data["image/svg+xml"]))
+        elif "image/png" in data:
+            parts.append(_image(data["image/png"], "png", "", ""))
+        elif "text/plain" in data or "text" in out:
+            parts.append(f"<pre>{html.escape(''.join(data.get('text/plain', out.get('text', ''))))}</pre>")
+    return "".join(parts)
+
+
 def _render(model: str, st: Mapping[str, Any], children: Callable[[], list[str]]) -> str:
     """One widget, from its model name (``HTMLModel``…) and its state; ``children()`` renders its children."""
     if model in ("HTMLModel", "HTMLMathModel"):
@@ -80,8 +96,10 @@ def _render(model: str, st: Mapping[str, Any], children: Callable[[], list[str]]
         desc = html.escape(str(st.get("description", "")))
         return (f"<span class='kf-snap-progress'>{desc} <progress value='{st.get('value', 0)}' "
                 f"max='{st.get('max', 100)}'></progress></span>")
-    if model in ("ButtonModel", "OutputModel") or "value" not in st:
-        return ""  # a button does nothing in a static view; Output widgets are not used by Panel
+    if model == "OutputModel":
+        return _outputs_html(st.get("outputs"))
+    if model == "ButtonModel" or "value" not in st:
+        return ""  # a button does nothing in a static view
     desc = str(st.get("description", "")) or ""
     label = st.get("label") if st.get("label") is not None else _value_text(st.get("value"))
     label_html = html.escape(str(label))
@@ -93,7 +111,7 @@ def widget_html(widget) -> str:
     layout = getattr(widget, "layout", None)
     if layout is not None and _hidden({"display": layout.display, "visibility": layout.visibility}):
         return ""
-    state = {k: getattr(widget, k) for k in ("value", "format", "width", "height", "description", "max")
+    state = {k: getattr(widget, k) for k in ("value", "format", "width", "height", "description", "max", "outputs")
              if hasattr(widget, k)}
     if hasattr(widget, "options") and hasattr(widget, "label"):
         state["label"] = widget.label

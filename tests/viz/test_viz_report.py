@@ -59,6 +59,15 @@ def test_the_snapshot_follows_the_view_and_its_error_line(monkeypatch):
     assert "n must be at least 0" in snapshot.widget_html(p.widget)
 
 
+def test_an_output_widget_shows_what_it_captured():
+    out = w.Output()
+    out.outputs = ({"output_type": "display_data", "data": {"text/html": "<table><tr><td>7</td></tr></table>",
+                                                            "text/plain": "t"}, "metadata": {}},
+                   {"output_type": "stream", "name": "stdout", "text": "a < b\n"})
+    assert snapshot.widget_html(w.VBox([out])) == \
+        "<div class='kf-snap-col'><table><tr><td>7</td></tr></table><pre>a &lt; b\n</pre></div>"
+
+
 def test_a_stored_progress_bar_shows_its_final_text():
     states = {
         "box": {"state": {"_model_name": "HBoxModel", "children": ["IPY_MODEL_d", "IPY_MODEL_bar", "IPY_MODEL_t"],
