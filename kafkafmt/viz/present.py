@@ -26,13 +26,13 @@ from .report import INDEX_CSS, notebook_finding, notebook_summary, summary_item
 
 TEMPLATE = "kafkafmt"
 DEFAULT_PORT = 8866
-#: Voilà's JupyterLab page, its stylesheet block kept but for lines that load from another host, and no Mermaid
+#: Voilà's JupyterLab page, its stylesheet block kept but for the <link>s to another host (Font Awesome), no Mermaid
 #: loader (it imports from a CDN; the notebooks draw no diagram); figures never drawn larger than they are, wide
 #: tables scrolled rather than cut
 _INDEX = """{%- extends 'voila/templates/lab/index.html.j2' -%}
 {%- block notebook_css -%}
 {%- set css -%}{{ super() }}{%- endset -%}
-{%- for line in css.split('\\n') if '://' not in line -%}
+{%- for line in css.split('\\n') if not (line.lstrip().startswith('<link') and '://' in line) -%}
 {{ line }}
 {% endfor -%}
 <style>#rendered_cells{max-width:1200px;margin:auto}

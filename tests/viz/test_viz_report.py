@@ -182,3 +182,54 @@ def test_the_voila_command_is_loopback_only_and_hides_code():
     assert cmd[:3] == ["py", "-m", "voila"] and "--Voila.ip=127.0.0.1" in cmd and "--port=9999" in cmd
     assert "--strip_sources=True" in cmd and "--show_tracebacks=False" in cmd
     assert f"--template={present.TEMPLATE}" in cmd
+
+
+def test_the_presentation_server_serves_pages_that_load_nothing_from_the_network(tmp_path):
+    """`python -m kafkafmt.viz.present` on a folder with one notebook: the landing page and the notebook's page
+    reference no external script or stylesheet and show no code; SIGINT (Ctrl-C) stops the server."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    (tmp_path / "nbs").mkdir()
+    nb = _notebook(tmp_path / "nbs")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    proc = subprocess.Popen([sys.executable, "-m", "kafkafmt.viz.present", "--port", str(port), "--no-prepare",
+                             "--notebooks", str(nb.parent), "--build", str(tmp_path / "build")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                landing = urllib.request.urlopen(f"{base}/", timeout=5).read().decode()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read().decode()[-2000:]
+                time.sleep(0.3)
+        page = urllib.request.urlopen(f"{base}/voila/render/{nb.name}", timeout=120).read().decode()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+            pytest.fail("the presentation server did not stop on SIGINT (Ctrl-C)")
+    out = proc.stdout.read().decode()
+    assert f"kafkafmt presentation: open {base}/" in out
+    assert "<a href='/voila/render/09-squares.ipynb'>09 · Squares</a>" in landing
+    assert report.external_urls(landing) == [] and report.external_urls(page) == []
+    assert "fontawesome" not in page.lower() and "cdn." not in page
+    assert "9 squared is 81." in page  # the page ran the notebook: its printed finding is there
+    assert "def square" not in page and "fig_panel.set" not in page  # code hidden
