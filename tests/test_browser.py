@@ -206,7 +206,8 @@ def _panels_in_sources(nb: Path) -> int:
     return sum("".join(c["source"]).count("Panel(") for c in cells if c["cell_type"] == "code")
 
 
-#: each panel snapshot of a report page: visible, with a loaded image shown no larger than it is, or a table
+#: each panel snapshot of a report page: visible, with a loaded image shown no larger than it is, a table, an inline
+#: SVG figure or the byte view
 _SNAPSHOTS = """(cls) => Array.from(document.querySelectorAll('.' + cls)).map((el) => {
     const r = el.getBoundingClientRect();
     const imgs = Array.from(el.querySelectorAll('img')).map((i) => ({
@@ -214,7 +215,8 @@ _SNAPSHOTS = """(cls) => Array.from(document.querySelectorAll('.' + cls)).map((e
     const tables = Array.from(el.querySelectorAll('table')).filter((t) => t.getBoundingClientRect().height > 0
         && t.querySelectorAll('td').length > 0).length;
     const bytes = el.querySelectorAll('.kf-bytes').length;
-    return {visible: r.width > 0 && r.height > 0, imgs, tables, bytes,
+    const svgs = Array.from(el.querySelectorAll('svg')).filter((g) => g.getBoundingClientRect().height > 0).length;
+    return {visible: r.width > 0 && r.height > 0, imgs, tables, bytes, svgs,
             title: (el.querySelector('b') || {}).textContent || ''};
 })"""
 
@@ -249,7 +251,8 @@ def test_the_report_offline_shows_every_panel(report_dir):
                 assert len(shown) == _panels_in_sources(nb) > 0, f"{nb.stem}: {len(shown)} panels in the report"
                 for s in shown:
                     assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
-                    assert s["imgs"] or s["tables"] or s["bytes"], f"{nb.stem}: panel {s['title']!r} shows nothing"
+                    assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
+                        f"{nb.stem}: panel {s['title']!r} shows nothing"
                     assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
                     assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
                 for bar in page.locator(".kf-widget-snapshot").all():
