@@ -22,13 +22,13 @@ import signal
 import sys
 from pathlib import Path
 
-from .report import INDEX_CSS, notebook_finding, notebook_summary, summary_item
+from .report import INDEX_CSS, REMOVE_CELL_TAGS, notebook_finding, notebook_summary, summary_item
 
 TEMPLATE = "kafkafmt"
 DEFAULT_PORT = 8866
 #: Voilà's JupyterLab page, its stylesheet block kept but for the <link>s to another host (Font Awesome), no Mermaid
 #: loader (it imports from a CDN; the notebooks draw no diagram); figures never drawn larger than they are, wide
-#: tables scrolled rather than cut
+#: tables scrolled rather than cut; cells tagged ``remove-cell`` run but are not shown (as in the report)
 _INDEX = """{%- extends 'voila/templates/lab/index.html.j2' -%}
 {%- block notebook_css -%}
 {%- set css -%}{{ super() }}{%- endset -%}
@@ -41,6 +41,9 @@ _INDEX = """{%- extends 'voila/templates/lab/index.html.j2' -%}
 .jp-OutputArea-output .widget-html-content{max-width:100%;overflow-x:auto}</style>
 {%- endblock notebook_css -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block any_cell scoped -%}
+{%- if not cell.metadata.get('tags', []) | select('in', REMOVE_TAGS) | list -%}{{ super() }}{%- endif -%}
+{%- endblock any_cell -%}
 """
 
 
@@ -62,7 +65,8 @@ def write_template(share: str | Path, notebooks: list[str | Path]) -> Path:
     """Write the ``kafkafmt`` Voilà template under ``share/voila/templates/`` (``share`` goes on JUPYTER_PATH)."""
     root = Path(share) / "voila" / "templates" / TEMPLATE
     root.mkdir(parents=True, exist_ok=True)
-    files = {"conf.json": json.dumps({"base_template": "lab"}) + "\n", "index.html.j2": _INDEX,
+    index = _INDEX.replace("REMOVE_TAGS", json.dumps(list(REMOVE_CELL_TAGS)))
+    files = {"conf.json": json.dumps({"base_template": "lab"}) + "\n", "index.html.j2": index,
              "tree.html": landing_page(notebooks)}
     for name, text in files.items():
         tmp = root / f".{name}.tmp"

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from .snapshot import PANEL_CLASS, SNAPSHOT_ENV, state_html, wrap
 
+#: cells a reader's view leaves out (they still run): the tags nbconvert's and Jupyter Book's conventions use
+REMOVE_CELL_TAGS = ("remove-cell", "remove_cell")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 #: nbconvert's JupyterLab template without the blocks that load scripts from a CDN
@@ -66,7 +68,8 @@ def notebook_summary(path: str | Path) -> tuple[str, str]:
 
 def notebook_finding(path_or_nb) -> tuple[str, str]:
     """``(heading, text)`` of a notebook's finding: the section headed ``## Finding: …`` and the text its code
-    cells print (their stored stdout, line by line), up to the next markdown cell; ``("", "")`` when there is none."""
+    cells print (their stored stdout, line by line; cells tagged ``remove-cell`` excepted), up to the next markdown
+    cell; ``("", "")`` when there is none."""
     cells = _load(path_or_nb).get("cells", [])
     for i, cell in enumerate(cells):
         source = "".join(cell.get("source", [])).strip()
@@ -77,6 +80,8 @@ def notebook_finding(path_or_nb) -> tuple[str, str]:
         for code in cells[i + 1:]:
             if code.get("cell_type") == "markdown":
                 break
+            if set(code.get("metadata", {}).get("tags", [])) & set(REMOVE_CELL_TAGS):
+                continue  # a check, not the finding
             printed += ["".join(o.get("text", [])) for o in code.get("outputs", []) if o.get("name") == "stdout"]
         return heading, "\n".join(line.rstrip() for line in "".join(printed).strip().splitlines())
     return "", ""
@@ -85,6 +90,14 @@ def notebook_finding(path_or_nb) -> tuple[str, str]:
 def external_urls(page: str) -> list[str]:
     """Every script, stylesheet, image or frame a page would fetch from another host."""
     return [a or b for a, b in _EXTERNAL.findall(page)]
+
+
+def reader_cells(nb: dict) -> dict:
+    """``nb`` without the cells tagged with one of :data:`REMOVE_CELL_TAGS` (checks kept out of the story).
+    Modifies ``nb``."""
+    nb["cells"] = [c for c in nb.get("cells", [])
+                   if not set(c.get("metadata", {}).get("tags", [])) & set(REMOVE_CELL_TAGS)]
+    return nb
 
 
 def static_widgets(nb: dict) -> dict:
@@ -136,14 +149,15 @@ def execute(path: str | Path, *, timeout: int = 600):
 
 
 def to_html(nb, name: str) -> str:
-    """``nb`` (executed) as one self-contained HTML page, code hidden, widgets static."""
+    """``nb`` (executed) as one self-contained HTML page: code hidden, cells tagged ``remove-cell`` left out,
+    widgets static."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({_TEMPLATE_NAME: _TEMPLATE})],
                             template_file=_TEMPLATE_NAME, exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)
-    page, _ = exporter.from_notebook_node(static_widgets(nb), resources={"metadata": {"name": name}})
+    page, _ = exporter.from_notebook_node(static_widgets(reader_cells(nb)), resources={"metadata": {"name": name}})
     found = external_urls(page)
     if found:
         raise RuntimeError(f"report page {name} would load {found[0]} from the network")

@@ -109,6 +109,8 @@ def _notebook(tmp_path):
               _code("table_panel = Panel({'n': w.IntSlider(value=2, description='n')}, square, lambda df: df,\n"
                     "    title='Squares listed')\ntable_panel"),
               _code("fig_panel.set(n=9)  # a later cell moves a panel: the report shows it as it was first shown"),
+              dict(_code("print('HIDDEN-CHECK ran')\nassert fig_panel.values == {'n': 9}"),
+                   metadata={"tags": ["remove-cell"]}),
           ]}
     path = tmp_path / "09-squares.ipynb"
     path.write_text(json.dumps(nb))
@@ -146,6 +148,7 @@ def test_the_report_shows_findings_and_progress_but_no_code(built):
     assert "9 squared is 81." in page
     assert "steps: 100%" in progress and "3/3" in progress and "<progress" in progress, progress
     assert "def square" not in page and "tqdm(total=3" not in page
+    assert "HIDDEN-CHECK" not in page  # a cell tagged remove-cell runs (the build would fail otherwise), unseen
     listing = index.read_text(encoding="utf-8")
     assert "<a href='09-squares.html'>09 · Squares</a>" in listing
     assert "How do <code>squares</code> grow?" in listing
@@ -157,6 +160,9 @@ def test_notebook_finding_reads_the_finding_section(tmp_path):
     nb = json.loads(path.read_text())
     nb["cells"][3]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["9 squared is 81.\n"]},
                                  {"output_type": "stream", "name": "stderr", "text": ["noise\n"]}]
+    assert report.notebook_finding(nb) == ("they grow fast", "9 squared is 81.")
+    nb["cells"].insert(4, {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "check()",
+                           "outputs": [{"output_type": "stream", "name": "stdout", "text": "checked\n"}]})
     assert report.notebook_finding(nb) == ("they grow fast", "9 squared is 81.")
     assert report.notebook_summary(path) == ("09 · Squares", "How do `squares` grow?")
 
@@ -233,3 +239,4 @@ def test_the_presentation_server_serves_pages_that_load_nothing_from_the_network
     assert "fontawesome" not in page.lower() and "cdn." not in page
     assert "9 squared is 81." in page  # the page ran the notebook: its printed finding is there
     assert "def square" not in page and "fig_panel.set" not in page  # code hidden
+    assert "HIDDEN-CHECK" not in page  # a cell tagged remove-cell is not shown
