@@ -1,8 +1,9 @@
 """Static HTML of what a widget shows now: for readers without a widget renderer (``make report``).
 
 A live ipywidgets view needs a kernel and a widget manager in the page; an HTML file read offline
-has neither.  :func:`widget_html` walks a live widget tree (a :class:`~kafkafmt.viz.widgets.Panel`'s
-``widget``) and writes its current view as plain HTML: boxes as ``div``, ``HTML`` widgets as their
+has neither.  :func:`panel_html` takes a :class:`~kafkafmt.viz.widgets.Panel`'s own static rendering
+(``render_static()``) when it offers one; otherwise :func:`widget_html` walks its live widget tree
+(``widget``) and writes its current view as plain HTML: boxes as ``div``, ``HTML`` widgets as their
 value, ``Image`` widgets as ``data:`` URIs (no file, no network), each control as a line
 ``description: value``, a progress bar as a ``<progress>`` and its text.  :func:`state_html` does the
 same from the widget state a notebook stores in its metadata (what nbconvert saves after executing
@@ -143,12 +144,20 @@ def wrap(body: str, *, panel: bool) -> str:
     return f"{_CSS}<div class='{PANEL_CLASS if panel else WIDGET_CLASS}'>{body}</div>"
 
 
-def with_snapshot(bundle, widget):
-    """``bundle`` (a widget's mimebundle) plus a ``text/html`` snapshot of ``widget`` when :func:`snapshot_enabled`."""
+def panel_html(panel) -> str:
+    """What a panel shows now, as static HTML: its own ``render_static()`` when it has one, else its ``widget``
+    tree walked by :func:`widget_html`."""
+    render = getattr(panel, "render_static", None)
+    return render() if callable(render) else widget_html(panel.widget)
+
+
+def with_snapshot(bundle, panel):
+    """``bundle`` (the panel widget's mimebundle) plus a ``text/html`` snapshot of ``panel`` (:func:`panel_html`)
+    when :func:`snapshot_enabled`."""
     if not snapshot_enabled() or not isinstance(bundle, dict):
         return bundle
-    return {**bundle, "text/html": wrap(widget_html(widget), panel=True)}
+    return {**bundle, "text/html": wrap(panel_html(panel), panel=True)}
 
 
-__all__ = ["SNAPSHOT_ENV", "PANEL_CLASS", "WIDGET_CLASS", "snapshot_enabled", "widget_html", "state_html",
-           "wrap", "with_snapshot"]
+__all__ = ["SNAPSHOT_ENV", "PANEL_CLASS", "WIDGET_CLASS", "snapshot_enabled", "widget_html", "panel_html",
+           "state_html", "wrap", "with_snapshot"]

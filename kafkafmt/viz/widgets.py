@@ -115,7 +115,7 @@ class Panel:
             self.controls[k].value = v
 
     def _repr_mimebundle_(self, **kwargs):
-        return with_snapshot(self.widget._repr_mimebundle_(**kwargs), self.widget)
+        return with_snapshot(self.widget._repr_mimebundle_(**kwargs), self)
 
 
 __all__ = ["Panel", "one_line", "figure_png", "to_html", "USER_ERRORS"]

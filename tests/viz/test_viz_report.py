@@ -24,7 +24,7 @@ def _square(n):
 
 def _panel(title="Squares"):
     return Panel({"n": w.IntSlider(value=3, min=-2, max=9, description="n")}, _square,
-                 lambda df: (plots.line_plot(df, x="x", y="y"), df), title=title)
+                 lambda df: (plots.line_plot(df, x="x", y="y", xlabel="n", ylabel="n squared"), df), title=title)
 
 
 def _md(text):
@@ -35,28 +35,43 @@ def _code(src, *outputs):
     return {"cell_type": "code", "metadata": {}, "execution_count": None, "source": src, "outputs": list(outputs)}
 
 
+def _text(html):
+    """The text of some HTML, tags removed, spaces collapsed."""
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def _cell(html, value):
+    return re.search(rf"<td[^>]*>\s*{value}\s*</td>", html)
+
+
 def test_the_snapshot_is_offered_only_when_asked(monkeypatch):
     monkeypatch.delenv(snapshot.SNAPSHOT_ENV, raising=False)
     assert "text/html" not in _panel()._repr_mimebundle_()  # nbval compares text/html: stored outputs unchanged
     monkeypatch.setenv(snapshot.SNAPSHOT_ENV, "1")
-    p = _panel()
-    bundle = p._repr_mimebundle_()
+    bundle = _panel()._repr_mimebundle_()
     assert report.WIDGET_VIEW in bundle  # the live view is still there for JupyterLab and Voilà
     html = bundle["text/html"]
-    assert f"class='{snapshot.PANEL_CLASS}'" in html and "<b>Squares</b>" in html
-    assert "n: <b>3</b>" in html  # the control's value, as text
-    png = base64.b64decode(html.split(_PNG, 1)[1].split("'", 1)[0])
-    assert png == p.views.children[0].value  # exactly the figure the widget shows
-    assert "<table" in html and "<td>9</td>" in html
+    assert f"class='{snapshot.PANEL_CLASS}'" in html and "Squares" in _text(html)
+    assert re.search(r"\bn\s*[:=]\s*3\b", _text(html))  # the control's setting, in words
+    png = base64.b64decode(html.split(_PNG, 1)[1].split("'", 1)[0].split('"', 1)[0])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"  # the figure, inside the page
+    assert "<table" in html and _cell(html, 9)
 
 
 def test_the_snapshot_follows_the_view_and_its_error_line(monkeypatch):
     monkeypatch.setenv(snapshot.SNAPSHOT_ENV, "1")
     p = _panel()
     p.set(n=5)
-    assert "<td>25</td>" in p._repr_mimebundle_()["text/html"]
+    assert _cell(p._repr_mimebundle_()["text/html"], 25)
     p.set(n=-1)
-    assert "n must be at least 0" in snapshot.widget_html(p.widget)
+    assert "n must be at least 0" in snapshot.panel_html(p)
+
+
+def test_the_widget_walk_shows_figures_tables_and_settings():
+    p = _panel()
+    html = snapshot.widget_html(p.widget)
+    assert "Squares" in _text(html) and re.search(r"\bn\s*[:=]\s*3\b", _text(html))
+    assert _PNG in html and _cell(html, 9)
 
 
 def test_an_output_widget_shows_what_it_captured():
@@ -105,7 +120,8 @@ def _notebook(tmp_path):
               _code("print('9 squared is 81.')\nprint('Faster than linear.')"),
               _code("bar = tqdm(total=3, desc='steps')\nfor _ in range(3):\n    bar.update(1)\nbar.close()"),
               _code("fig_panel = Panel({'n': w.IntSlider(value=4, description='n')}, square,\n"
-                    "    lambda df: plots.line_plot(df, x='x', y='y'), title='Squares plotted')\nfig_panel"),
+                    "    lambda df: plots.line_plot(df, x='x', y='y', xlabel='n', ylabel='n squared'),\n"
+                    "    title='Squares plotted')\nfig_panel"),
               _code("table_panel = Panel({'n': w.IntSlider(value=2, description='n')}, square, lambda df: df,\n"
                     "    title='Squares listed')\ntable_panel"),
               _code("fig_panel.set(n=9)  # a later cell moves a panel: the report shows it as it was first shown"),
@@ -136,8 +152,9 @@ def test_the_report_shows_each_panel_in_its_default_state(built):
     panels = [chunk.split("jp-Cell ", 1)[0] for chunk in page.split(f'<div class="{snapshot.PANEL_CLASS}">')[1:]]
     assert len(panels) == 2
     plotted, listed = panels
-    assert "Squares plotted" in plotted and _PNG in plotted and "n: <b>4</b>" in plotted  # not n=9
-    assert "Squares listed" in listed and "<table" in listed and "<td>4</td>" in listed
+    assert "Squares plotted" in plotted and _PNG in plotted
+    assert re.search(r"\bn\s*[:=]\s*4\b", _text(plotted))  # as first shown (n=4), not as a later cell left it (n=9)
+    assert "Squares listed" in listed and "<table" in listed and _cell(listed, 4)
     assert report.WIDGET_VIEW not in page and "IntSlider(" not in page  # no widget placeholder or repr left
 
 
