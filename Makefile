@@ -2,7 +2,10 @@
 #   make run          set up, write the samples, generate the default logs and run the pipeline (make pipeline),
 #                     execute the notebooks (HTML report) and start JupyterLab (prints its URL)
 #   make run-headless the same for servers: everything but JupyterLab
-#   make report       execute every notebook to HTML under build/report/
+#   make report       execute every notebook to self-contained HTML (code hidden, panels as static figures and tables,
+#                     no network needed) under build/report/, with build/report/index.html
+#   make present      the notebooks as a dashboard app (Voila, code hidden) on http://127.0.0.1:$(PRESENT_PORT)/
+#                     (PRESENT_PORT, default 8866); Ctrl-C stops it
 #   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
 #   make warmup       compile the numba kernels into their on-disk cache (make setup runs it)
 #   make test         set up, then run the whole test suite and nbval on notebooks/ (what .ci/run calls)
@@ -28,8 +31,9 @@ FUZZ_TARGETS ?= $(shell $(PY) -c 'import sys; sys.path.insert(0, "tests/fuzz"); 
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
 NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 180 -p no:cacheprovider
 JUPYTER_PORT ?= 8888
+PRESENT_PORT ?= 8866
 
-.PHONY: setup warmup run run-headless report notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick pipeline fuzz bench-spark
+.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -73,9 +77,10 @@ run-headless: setup
 	$(MAKE) --no-print-directory report
 
 report: setup
-	@mkdir -p build/report
-	$(VENV)/bin/jupyter nbconvert --to html --execute --output-dir build/report $(NOTEBOOKS)
-	@$(PY) -m kafkafmt.viz.report build/report $(NOTEBOOKS)
+	$(PY) -m kafkafmt.viz.report build/report $(NOTEBOOKS)
+
+present: setup
+	@$(PY) -m kafkafmt.viz.present --port $(PRESENT_PORT)
 
 notebooks: setup
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace $(NOTEBOOKS)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import KafkaFmtError
 from .plots import figure_html, figure_png
+from .snapshot import with_snapshot
 
 #: the errors a widget combination may legitimately raise: shown as one line
 USER_ERRORS = (KafkaFmtError, ValueError)
@@ -197,7 +198,7 @@ class Panel:
             self.controls[k].value = v
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return with_snapshot(self.widget._repr_mimebundle_(**kwargs), self)
 
 
 __all__ = ["Panel", "one_line", "figure_png", "to_html", "USER_ERRORS"]
