@@ -241,7 +241,16 @@ LZ4_FRAME_HEADER = Layout("lz4 frame header", [
     Field("HC", 6, "uint8", "(xxh32 >> 8) & 0xFF of FLG+BD; of magic+FLG+BD for message v0 (KAFKA-3160)", _LZ4),
 ], source=_LZ4, little_endian=True)
 
+_TXI = "org.apache.kafka.storage.internals.log.AbortedTxn"
+TXN_INDEX_ENTRY = Layout("transaction index entry", [
+    Field("version", 0, "int16", "AbortedTxn.CURRENT_VERSION (0)", _TXI),
+    Field("producerId", 2, "int64", "the aborting producer", _TXI),
+    Field("firstOffset", 10, "int64", "first offset of the aborted transaction", _TXI),
+    Field("lastOffset", 18, "int64", "offset of its abort marker", _TXI),
+    Field("lastStableOffset", 26, "int64", "the last stable offset when the abort was appended", _TXI),
+], source=_TXI)
+
 #: Every fixed layout, for documentation and the annotated byte view.
 ALL_LAYOUTS = (LOG_ENTRY, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, DEFAULT_BATCH, CONTROL_RECORD_KEY,
-               END_TXN_MARKER_VALUE, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, SNAPPY_XERIAL_HEADER,
+               END_TXN_MARKER_VALUE, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, TXN_INDEX_ENTRY, SNAPPY_XERIAL_HEADER,
                LZ4_FRAME_HEADER)

@@ -25,11 +25,11 @@ modification time, as Kafka sets it.
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INT32_MAX, INT64_MAX, LOG_OVERHEAD
+from ..layout import TXN_INDEX_ENTRY
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
@@ -43,7 +43,7 @@ __all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CL
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 #: a ``.txnindex`` entry: version, producer id, first offset, last offset, last stable offset (``AbortedTxn``)
-_TXN_ENTRY = struct.Struct(">hqqqq")
+_TXN_ENTRY = TXN_INDEX_ENTRY.struct
 
 
 @dataclass
