@@ -361,9 +361,11 @@ def test_every_notebook_in_the_presentation_mode(presentation):
             page.goto(f"{base}/")
             page.screenshot(path=str(SHOTS / "present-index.png"))
             page.close()
+            loaded: list[str] = []
             for nb in notebooks:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 blocked += _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+                page.on("request", lambda r: loaded.append(r.url))
                 page.goto(f"{base}/voila/render/{nb.name}")
                 page.wait_for_function(f"() => ({_TOP_PANELS})().length > 0", timeout=180_000)
                 page.wait_for_function("() => !document.querySelector('#loading')"
@@ -389,5 +391,8 @@ def test_every_notebook_in_the_presentation_mode(presentation):
                 assert (SHOTS / f"present-{nb.stem}.png").stat().st_size > 10_000, f"{nb.stem}: blank ({moved})"
                 page.close(run_before_unload=True)  # Voilà shuts the page's kernel down
             assert blocked == [], f"the presentation asked the network for {blocked[:3]}"
+            # the widget manager came from the installed jupyterlab_widgets package, served by Voilà
+            assert any(u.startswith(f"{base}/voila/labextensions/@jupyter-widgets/jupyterlab-manager/")
+                       for u in loaded), "the widget manager was not loaded from the local server"
         finally:
             browser.close()

@@ -122,7 +122,11 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 1
     if not a.no_prepare:
-        prepare()
+        try:
+            prepare()
+        except KeyboardInterrupt:  # Ctrl-C while preparing: stop, one line (the cache is built atomically)
+            print("present: stopped", file=sys.stderr)
+            return 130
     share = Path(a.build).resolve() / "share"
     write_template(share, notebooks)
     env = dict(os.environ, JUPYTER_PATH=os.pathsep.join(filter(None, [str(share), os.environ.get("JUPYTER_PATH")])))
