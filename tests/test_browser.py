@@ -301,6 +301,9 @@ def presentation(tmp_path_factory):
     assert f"kafkafmt presentation: open {base}/" in (home / "voila.log").read_text()
 
 
+#: Voilà has run every cell: its spinner is gone and the cells are shown (window.voila_finish)
+_VOILA_DONE = """() => { const cells = document.querySelector('#rendered_cells');
+    return !document.querySelector('#loading') && cells && getComputedStyle(cells).display !== 'none'; }"""
 #: the top-level widget areas of a page that hold a control (the panels), as element handles
 _TOP_PANELS = """() => Array.from(document.querySelectorAll('.widget-vbox')).filter((el) =>
     !el.parentElement.closest('.widget-vbox') && el.querySelector('.widget-slider, .widget-dropdown, .widget-text'))"""
@@ -361,14 +364,15 @@ def test_every_notebook_in_the_presentation_mode(presentation):
             page.goto(f"{base}/")
             page.screenshot(path=str(SHOTS / "present-index.png"))
             page.close()
+            loaded: list[str] = []
             for nb in notebooks:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 blocked += _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-                page.goto(f"{base}/voila/render/{nb.name}")
-                page.wait_for_function(f"() => ({_TOP_PANELS})().length > 0", timeout=180_000)
-                page.wait_for_function("() => !document.querySelector('#loading')"
-                                       " || getComputedStyle(document.querySelector('#loading')).display === 'none'",
-                                       timeout=180_000)
+                page.on("request", lambda r: loaded.append(r.url))
+                # Voilà streams the page while it runs the notebook: "load" comes only at the end
+                page.goto(f"{base}/voila/render/{nb.name}", wait_until="commit", timeout=60_000)
+                page.wait_for_function(_VOILA_DONE, timeout=180_000)
+                page.wait_for_function(f"() => ({_TOP_PANELS})().length > 0", timeout=60_000)
                 assert not page.locator(".jp-CodeCell .jp-InputArea-editor, .cm-editor").count() and \
                     "import ipywidgets" not in page.inner_text("body"), f"{nb.stem}: code shown"
                 assert not page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count(), \
@@ -389,5 +393,8 @@ def test_every_notebook_in_the_presentation_mode(presentation):
                 assert (SHOTS / f"present-{nb.stem}.png").stat().st_size > 10_000, f"{nb.stem}: blank ({moved})"
                 page.close(run_before_unload=True)  # Voilà shuts the page's kernel down
             assert blocked == [], f"the presentation asked the network for {blocked[:3]}"
+            # the widget manager came from the installed jupyterlab_widgets package, served by Voilà
+            assert any(u.startswith(f"{base}/voila/labextensions/@jupyter-widgets/jupyterlab-manager/")
+                       for u in loaded), "the widget manager was not loaded from the local server"
         finally:
             browser.close()

@@ -33,8 +33,10 @@ def _axes(ax, *, title: str, xlabel: str, ylabel: str, integer_y: bool = False) 
     if not xlabel or not ylabel:
         raise ValueError("every axis needs a name and a unit")
     if integer_y:
-        from matplotlib.ticker import MaxNLocator
+        from matplotlib.ticker import FuncFormatter, MaxNLocator
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if ax.get_yscale() == "linear":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))  # 16,000 rather than 16000
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

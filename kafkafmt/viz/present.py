@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -94,6 +95,16 @@ def prepare() -> None:
         print(f"present: not prepared ({one_line(e)}); notebooks 04 and 05 will try when opened", flush=True)
 
 
+def port_free(port: int) -> bool:
+    """True when nothing listens on ``127.0.0.1:port`` (checked before the URL is printed)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kafkafmt.viz.present", description=__doc__.split("\n\n")[0])
     p.add_argument("--notebooks", default="notebooks", help="the notebooks' folder (default notebooks/)")
@@ -106,8 +117,16 @@ def main(argv=None) -> int:
     if not notebooks:
         print(f"present: no notebooks in {a.notebooks}", file=sys.stderr)
         return 1
+    if not port_free(a.port):
+        print(f"present: port {a.port} on 127.0.0.1 is in use; choose another: PRESENT_PORT=9000 make present",
+              file=sys.stderr)
+        return 1
     if not a.no_prepare:
-        prepare()
+        try:
+            prepare()
+        except KeyboardInterrupt:  # Ctrl-C while preparing: stop, one line (the cache is built atomically)
+            print("present: stopped", file=sys.stderr)
+            return 130
     share = Path(a.build).resolve() / "share"
     write_template(share, notebooks)
     env = dict(os.environ, JUPYTER_PATH=os.pathsep.join(filter(None, [str(share), os.environ.get("JUPYTER_PATH")])))

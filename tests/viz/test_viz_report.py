@@ -257,3 +257,14 @@ def test_the_presentation_server_serves_pages_that_load_nothing_from_the_network
     assert "9 squared is 81." in page  # the page ran the notebook: its printed finding is there
     assert "def square" not in page and "fig_panel.set" not in page  # code hidden
     assert "HIDDEN-CHECK" not in page  # a cell tagged remove-cell is not shown
+
+
+def test_a_busy_port_is_one_line(capsys):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert present.main(["--port", str(port), "--no-prepare"]) == 1
+    assert capsys.readouterr().err == (f"present: port {port} on 127.0.0.1 is in use; choose another: "
+                                       "PRESENT_PORT=9000 make present\n")
