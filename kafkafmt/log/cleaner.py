@@ -29,6 +29,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import kafka_lines
 from ..constants import INT32_MAX, INT64_MAX, LOG_OVERHEAD
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
@@ -349,6 +350,14 @@ def _replace_segments(log, cleaned, old: list, hook) -> None:
 
 
 # --------------------------------------------------------------------------------------------- the pass
+def _line_rules(log, first_uncleanable: int) -> dict:
+    """The filter's rules that follow the Kafka line (rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`)."""
+    line = log.config.kafka_line
+    keep_at = {"first uncleanable offset": first_uncleanable, "high watermark": log.high_watermark,
+               None: None}[kafka_lines.value("cleaner.retain_last_batch", line)]
+    return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at}
+
+
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,
              result: CleanResult, hook) -> int:
     """``Cleaner.doClean``: returns the first offset not cleaned."""
@@ -361,7 +370,7 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     end = omap.latest_offset + 1
     last_records, _ = producer_state(log, now, cfg.producer_id_expiration_ms)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
-                        last_records=last_records, stats=stats)
+                        last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
                                     first_uncleanable)
     for group in groups:

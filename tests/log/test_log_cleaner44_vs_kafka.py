@@ -1,0 +1,149 @@
+"""kafkafmt's cleaner on the Kafka 4.4 line against Kafka 4.4.0's own (org.apache.kafka.storage.internals.log
+.LogCleaner + CleanerThread.cleanFilthiestLog, mock clock; conformance/oracle-4.4/CleanerOracle44.java).
+
+As test_log_cleaner_vs_kafka.py does for 3.9.2: each workload is appended in phases (v0/v1 data written as a
+3.9 broker or an older one left it) to two copies of a partition directory; after each phase Kafka 4.4.0
+cleans one copy and kafkafmt with ``kafkafmt.kafka.version=4.4`` the other, at the same mock time, and the
+copies must hold byte-identical ``.log``, ``.index`` and ``.timeindex`` files, ``.log`` modification times
+and ``cleaner-offset-checkpoint``.  The 4.4 cleaner rewrites retained v0/v1 entries as v2 batches
+(KAFKA-13093), so after a pass every cleaned segment holds v2 only.  4.4 accepts no ``segment.bytes``
+below 1 MiB (KIP-1030): the segments are written at 1 KiB by the 3.9 appends and cleaned with
+``segment.bytes=1048576`` on both sides, so each pass cleans one group.
+"""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkafmt.config import BrokerConfig, LogConfig
+from kafkafmt.log import Log, SimulatedClock
+from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.records import MemoryRecords
+from test_log_cleaner_vs_kafka import PHASE_MS, T0, _append, _compare, _config, _phase_batches, _props
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kafka4"))
+
+BROKER44 = BrokerConfig(kafka_version="4.4")
+
+
+@pytest.fixture(scope="module")
+def cleaner44():
+    from kafka_cleaner_oracle44 import cleaner_oracle44_or_skip
+    return cleaner_oracle44_or_skip()
+
+
+def props44(props: dict) -> dict:
+    """The topic's settings as a 4.4 broker has them: no message.format.version (KIP-724), 1 MiB segments."""
+    p = {k: v for k, v in props.items() if k != "message.format.version"}
+    p["segment.bytes"] = "1048576"
+    return p
+
+
+def clean44(kafka_oracle, kafka: Path, fmt: Path, props: dict, at: int, *, dedupe: int = 1 << 20,
+            io_buffer: int = 512 * 1024):
+    """One pass of each cleaner at ``at``; returns (kafkafmt's CleanResult, Kafka's answer)."""
+    p44 = props44(props)
+    k = kafka_oracle.clean(kafka, now=at, config=p44, cleaner={"dedupeBufferSize": dedupe, "ioBufferSize": io_buffer})
+    log = Log(fmt, LogConfig.from_properties(p44, broker=BROKER44), SimulatedClock(at), clean_shutdown=True)
+    assert log.config.kafka_line == "4.4"
+    r = log.clean(now=at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe, io_buffer_size=io_buffer))
+    log.close()
+    assert r.cleaned == k["cleaned"]
+    return r, k
+
+
+def run44(oracle, tmp_path: Path, phases: list[tuple[int, str]], *, seed: int = 0, props_extra=None,
+          dedupe: int = 1 << 20, per_phase: int = 40, keys: int = 12, io_buffer: int = 512 * 1024,
+          **batch_kw) -> list:
+    """Append ``per_phase`` batches per (magic, codec) phase with the 3.9 rules; after each, clean both copies
+    on the 4.4 line and compare."""
+    rng = random.Random(seed)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    props = _props(min(m for m, _ in phases), props_extra)
+    offset, results = 0, []
+    for i, (magic, codec) in enumerate(phases):
+        now = T0 + i * PHASE_MS
+        batches, offset = _phase_batches(rng, offset, now, magic, codec, per_phase, keys, **batch_kw)
+        for d in (kafka, fmt):
+            _append(d, props, batches, now)
+        r, _ = clean44(oracle, kafka, fmt, props, now + PHASE_MS // 2, dedupe=dedupe, io_buffer=io_buffer)
+        _compare(kafka, fmt, {c for _, c in phases})
+        results.append(r)
+    return results
+
+
+def _magics(d: Path, below: int | None = None) -> set[int]:
+    """The magics of the batches in ``d``'s segments (those with a base offset below ``below``)."""
+    out = set()
+    for p in sorted(d.glob("*.log")):
+        if below is None or int(p.stem) < below:
+            out |= {b.magic for b in MemoryRecords(p.read_bytes()).batches()}
+    return out
+
+
+CODECS = [(0, "none"), (0, "gzip"), (0, "snappy"), (0, "lz4"), (1, "none"), (1, "gzip"), (1, "snappy"),
+          (1, "lz4"), (2, "none"), (2, "gzip"), (2, "lz4"), (2, "zstd")]
+_DEFAULT = {(0, "none"), (0, "gzip"), (1, "none"), (1, "gzip"), (1, "lz4"), (2, "none"), (2, "zstd")}
+
+
+@pytest.mark.parametrize("magic,codec", [pytest.param(m, c, id=f"v{m}-{c}", marks=() if (m, c) in _DEFAULT
+                                                      else pytest.mark.slow) for m, c in CODECS])
+def test_each_magic_and_codec(cleaner44, tmp_path, magic, codec):
+    """Three phases across the delete horizon; v0/v1 data comes out of the cleaned segments as v2."""
+    results = run44(cleaner44, tmp_path, [(magic, codec)] * 3, seed=magic * 10 + len(codec))
+    assert results[0].cleaned
+    assert any(r.stats.tombstones_kept or r.stats.tombstones_removed for r in results)
+    cleaned_below = results[-1].end_offset
+    assert _magics(tmp_path / "fmt" / "t-0", cleaned_below) == {2}
+
+
+@pytest.mark.parametrize("magic,codec", [(0, "none"), (1, "gzip"), (2, "none")])
+def test_tombstones_across_the_delete_horizon(cleaner44, tmp_path, magic, codec):
+    """Tombstones that stay their key's latest record: a v0/v1 tombstone kept by the segment-mtime rule is
+    rewritten into a v2 batch with deleteHorizonMs = pass time + delete.retention.ms (KIP-534 applied to
+    converted data), and removed by the first pass after that horizon."""
+    results = run44(cleaner44, tmp_path, [(magic, codec)] * 5, seed=31, disjoint=True, keys=40)
+    assert any(r.stats.tombstones_kept for r in results[:2])
+    assert sum(r.stats.tombstones_removed for r in results) > 0
+
+
+def test_mixed_magics(cleaner44, tmp_path):
+    run44(cleaner44, tmp_path, [(0, "gzip"), (1, "none"), (2, "lz4"), (1, "gzip"), (2, "none")], seed=7)
+
+
+@pytest.mark.parametrize("magic,codec", [(1, "gzip"), (1, "none"), (2, "lz4")])
+def test_log_append_time(cleaner44, tmp_path, magic, codec):
+    """LogAppendTime entries: the converted batch takes the wrapper's time as its log-append time."""
+    run44(cleaner44, tmp_path, [(magic, codec)] * 3, seed=23, lat=True,
+          props_extra={"message.timestamp.type": "LogAppendTime"})
+
+
+def test_dedupe_buffer_too_small(cleaner44, tmp_path):
+    """A map of 30 slots for 200 keys: a prefix per pass; legacy data past the map's end stays as it was only
+    where the cleaner does not reach (the rest of a cleaned segment is rewritten too)."""
+    results = run44(cleaner44, tmp_path, [(1, "gzip")] * 3, seed=11, dedupe=720, keys=200)
+    assert results[0].end_offset < results[0].first_uncleanable_offset
+
+
+def test_io_buffer_smaller_than_a_batch(cleaner44, tmp_path):
+    run44(cleaner44, tmp_path, [(1, "gzip"), (2, "none")], seed=13, io_buffer=200)
+
+
+def test_compact_delete(cleaner44, tmp_path):
+    run44(cleaner44, tmp_path, [(0, "none"), (2, "none"), (2, "none")], seed=5,
+          props_extra={"cleanup.policy": "compact,delete", "retention.bytes": "3000"})
+
+
+def test_line_39_unchanged(cleaner44, tmp_path):
+    """The same v1 partition cleaned on line 3.9 keeps its v1 entries (no KAFKA-13093 rewrite)."""
+    fmt = tmp_path / "fmt" / "t-0"
+    props = _props(1)
+    batches, _ = _phase_batches(random.Random(3), 0, T0, 1, "gzip", 40, 12)
+    _append(fmt, props, batches, T0)
+    log = Log(fmt, _config(props), SimulatedClock(T0 + PHASE_MS), clean_shutdown=True)
+    r = log.clean(now=T0 + PHASE_MS)
+    log.close()
+    assert r.cleaned and _magics(fmt) == {1}
