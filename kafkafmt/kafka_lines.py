@@ -128,7 +128,8 @@ CHANGES: tuple[LineChange, ...] = (
          "(each plain message its own batch, each compressed wrapper one batch)", False, True, "KAFKA-13093"),
     _row("cleaner.retain_last_batch", "cleaner", "a batch the cleaner empties is kept (an empty v2 header) "
          "when its next offset is this offset, so the log end offset survives compaction (KAFKA-17076); 4.4 "
-         "keeps it only at the high watermark, not at the end of each cleaning round", None, "high watermark",
+         "keeps it only at the high watermark, not at the end of each cleaning round", "first uncleanable offset",
+         "high watermark",
          "KAFKA-20452", "4.x"),
 )
 _BY_KEY = {c.key: c for c in CHANGES}

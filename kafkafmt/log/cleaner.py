@@ -1,5 +1,7 @@
 """One pass of Kafka 3.9's log cleaner over a partition (``LogCleaner.CleanerThread.cleanFilthiestLog``,
-``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``).
+``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``); with ``kafkafmt.kafka.version=4.4`` (the
+log's ``config.kafka_line``) that of Kafka 4.4.0, whose differences are the rows ``cleaner.*`` of
+:mod:`kafkafmt.kafka_lines` (:func:`_line_rules`).
 
 1. The cleanable range: from the ``cleaner-offset-checkpoint`` entry (in the log directory holding the
    partition; the log start offset when absent or invalid) up to the first uncleanable offset: the
@@ -353,8 +355,8 @@ def _replace_segments(log, cleaned, old: list, hook) -> None:
 def _line_rules(log, first_uncleanable: int) -> dict:
     """The filter's rules that follow the Kafka line (rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`)."""
     line = log.config.kafka_line
-    keep_at = {"first uncleanable offset": first_uncleanable, "high watermark": log.high_watermark,
-               None: None}[kafka_lines.value("cleaner.retain_last_batch", line)]
+    keep_at = {"first uncleanable offset": first_uncleanable,
+               "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
     return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at}
 
 

@@ -1,12 +1,16 @@
 """What the log cleaner keeps of a batch: ``MemoryRecords.filterTo`` with the cleaner's ``RecordFilter``
-(Kafka 3.9 ``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``, ``CleanedTransactionMetadata``).
+(Kafka 3.9 ``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``, ``CleanedTransactionMetadata``; on the
+4.4 line, ``kafkafmt.kafka.version=4.4``, the rules of 4.4.0's ``org.apache.kafka.storage.internals.log
+.Cleaner`` where they differ: the rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`).
 
 Per batch (every magic):
 
 * the batch-level decision (``checkBatchRetention``): a batch of an aborted transaction is discarded; a
   transaction marker goes only once no batch of its transaction is left and its delete horizon has
   passed; the batch holding an active producer's last sequence (or, with no data left, its last marker)
-  is kept even when empty (``RETAIN_EMPTY``: a v2 header with no records);
+  is kept even when empty (``RETAIN_EMPTY``: a v2 header with no records), and so is the batch whose
+  next offset ends the round (KAFKA-17076: the first uncleanable offset in 3.9.2; the high watermark in
+  4.4.0, KAFKA-20452 -- row ``cleaner.retain_last_batch`` of :mod:`kafkafmt.kafka_lines`);
 * per record (``shouldRetainRecord``): a record past the offset map's latest offset stays; otherwise a
   record stays if its offset is its key's latest and it has a value, or it is a tombstone whose horizon
   has not passed (v2: ``deleteHorizonMs`` in the batch header, KIP-534; v0/v1: the segment's
@@ -15,7 +19,9 @@ Per batch (every magic):
   is rebuilt with ``MemoryRecordsBuilder``: v0/v1 wrappers take the first retained offset as base, so
   the retained inner messages keep their offsets and leave holes (KIP-31); v2 batches keep their base
   and last offset (``overrideLastOffset``) and get ``deleteHorizonMs = now + delete.retention.ms`` the
-  first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``).
+  first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``);
+  on the 4.4 line a retained v0/v1 entry is never copied: it becomes a v2 batch
+  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
 """
 from __future__ import annotations
 

@@ -147,3 +147,67 @@ def test_line_39_unchanged(cleaner44, tmp_path):
     r = log.clean(now=T0 + PHASE_MS)
     log.close()
     assert r.cleaned and _magics(fmt) == {1}
+
+
+@pytest.fixture(scope="module")
+def cleaner39():
+    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    return cleaner_oracle_or_skip()
+
+
+@pytest.mark.parametrize("line", ["3.9", "4.4"])
+@pytest.mark.parametrize("hw_at", ["segment-base", "mid-segment"])
+def test_the_batch_ending_the_round(cleaner39, cleaner44, tmp_path, line, hw_at):
+    """Keyless records (which the cleaner drops) up to a high watermark below the log end: Kafka 3.9.2 keeps
+    the batch ending at the first uncleanable offset as an empty batch (KAFKA-17076), 4.4.0 the one ending at
+    the high watermark (KAFKA-20452): with the high watermark inside a segment 4.4 keeps none."""
+    props = _props(2)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    from log_helpers import batch
+    batches, off = [], 0
+    for i in range(40):
+        batches.append(batch(off, [(T0 + i, None, b"v%d" % off)] * (1 + i % 3)))
+        off += 1 + i % 3
+    for d in (kafka, fmt):
+        _append(d, props, batches, T0)
+    log = Log(fmt, _config(props), SimulatedClock(T0), clean_shutdown=True)
+    bases = [s.base_offset for s in log.segments]
+    log.close()
+    assert len(bases) >= 4
+    seg = MemoryRecords((fmt / f"{bases[-2]:020d}.log").read_bytes())
+    hw = bases[-2] if hw_at == "segment-base" else next(iter(seg.batches())).last_offset + 1
+    at = T0 + PHASE_MS
+    if line == "3.9":
+        k = cleaner39.clean(kafka, now=at, config=props, highWatermark=hw)
+        config = _config(props)
+    else:
+        props = props44(props)
+        k = cleaner44.clean(kafka, now=at, config=props, highWatermark=hw)
+        config = LogConfig.from_properties(props, broker=BROKER44)
+    log = Log(fmt, config, SimulatedClock(at), clean_shutdown=True)
+    log.set_high_watermark(hw)
+    r = log.clean(now=at)
+    log.close()
+    assert r.cleaned and k["cleaned"] and r.first_uncleanable_offset == bases[-2]
+    _compare(kafka, fmt, {"none"})
+    empty = [b.last_offset + 1 for p in sorted(fmt.glob("*.log")) if int(p.stem) < bases[-2]
+             for b in MemoryRecords(p.read_bytes()).batches()]
+    assert empty == ([] if (line, hw_at) == ("4.4", "mid-segment") else [bases[-2]])
+
+
+def test_cli_on_line_44(cleaner44, tmp_path, capsys):
+    """`kafkafmt clean -c kafkafmt.kafka.version=4.4 ...` cleans a v1 partition as Kafka 4.4.0 does."""
+    from kafkafmt.cli import main
+    props = _props(1)
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    batches, _ = _phase_batches(random.Random(41), 0, T0, 1, "gzip", 40, 12)
+    for d in (kafka, fmt):
+        _append(d, props, batches, T0)
+    at = T0 + PHASE_MS
+    p44 = props44(props)
+    k = cleaner44.clean(kafka, now=at, config=p44)
+    args = ["clean", str(fmt), "--now", str(at), "-c", "kafkafmt.kafka.version=4.4"]
+    assert main(args + [a for kv in p44.items() for a in ("-c", "=".join(kv))]) == 0
+    assert "cleaned offsets [0," in capsys.readouterr().out and k["cleaned"]
+    _compare(kafka, fmt, {"gzip"})
+    assert _magics(fmt, k["segments"][-1]) == {2}
