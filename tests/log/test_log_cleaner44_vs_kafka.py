@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,12 @@ def cleaner44():
     return cleaner_oracle44_or_skip()
 
 
+def _config44(props: dict) -> LogConfig:
+    with warnings.catch_warnings():  # delete.retention.ms & co: kept, not modelled (the cleaner reads them)
+        warnings.simplefilter("ignore")
+        return LogConfig.from_properties(props, broker=BROKER44)
+
+
 def props44(props: dict) -> dict:
     """The topic's settings as a 4.4 broker has them: no message.format.version (KIP-724), 1 MiB segments."""
     p = {k: v for k, v in props.items() if k != "message.format.version"}
@@ -47,7 +54,7 @@ def clean44(kafka_oracle, kafka: Path, fmt: Path, props: dict, at: int, *, dedup
     """One pass of each cleaner at ``at``; returns (kafkafmt's CleanResult, Kafka's answer)."""
     p44 = props44(props)
     k = kafka_oracle.clean(kafka, now=at, config=p44, cleaner={"dedupeBufferSize": dedupe, "ioBufferSize": io_buffer})
-    log = Log(fmt, LogConfig.from_properties(p44, broker=BROKER44), SimulatedClock(at), clean_shutdown=True)
+    log = Log(fmt, _config44(p44), SimulatedClock(at), clean_shutdown=True)
     assert log.config.kafka_line == "4.4"
     r = log.clean(now=at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe, io_buffer_size=io_buffer))
     log.close()
@@ -183,7 +190,7 @@ def test_the_batch_ending_the_round(cleaner39, cleaner44, tmp_path, line, hw_at)
     else:
         props = props44(props)
         k = cleaner44.clean(kafka, now=at, config=props, highWatermark=hw)
-        config = LogConfig.from_properties(props, broker=BROKER44)
+        config = _config44(props)
     log = Log(fmt, config, SimulatedClock(at), clean_shutdown=True)
     log.set_high_watermark(hw)
     r = log.clean(now=at)
@@ -211,3 +218,35 @@ def test_cli_on_line_44(cleaner44, tmp_path, capsys):
     assert "cleaned offsets [0," in capsys.readouterr().out and k["cleaned"]
     _compare(kafka, fmt, {"gzip"})
     assert _magics(fmt, k["segments"][-1]) == {2}
+
+
+@pytest.fixture(scope="module")
+def log_oracle():
+    from kafka_log_oracle import log_oracle_or_skip
+    return log_oracle_or_skip()
+
+
+@pytest.mark.parametrize("codec", ["none", pytest.param("lz4", marks=pytest.mark.slow)])
+def test_transactions_with_aborts(cleaner44, log_oracle, tmp_path, codec):
+    """test_log_cleaner_txn_vs_kafka's workload (appended by Kafka 3.9.2's UnifiedLog.appendAsFollower, so both
+    copies carry Kafka's .txnindex files and producer snapshots), cleaned pass after pass by Kafka 4.4.0 and by
+    kafkafmt on line 4.4: .log, .index, .timeindex, .txnindex, mtimes and checkpoint identical."""
+    from test_log_cleaner_txn_vs_kafka import PROPS, Producers, _compare as _compare_txn, _kafka_append
+    kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
+    producers = Producers(seed=len(codec))
+    off, empty_kept = 0, False
+    p44 = props44(PROPS)
+    for i in range(4):
+        now = T0 + i * PHASE_MS
+        batches, off = producers.phase(off, now, 50, codec, close_all=i >= 2)
+        for d in (kafka, fmt):
+            _kafka_append(log_oracle, d, batches, now)
+        at = now + PHASE_MS // 2
+        k = cleaner44.clean(kafka, now=at, config=p44, cleaner={"dedupeBufferSize": 1 << 20})
+        log = Log(fmt, _config44(p44), SimulatedClock(at), clean_shutdown=True)
+        r = log.clean(now=at, cleaner=CleanerConfig(dedupe_buffer_size=1 << 20))
+        log.close()
+        assert r.cleaned == k["cleaned"]
+        _compare_txn(kafka, fmt)
+        empty_kept |= any(b.count == 0 for p in fmt.glob("*.log") for b in MemoryRecords(p.read_bytes()).batches())
+    assert producers.aborts and empty_kept
