@@ -250,3 +250,37 @@ def test_transactions_with_aborts(cleaner44, log_oracle, tmp_path, codec):
         _compare_txn(kafka, fmt)
         empty_kept |= any(b.count == 0 for p in fmt.glob("*.log") for b in MemoryRecords(p.read_bytes()).batches())
     assert producers.aborts and empty_kept
+
+
+def test_headers(cleaner44, tmp_path):
+    run44(cleaner44, tmp_path, [(2, "gzip")] * 3, seed=29, headers=True)
+
+
+def test_min_compaction_lag(cleaner44, tmp_path):
+    run44(cleaner44, tmp_path, [(1, "gzip"), (2, "gzip"), (2, "gzip")], seed=9,
+          props_extra={"min.compaction.lag.ms": str(PHASE_MS)})
+
+
+@pytest.mark.parametrize("extra,cleans", [
+    ({"min.cleanable.dirty.ratio": "0.99"}, False),
+    ({"min.cleanable.dirty.ratio": "0.99", "max.compaction.lag.ms": str(PHASE_MS // 4)}, True)],
+    ids=["ratio-not-reached", "max-compaction-lag-passed"])
+def test_when_a_log_is_cleaned(cleaner44, tmp_path, extra, cleans):
+    """LogCleanerManager's choice on 4.4.0 as on 3.9.2: the dirty ratio, or max.compaction.lag.ms passed."""
+    results = run44(cleaner44, tmp_path, [(0, "none"), (2, "none")], seed=19, props_extra=extra)
+    assert [r.cleaned for r in results] == [True, cleans]
+
+
+def test_converted_wrappers_keep_their_offsets(cleaner44, tmp_path):
+    """A v1 gzip wrapper with records removed becomes a v2 batch from its first to its last retained offset,
+    the removed ones left as gaps in the offset deltas (KIP-31's holes, now inside a v2 batch); a later pass
+    filters it as any v2 batch, keeping its base and last offset (overrideLastOffset)."""
+    run44(cleaner44, tmp_path, [(1, "gzip")] * 2, seed=3, keys=60)
+    holes = 0
+    for p in sorted((tmp_path / "fmt" / "t-0").glob("*.log")):
+        for b in MemoryRecords(p.read_bytes()).batches():
+            if b.magic == 2:
+                offs = [r.offset for r in b.records()]
+                holes += any(y - x > 1 for x, y in zip(offs, offs[1:]))
+                assert b.base_offset <= offs[0] and offs[-1] <= b.last_offset
+    assert holes > 0
