@@ -126,6 +126,11 @@ CHANGES: tuple[LineChange, ...] = (
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
     _row("cleaner.legacy_to_v2", "cleaner", "the cleaner rewrites retained v0/v1 messages as v2 batches "
          "(each plain message its own batch, each compressed wrapper one batch)", False, True, "KAFKA-13093"),
+    _row("cleaner.retain_last_batch", "cleaner", "a batch the cleaner empties is kept (an empty v2 header) "
+         "when its next offset is this offset, so the log end offset survives compaction (KAFKA-17076); 4.4 "
+         "keeps it only at the high watermark, not at the end of each cleaning round", "first uncleanable offset",
+         "high watermark",
+         "KAFKA-20452", "4.x"),
 )
 _BY_KEY = {c.key: c for c in CHANGES}
 

@@ -9,7 +9,7 @@
 //   {"op": "ping"}
 //   {"op": "clean", "dir": "<log dir>/<topic>-<partition>", "now": <ms>, "config": {topic props},
 //    "cleaner": {"numThreads", "dedupeBufferSize", "loadFactor", "ioBufferSize", "maxMessageSize"},
-//    "logStartOffset": <n>}
+//    "logStartOffset": <n>, "highWatermark": <n, default the log end>}
 //     -> opens the partition as UnifiedLog (clean shutdown), sets the high watermark to the log end,
 //        builds `new LogCleaner(config, [log dir], {tp -> log}, channel, time)` and runs one
 //        `CleanerThread.cleanFilthiestLog()` (reflection: it is private), then closes the log.
@@ -136,7 +136,7 @@ public final class CleanerOracle {
             new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
         boolean cleaned;
         try {
-            log.updateHighWatermark(log.logEndOffset());
+            log.updateHighWatermark(req.has("highWatermark") ? req.get("highWatermark").asLong() : log.logEndOffset());
             Pool<TopicPartition, UnifiedLog> pool = new Pool<>(scala.Option.empty());
             pool.put(log.topicPartition(), log);
             scala.collection.immutable.Seq<File> dirs =

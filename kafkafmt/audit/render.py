@@ -30,8 +30,8 @@ def _partition_rows(d: dict) -> list[list[str]]:
     rows = []
     for p in d["partitions"]:
         cl = p["cleaner"]
-        cleaner = (f"{cl['batches_before']}b {cl['bytes_before']}B -> {cl['batches_after']}b {cl['bytes_after']}B"
-                   if cl["batches_before"] else "-")
+        cleaner = (f"{cl['batches_before']}/{cl['records']}/{cl['bytes_before']} -> "
+                   f"{cl['batches_after']}/{cl['records_after']}/{cl['bytes_after']}" if cl["batches_before"] else "-")
         rows.append([f"{p['topic']}-{p['partition']}", str(p["segments"]), _magic_cell(p, "v0"), _magic_cell(p, "v1"),
                      _magic_cell(p, "v2"), str(p["records_without_timestamp"]), "yes" if p["compacted"] else "no",
                      _when(p["retention"]["legacy_deleted_at_ms"]) if p["legacy"]["batches"] else "-", cleaner])
@@ -39,7 +39,7 @@ def _partition_rows(d: dict) -> list[list[str]]:
 
 
 _HEAD = ["partition", "segments", "v0 batches/records/bytes", "v1 b/r/B", "v2 b/r/B", "no timestamp", "compacted",
-         "v0/v1 deleted by retention", "4.x cleaner rewrite (v0/v1 -> v2)"]
+         "v0/v1 deleted by retention", "v0/v1 b/r/B -> after the cleaner"]
 
 
 def _grid(head: list[str], rows: list[list[str]]) -> str:
@@ -90,7 +90,7 @@ def _plot_svg(d: dict) -> str:
             ax.barh(names, vals, left=left, color=colour, label=f"{m} bytes")
             left = [a + b for a, b in zip(left, vals)]
         after = [p["cleaner"]["bytes_after"] if p["cleaner"]["applies"] else 0 for p in d["partitions"]]
-        ax.scatter(after, names, marker="|", s=200, color="black", label="v0/v1 bytes after the cleaner's rewrite",
+        ax.scatter(after, names, marker="|", s=200, color="black", label="v0/v1 bytes after the cleaner",
                    zorder=3)
         ax.invert_yaxis()
         ax.set_xlabel("bytes on disk")

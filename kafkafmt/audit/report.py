@@ -13,11 +13,14 @@ What each partition says, and where the rule comes from:
   :func:`kafkafmt.log.retention.time_deletion_times` over each segment's ``largestTimestamp`` (max
   record timestamp, else the ``.log`` mtime: v0 segments age by their file time); ``None`` = never
   (``cleanup.policy`` without ``delete``, or ``retention.ms=-1``);
-* ``cleaner``: batches and bytes of the v0/v1 entries before and after the rewrite Kafka 4.x's cleaner
-  applies to them (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, every record kept,
-  cleaned at ``now_ms``; the cleaner drops superseded keys as well; a compressed batch's size is that of
-  kafkafmt's codec, which may find other matches than Java's, e.g. snappy-java), and whether the target's cleaner does it (row
-  ``cleaner.legacy_to_v2``) on this topic;
+* ``cleaner``: batches, records and bytes of the v0/v1 entries before, and after the target's cleaner has
+  cleaned a temporary copy of a compacted partition (:mod:`kafkafmt.audit.cleaning`: Kafka's cleaner on
+  that line, byte for byte; on 4.4 retained entries become v2, KAFKA-13093, and superseded keys go too):
+  ``batches_after`` / ``records_after`` / ``bytes_after`` count the batches holding the former v0/v1
+  offsets, ``cleaned_copy`` the whole partition after; ``rewrite_only`` is the format rewrite alone
+  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2` per entry, every record kept; a compressed batch's
+  size is that of kafkafmt's codec, which may find other matches than Java's, e.g. snappy-java); and
+  whether the target's cleaner rewrites legacy data (row ``cleaner.legacy_to_v2``) on this topic;
 * ``clients``: the client generations a broker of the target no longer answers, and what the others
   read from this partition (:mod:`kafkafmt.audit.clients`).
 """
@@ -33,6 +36,7 @@ from typing import Any, Callable, Iterable, Mapping
 from .. import kafka_lines
 from ..log.files import parse_topic_partition_name
 from ..log.retention import time_deletion_times
+from .cleaning import CleanedCopy, clean_a_copy
 from .clients import LINE_ROWS, client_verdicts
 from .scan import MagicCounts, SegmentScan, partition_dirs, scan_segment, segment_paths
 from .topics import TopicSetting, delete_retention_ms, topic_setting
@@ -51,6 +55,8 @@ class PartitionAudit:
     segments: list[SegmentScan]
     target: str
     now_ms: int
+    #: a compacted partition with v0/v1 data after the target's cleaner cleaned a copy (else None)
+    cleaned: CleanedCopy | None = None
 
     # --- what is on disk ----------------------------------------------------------------------
     @property
@@ -103,11 +109,17 @@ class PartitionAudit:
         legacy = self.legacy
         row = kafka_lines.change("cleaner.legacy_to_v2")
         rewrites = bool(row.value(self.target))
+        rewrite = {"batches": sum(s.rewritten_batches for s in self.segments),
+                   "bytes": sum(s.rewritten_bytes for s in self.segments)}
+        after = self.cleaned.legacy if self.cleaned is not None else None
         return {"applies": self.compacted and rewrites and legacy.batches > 0, "target_rewrites_legacy": rewrites,
                 "source": row.source, "records": legacy.records,
                 "batches_before": legacy.batches, "bytes_before": legacy.bytes,
-                "batches_after": sum(s.rewritten_batches for s in self.segments),
-                "bytes_after": sum(s.rewritten_bytes for s in self.segments)}
+                "batches_after": after.batches if after else rewrite["batches"],
+                "records_after": after.records if after else legacy.records,
+                "bytes_after": after.bytes if after else rewrite["bytes"],
+                "rewrite_only": rewrite,
+                "cleaned_copy": self.cleaned.to_dict() if self.cleaned is not None else None}
 
     def legacy_status(self) -> str:
         """One phrase: what becomes of this partition's v0/v1 data under the target."""
@@ -198,7 +210,10 @@ def audit_partition(partition_dir: Path, segments: list[Path], setting: TopicSet
         scans.append(scan_segment(p, horizon))
         if progress is not None:
             progress(p.stat().st_size)
-    return PartitionAudit(topic, part, str(partition_dir), setting, scans, target, now_ms)
+    cleaned = None
+    if setting.config.compact and any(s.legacy.batches for s in scans):
+        cleaned = clean_a_copy(partition_dir, setting.config, target, now_ms)
+    return PartitionAudit(topic, part, str(partition_dir), setting, scans, target, now_ms, cleaned)
 
 
 def audit_log_dirs(paths: str | os.PathLike | Iterable[str | os.PathLike], target: str = "4.4",

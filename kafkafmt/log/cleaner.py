@@ -1,5 +1,7 @@
 """One pass of Kafka 3.9's log cleaner over a partition (``LogCleaner.CleanerThread.cleanFilthiestLog``,
-``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``).
+``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``); with ``kafkafmt.kafka.version=4.4`` (the
+log's ``config.kafka_line``) that of Kafka 4.4.0, whose differences are the rows ``cleaner.*`` of
+:mod:`kafkafmt.kafka_lines` (:func:`_line_rules`).
 
 1. The cleanable range: from the ``cleaner-offset-checkpoint`` entry (in the log directory holding the
    partition; the log start offset when absent or invalid) up to the first uncleanable offset: the
@@ -28,6 +30,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import kafka_lines
 from ..constants import INT32_MAX, INT64_MAX, LOG_OVERHEAD
 from ..layout import TXN_INDEX_ENTRY
 from ..errors import CorruptRecordError, IllegalArgumentError
@@ -349,6 +352,14 @@ def _replace_segments(log, cleaned, old: list, hook) -> None:
 
 
 # --------------------------------------------------------------------------------------------- the pass
+def _line_rules(log, first_uncleanable: int) -> dict:
+    """The filter's rules that follow the Kafka line (rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`)."""
+    line = log.config.kafka_line
+    keep_at = {"first uncleanable offset": first_uncleanable,
+               "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
+    return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at}
+
+
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,
              result: CleanResult, hook) -> int:
     """``Cleaner.doClean``: returns the first offset not cleaned."""
@@ -361,7 +372,7 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     end = omap.latest_offset + 1
     last_records, _ = producer_state(log, now, cfg.producer_id_expiration_ms)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
-                        last_records=last_records, stats=stats)
+                        last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
                                     first_uncleanable)
     for group in groups:

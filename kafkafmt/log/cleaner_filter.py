@@ -1,12 +1,16 @@
 """What the log cleaner keeps of a batch: ``MemoryRecords.filterTo`` with the cleaner's ``RecordFilter``
-(Kafka 3.9 ``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``, ``CleanedTransactionMetadata``).
+(Kafka 3.9 ``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``, ``CleanedTransactionMetadata``; on the
+4.4 line, ``kafkafmt.kafka.version=4.4``, the rules of 4.4.0's ``org.apache.kafka.storage.internals.log
+.Cleaner`` where they differ: the rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`).
 
 Per batch (every magic):
 
 * the batch-level decision (``checkBatchRetention``): a batch of an aborted transaction is discarded; a
   transaction marker goes only once no batch of its transaction is left and its delete horizon has
   passed; the batch holding an active producer's last sequence (or, with no data left, its last marker)
-  is kept even when empty (``RETAIN_EMPTY``: a v2 header with no records);
+  is kept even when empty (``RETAIN_EMPTY``: a v2 header with no records), and so is the batch whose
+  next offset ends the round (KAFKA-17076: the first uncleanable offset in 3.9.2; the high watermark in
+  4.4.0, KAFKA-20452 -- row ``cleaner.retain_last_batch`` of :mod:`kafkafmt.kafka_lines`);
 * per record (``shouldRetainRecord``): a record past the offset map's latest offset stays; otherwise a
   record stays if its offset is its key's latest and it has a value, or it is a tombstone whose horizon
   has not passed (v2: ``deleteHorizonMs`` in the batch header, KIP-534; v0/v1: the segment's
@@ -15,7 +19,9 @@ Per batch (every magic):
   is rebuilt with ``MemoryRecordsBuilder``: v0/v1 wrappers take the first retained offset as base, so
   the retained inner messages keep their offsets and leave holes (KIP-31); v2 batches keep their base
   and last offset (``overrideLastOffset``) and get ``deleteHorizonMs = now + delete.retention.ms`` the
-  first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``).
+  first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``);
+  on the 4.4 line a retained v0/v1 entry is never copied: it becomes a v2 batch
+  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from ..constants import NO_TIMESTAMP, CompressionType, ControlRecordType, Timest
 from ..records import MemoryRecordsBuilder
 from ..records.default import batch_attributes, encode_default_batch
 from .cleaner_map import OffsetMap
+from .legacy_to_v2 import rewrite_as_v2
 
 __all__ = ["AbortedTxn", "LastRecord", "CleanedTransactionMetadata", "CleanerStats", "SegmentFilter",
            "DELETE", "RETAIN_EMPTY", "DELETE_EMPTY"]
@@ -126,8 +133,14 @@ class SegmentFilter:
     """The cleaner's ``RecordFilter`` over one group: ``filter_batch`` returns the bytes to keep."""
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
-                 txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats):
+                 txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats,
+                 legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None):
+        """``legacy_to_v2``: retained v0/v1 entries are rewritten as v2 batches (Kafka 4.x, KAFKA-13093);
+        ``retain_batch_ending_at``: the batch whose next offset is this one is kept even when empty
+        (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452)."""
         self.map = offset_map
+        self.legacy_to_v2 = legacy_to_v2
+        self.retain_batch_ending_at = retain_batch_ending_at
         self.now = now
         self.delete_retention_ms = delete_retention_ms
         self.txn = txn
@@ -153,6 +166,8 @@ class SegmentFilter:
         else:
             self._discard_records = can_discard
         if batch.has_producer_id and self._is_last_record_of_producer(batch):
+            retention = RETAIN_EMPTY
+        elif self.retain_batch_ending_at is not None and batch.last_offset + 1 == self.retain_batch_ending_at:
             retention = RETAIN_EMPTY
         elif self._discard_records:
             retention = DELETE
@@ -205,7 +220,10 @@ class SegmentFilter:
             need_horizon = (batch.magic >= 2 and (tombstones or marker_for_empty_txn)
                             and batch.delete_horizon_ms is None)
             horizon = self.now + self.delete_retention_ms if need_horizon else batch.delete_horizon_ms
-            if write_original and not need_horizon:
+            if batch.magic < 2 and self.legacy_to_v2:
+                horizon = self.now + self.delete_retention_ms
+                out = rewrite_as_v2(batch, retained, delete_horizon_ms=horizon)
+            elif write_original and not need_horizon:
                 out = bytes(batch.raw)
             else:
                 out = rebuild_batch(batch, retained, horizon)
@@ -222,7 +240,7 @@ class SegmentFilter:
     def _note_tombstones(self, batch, retained, horizon: int | None) -> None:
         if batch.is_control:
             return
-        horizon = horizon if batch.magic >= 2 else None
+        horizon = horizon if batch.magic >= 2 or self.legacy_to_v2 else None
         for r in retained:
             if r.value is None:
                 self.stats.tombstones_kept.append((r.offset, horizon))

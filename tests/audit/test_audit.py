@@ -96,9 +96,14 @@ def test_compacted_topic_never_ages_out_and_the_cleaner_rewrites_it(mixed):
             assert d["retention"]["legacy_deleted_at_ms"] is None
             assert d["retention"]["legacy_batches_left_at_now"] == d["legacy"]["batches"] > 0
             assert d["cleaner"]["applies"] and d["legacy_status"] == "rewritten as v2 by the cleaner"
-            # KAFKA-13093: one v2 batch per v0/v1 entry (plain message or wrapper), every record kept
-            assert d["cleaner"]["batches_after"] == d["cleaner"]["batches_before"] == d["legacy"]["batches"]
+            # KAFKA-13093: the format rewrite alone makes one v2 batch per v0/v1 entry (plain message or wrapper)
+            assert d["cleaner"]["rewrite_only"]["batches"] == d["cleaner"]["batches_before"] == d["legacy"]["batches"]
             assert d["cleaner"]["records"] == d["legacy"]["records"]
+            # the cleaner itself (a cleaned copy) also drops the superseded keys: here every legacy record
+            # has a later v2 value, so nothing of the v0/v1 data is left
+            copy = d["cleaner"]["cleaned_copy"]
+            assert copy["passes"] >= 1 and set(copy["magics"]) == {"v2"}
+            assert d["cleaner"]["records_after"] < d["cleaner"]["records"]
     on39 = audit_log_dirs(mixed / "accounts-0", target="3.9", now_ms=START_MS).partitions[0].to_dict()
     assert not on39["cleaner"]["applies"] and on39["legacy_status"] == "kept as v0/v1 by the cleaner"
     assert on39["clients_refused"] == []

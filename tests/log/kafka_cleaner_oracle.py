@@ -39,9 +39,10 @@ def _missing_reason() -> str | None:
 class KafkaCleanerOracle:
     """One long-running JVM serving ``clean`` requests in order."""
 
-    def __init__(self):
-        self._proc = subprocess.Popen(["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*",
-                                       "CleanerOracle"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, cmd: list[str] | None = None):
+        """``cmd``: the JVM command line (default: 3.9.2's CleanerOracle on ``make oracle``'s class path)."""
+        cmd = cmd or ["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*", "CleanerOracle"]
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self._lock = threading.Lock()
         self.call("ping")
@@ -59,10 +60,10 @@ class KafkaCleanerOracle:
         return resp
 
     def clean(self, partition_dir, *, now: int, config: dict | None = None, cleaner: dict | None = None,
-              log_start_offset: int = 0) -> dict:
+              log_start_offset: int = 0, **extra) -> dict:
         return self.call("clean", dir=str(partition_dir), now=now,
                          config={k: str(v) for k, v in (config or {}).items()},
-                         cleaner=cleaner or {}, logStartOffset=log_start_offset)
+                         cleaner=cleaner or {}, logStartOffset=log_start_offset, **extra)
 
     def records(self, partition_dir, *, now: int, config: dict | None = None, log_start_offset: int = 0) -> dict:
         """Kafka's loader after a crash (no clean shutdown): every record as [offset, key hex, value hex]."""

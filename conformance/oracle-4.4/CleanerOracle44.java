@@ -1,0 +1,229 @@
+// kafkafmt cleaner oracle for the Kafka 4.4 line: one log-cleaner-thread iteration of Apache Kafka 4.4.0's
+// LogCleaner (org.apache.kafka.storage.internals.log, moved from kafka.log to the storage module in 4.x) over a
+// copy of a partition directory, driven by a mock clock, so kafkafmt.log.cleaner on line 4.4 can be compared
+// with it file for file.  The 3.9.2 twin is conformance/oracle/CleanerOracle.java.
+//
+// This file is original kafkafmt code. It contains no Apache Kafka source; it only *calls* classes of the
+// jars that `make oracle-4.4` fetches into conformance/.cache/lib-4.4. tests/kafka4/kafka_cleaner_oracle44.py
+// starts it.
+//
+// Protocol: one JSON request per line on stdin, one JSON response per line on stdout.
+//   {"op": "ping"}  <- {"ok": true, "kafkaVersion": "4.4.0"}
+//   {"op": "clean", "dir": "<log dir>/<topic>-<partition>", "now": <ms>, "config": {topic props},
+//    "cleaner": {"numThreads", "dedupeBufferSize", "loadFactor", "ioBufferSize", "maxMessageSize"},
+//    "logStartOffset": <n>, "highWatermark": <n, default the log end>}
+//     -> opens the partition with UnifiedLog.create (clean shutdown), sets the high watermark, builds
+//        `new LogCleaner(config, [log dir], {tp -> log}, channel, time)` and runs one
+//        `CleanerThread.cleanFilthiestLog()` (reflection: it is private), then closes the log.
+//        The cleaner writes `cleaner-offset-checkpoint` into the log dir, as a broker's does.
+//     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...]}
+//        Before closing, the active segment's indexes are trimmed as a broker's clean shutdown leaves them.
+//   {"op": "records", "dir", "now", "config"}: Kafka 4.4's loader after a crash, every record
+//     as [offset, key hex, value hex], with each batch's magic in "magics".
+// Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.util.Scheduler;
+import org.apache.kafka.storage.internals.log.CleanerConfig;
+import org.apache.kafka.storage.internals.log.LogCleaner;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogOffsetsListener;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+public final class CleanerOracle44 {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    public static void main(String[] args) throws Exception {
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) continue;
+            ObjectNode out;
+            try {
+                out = serve(JSON.readTree(line));
+                out.put("ok", true);
+            } catch (Throwable t) {
+                Throwable c = t instanceof InvocationTargetException && t.getCause() != null ? t.getCause() : t;
+                out = NODES.objectNode();
+                out.put("ok", false);
+                out.put("error", c.getClass().getName());
+                out.put("message", String.valueOf(c.getMessage()));
+                if (c.getCause() != null) out.put("cause", String.valueOf(c.getCause()));
+            }
+            protocol.print(JSON.writeValueAsString(out));
+            protocol.print('\n');
+            protocol.flush();
+        }
+    }
+
+    static ObjectNode serve(JsonNode req) throws Exception {
+        String op = req.get("op").asText();
+        ObjectNode out = NODES.objectNode();
+        switch (op) {
+            case "ping":
+                out.put("kafkaVersion", org.apache.kafka.common.utils.internals.AppInfoParser.getVersion());
+                return out;
+            case "clean":
+                return clean(req, out);
+            case "records":
+                return records(req, out);
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    static Map<String, String> props(JsonNode cfg) {
+        Map<String, String> props = new HashMap<>();
+        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        return props;
+    }
+
+    static UnifiedLog open(JsonNode req, Time time, boolean clean) throws Exception {
+        return UnifiedLog.create(
+            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
+            req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
+            new InlineScheduler(), new BrokerTopicStats(false), time, 60000,
+            new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
+            clean, Optional.empty(), new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
+    }
+
+    static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
+        MutableTime time = new MutableTime(req.get("now").asLong());
+        File logDir = new File(req.get("dir").asText()).getAbsoluteFile().getParentFile();
+        JsonNode c = req.path("cleaner");
+        CleanerConfig cleanerConfig = new CleanerConfig(
+            c.path("numThreads").asInt(1),
+            c.path("dedupeBufferSize").asLong(128L * 1024 * 1024),
+            c.path("loadFactor").asDouble(0.9),
+            c.path("ioBufferSize").asInt(512 * 1024),
+            c.path("maxMessageSize").asInt(1024 * 1024 + 12),
+            Double.MAX_VALUE,
+            c.path("backoffMs").asLong(15000),
+            true);
+        UnifiedLog log = open(req, time, true);
+        try {
+            log.updateHighWatermark(req.has("highWatermark") ? req.get("highWatermark").asLong() : log.logEndOffset());
+            ConcurrentMap<TopicPartition, UnifiedLog> pool = new ConcurrentHashMap<>();
+            pool.put(log.topicPartition(), log);
+            LogCleaner cleaner = new LogCleaner(cleanerConfig, List.of(logDir), pool, new LogDirFailureChannel(1), time);
+            LogCleaner.CleanerThread thread = cleaner.new CleanerThread(0);
+            Method step = LogCleaner.CleanerThread.class.getDeclaredMethod("cleanFilthiestLog");
+            step.setAccessible(true);
+            out.put("cleaned", (Boolean) step.invoke(thread));
+            out.put("logStartOffset", log.logStartOffset());
+            out.put("logEndOffset", log.logEndOffset());
+            ArrayNode segs = out.putArray("segments");
+            for (LogSegment s : log.logSegments()) segs.add(s.baseOffset());
+            // a bare UnifiedLog.close() in 4.4.0 leaves the active segment's indexes at their preallocated size;
+            // a broker's clean shutdown leaves them trimmed, with the final time index entry
+            log.activeSegment().onBecomeInactiveSegment();
+        } finally {
+            log.close();
+        }
+        return out;
+    }
+
+    /** Opens the directory as a broker restarting after a crash would (no clean shutdown) and lists every record. */
+    static ObjectNode records(JsonNode req, ObjectNode out) throws Exception {
+        UnifiedLog log = open(req, new MutableTime(req.get("now").asLong()), req.path("clean").asBoolean(false));
+        try {
+            ArrayNode recs = out.putArray("records");
+            ArrayNode magics = out.putArray("magics");
+            for (LogSegment s : log.logSegments()) {
+                for (RecordBatch b : s.log().batches()) {
+                    magics.add(b.magic());
+                    for (Record r : b) {
+                        ArrayNode rec = recs.addArray();
+                        rec.add(r.offset());
+                        rec.add(r.hasKey() ? hex(r.key()) : null);
+                        rec.add(r.hasValue() ? hex(r.value()) : null);
+                    }
+                }
+            }
+            out.put("logStartOffset", log.logStartOffset());
+            out.put("logEndOffset", log.logEndOffset());
+        } finally {
+            log.close();
+        }
+        return out;
+    }
+
+    static String hex(java.nio.ByteBuffer b) {
+        StringBuilder sb = new StringBuilder();
+        java.nio.ByteBuffer d = b.duplicate();
+        while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
+        return sb.toString();
+    }
+
+    static final class MutableTime implements Time {
+        volatile long ms;
+
+        MutableTime(long ms) {
+            this.ms = ms;
+        }
+
+        @Override public long milliseconds() { return ms; }
+        @Override public long nanoseconds() { return ms * 1_000_000L; }
+        @Override public void sleep(long ms) { this.ms += ms; }
+        @Override public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
+            throw new UnsupportedOperationException("MutableTime cannot wait");
+        }
+    }
+
+    /** Runs one-shot tasks at once on the caller's thread; periodic tasks never run. */
+    static final class InlineScheduler implements Scheduler {
+        @Override public void startup() { }
+        @Override public void shutdown() { }
+        @Override public void resizeThreadPool(int newSize) { }
+        @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
+            if (periodMs <= 0) task.run();
+            return new Done();
+        }
+    }
+
+    static final class Done implements ScheduledFuture<Object> {
+        @Override public long getDelay(TimeUnit unit) { return 0; }
+        @Override public int compareTo(Delayed o) { return 0; }
+        @Override public boolean cancel(boolean mayInterruptIfRunning) { return false; }
+        @Override public boolean isCancelled() { return false; }
+        @Override public boolean isDone() { return true; }
+        @Override public Object get() { return null; }
+        @Override public Object get(long timeout, TimeUnit unit) { return null; }
+    }
+}

@@ -1,0 +1,49 @@
+"""Python client for conformance/oracle-4.4/CleanerOracle44.java: one cleaner-thread iteration of Kafka 4.4.0's
+``org.apache.kafka.storage.internals.log.LogCleaner`` (``CleanerThread.cleanFilthiestLog``, mock clock).
+
+The same protocol and client as tests/log/kafka_cleaner_oracle.py (3.9.2's), on the class path of
+``make -C conformance oracle-4.4``.  ``clean(..., highWatermark=N)`` sets the high watermark (default: the
+log end).  Without Java or the compiled oracle the test is skipped (a failure when ``CI=true``).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "log"))
+from kafka_cleaner_oracle import KafkaCleanerOracle  # noqa: E402  (tests/log)
+
+REPO = Path(__file__).resolve().parents[2]
+CLASSES44 = REPO / "conformance" / ".cache" / "classes-4.4"
+LIB44 = REPO / "conformance" / ".cache" / "lib-4.4"
+
+
+def _missing_reason() -> str | None:
+    if shutil.which("java") is None:
+        return "Java 17 not found"
+    if not (CLASSES44 / "CleanerOracle44.class").is_file() or not (LIB44 / "kafka-storage-4.4.0.jar").is_file():
+        return "Kafka 4.4 cleaner oracle not built: run `make -C conformance oracle-4.4`"
+    return None
+
+
+_shared: KafkaCleanerOracle | None = None
+
+
+def cleaner_oracle44_or_skip() -> KafkaCleanerOracle:
+    """The shared JVM running Kafka 4.4.0's cleaner (started once, checked to be 4.4.0)."""
+    global _shared
+    reason = _missing_reason()
+    if reason is not None:
+        skip_or_fail(f"Kafka 4.4 cleaner oracle unavailable: {reason}")
+    if _shared is None:
+        _shared = KafkaCleanerOracle(["java", "-XX:+UseSerialGC", "-Xmx256m", "-cp",
+                                      f"{CLASSES44}{os.pathsep}{LIB44}/*", "CleanerOracle44"])
+        atexit.register(_shared.close)
+        version = _shared.call("ping").get("kafkaVersion")
+        assert version == "4.4.0", version
+    return _shared
