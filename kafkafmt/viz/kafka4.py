@@ -581,9 +581,16 @@ def _audit_compute(target: str, compacted: str):
 
 def audit_caption(report, values: dict) -> str:
     f = audit_finding(report)
-    cleaned = (f" The cleaner would rewrite {tables_size(f['cleaner_bytes_before'])} of v0/v1 entries as "
-               f"{tables_size(f['cleaner_bytes_after'])} of v2." if f["cleaner_bytes_before"] else
-               " No compacted topic holds v0/v1 data: only retention removes it.")
+    kept = sum(p.legacy.bytes for p in report.partitions if p.compacted and not p.cleaner()["applies"])
+    if f["cleaner_bytes_before"]:
+        cleaned = (f" The cleaner would rewrite {tables_size(f['cleaner_bytes_before'])} of v0/v1 entries as "
+                   f"{tables_size(f['cleaner_bytes_after'])} of v2.")
+    elif kept:
+        row = kafka_lines.change("cleaner.legacy_to_v2")
+        cleaned = (f" The Kafka {report.target} cleaner keeps {tables_size(kept)} of v0/v1 entries as they are "
+                   f"(they are rewritten from Kafka {row.release} on: {row.source}).")
+    else:
+        cleaned = " No compacted topic holds v0/v1 data: only retention removes it."
     refused = ", ".join(f["clients_refused"]) or "none"
     return (f"<b>{f['legacy_share']:.0%} of the bytes</b> ({tables_size(f['legacy_bytes'])} of "
             f"{tables_size(f['bytes'])}) are v0/v1, in {f['legacy_partitions']} of {f['partitions']} partitions. "
