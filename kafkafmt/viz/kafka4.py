@@ -521,8 +521,9 @@ def explain_view(d: dict):
     from . import tables
     cols = []
     for line in LINES:
-        t = tables.table_html([{k: s[k] for k in ("#", "rule", "decision", "source", "row")} for s in d[line]["steps"]],
-                              title=f"Kafka {line}: {d[line]['outcome']}", outcomes=(), max_cell_em=18)
+        steps = [{"#": s["#"], "rule": s["rule"], "decision": s["decision"],
+                  "source": s["source"] + (f" · row {s['row']}" if s["row"] else "")} for s in d[line]["steps"]]
+        t = tables.table_html(steps, title=f"Kafka {line}: {d[line]['outcome']}", outcomes=(), max_cell_em=16)
         cols.append(f"<div style='flex:1 1 0;min-width:0'>{t}</div>")
     return f"<div style='display:flex;gap:12px;align-items:flex-start'>{''.join(cols)}</div>"
 
@@ -558,7 +559,7 @@ def cleaner_caption(d: dict, values: dict) -> str:
 
 def cleaner_view(d: dict):
     from .byteview import byte_view_html
-    side = [f"<div style='flex:1 1 0;min-width:0'><b>{t}</b>{byte_view_html(x, max_bytes=400)}</div>"
+    side = [f"<div style='flex:1 1 600px;min-width:0'><b>{t}</b>{byte_view_html(x, max_bytes=400)}</div>"
             for t, x in (("before: on disk, written by 3.9", d["before"]), ("after: the 4.4 cleaner's rewrite", d["after"]))]
     return f"<div style='display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap'>{''.join(side)}</div>"
 
@@ -603,11 +604,14 @@ def tables_size(n: int) -> str:
 
 
 def audit_view(report):
+    """The plot, then the table for people (columns that are zero in every partition left out)."""
     from . import tables
-    return audit_plot(report), tables.table_html(audit_rows(report), units={"v0 bytes": "bytes", "v1 bytes": "bytes",
-                                                                          "v2 bytes": "bytes",
-                                                                          "v0/v1 bytes after the cleaner": "bytes"},
-                                                 outcomes=("what becomes of the v0/v1 data",),
+    rows = audit_rows(report)
+    empty = [c for c in ("v0 bytes", "no timestamp") if not any(r[c] for r in rows)]
+    shown = [{k: ("✓ " + v if k == "what becomes of the v0/v1 data" and v == "no v0/v1 data" else v)
+              for k, v in r.items() if k not in empty} for r in rows]
+    units = {c: "bytes" for c in ("v0 bytes", "v1 bytes", "v2 bytes", "v0/v1 bytes after the cleaner")}
+    return audit_plot(report), tables.table_html(shown, units=units, outcomes=("what becomes of the v0/v1 data",),
                                                  title="kafkafmt audit of the sample logs")
 
 

@@ -247,3 +247,19 @@ def test_audit_panel_target_and_compaction():
     assert f"as {tables.size(f['cleaner_bytes_after'])} of v2" in _text(p)
     p.set(target="3.9")
     assert "refuses: none" in _text(p) and "The Kafka 3.9 cleaner keeps" in _text(p) and "KAFKA-13093" in _text(p)
+
+
+def test_the_notebooks_audit_is_kafkafmt_audit(tmp_path):
+    """The notebook's target toggle and compacted-topic control are `kafkafmt audit`'s --target and -c: the
+    CLI's JSON Lines over the sample logs are the panel's partitions, object for object."""
+    import json
+
+    from kafkafmt.cli import main
+    out = tmp_path / "audit.jsonl"
+    args = ["audit", str(kafka4.sample_logs()), "--target", "4.4", "--now-ms", str(kafka4.sample_now_ms()),
+            "-c", "clicks:cleanup.policy=compact", "--format", "json", "-o", str(out), "--quiet"]
+    assert main(args) == 0
+    got = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    expected = kafka4.sample_audit("4.4", ("clicks",)).to_dict()["partitions"]
+    assert {g.pop("now_ms") for g in got} == {kafka4.sample_now_ms()}
+    assert got == expected
