@@ -481,7 +481,7 @@ _VERDICT_SHOWN = {"kept": "✓ kept", "changed": "⚠ changed", "removed": "✗ 
 def seeds_caption(rows: list[dict], values: dict) -> str:
     """How many of the shown behaviours 4.4 kept, changed and removed."""
     n = {v: sum(r["verdict"] == v for r in rows) for v in _VERDICT_SHOWN}
-    which = "every seed" if values["seed"] == "all" else f"seed {values['seed']} ({SEEDS[values['seed']]})"
+    which = "every seed" if values["seed"] == "all" else f"seed {values['seed']}, {SEEDS[values['seed']]}"
     return (f"{which}: of {len(rows)} behaviours probed on both lines, Kafka 4.4 <b>kept {n['kept']}</b>, "
             f"<b>changed {n['changed']}</b> and <b>removed {n['removed']}</b>.")
 
