@@ -212,17 +212,13 @@ FLOOR = {"ground": 1, "codecs": 2, "records": 3, "broker": 4, "log": 5, "gen": 6
          "audit": 6, "conformance": 6, "viz": 7, "tools": 8}
 #: imports the architecture allows between parts of one floor: Spark reads the audit, and the pipeline reads
 #: the generator's manifest (kafkafmt-gen.json) and its topic settings (gen.workload_file.log_config)
-SIDEWAYS = {("spark", "audit"), ("spark", "gen")}
+#: and the audit reads topic settings the same way (gen.workload_file.log_config)
+SIDEWAYS = {("spark", "audit"), ("spark", "gen"), ("audit", "gen")}
 #: imports that point up today and are not this work's to move:
 #: - broker/cli.py is a command-line module in the broker floor (it belongs in tools/), and the conformance
 #:   runner runs the CLI in-process to compare its output; both import it inside a function (issue step 4);
-#: - kafkafmt.viz (not edited here) still imports generation from its old home in the log: the package's
-#:   lazy ``__getattr__`` and the three re-export modules serve it; delete them when viz imports kafkafmt.gen
 KNOWN_UPWARD = {("kafkafmt.broker.cli", "kafkafmt.cli"), ("kafkafmt.broker.cli", "kafkafmt.log.files"),
-                ("kafkafmt.conformance.runner", "kafkafmt.cli"),
-                ("kafkafmt.log", "kafkafmt.gen"), ("kafkafmt.log.generator", "kafkafmt.gen.generator"),
-                ("kafkafmt.log.scenario", "kafkafmt.gen.workload_file"),
-                ("kafkafmt.log.workloads", "kafkafmt.gen.workloads")}
+                ("kafkafmt.conformance.runner", "kafkafmt.cli")}
 #: import circles today (sorted module names); none since the KIP-33 comparison moved to kafkafmt.gen
 KNOWN_CIRCLES: list[list[str]] = []
 
