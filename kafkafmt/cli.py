@@ -22,7 +22,7 @@ COMMAND_MODULES = [
     "kafkafmt.tools.warmup",
     "kafkafmt.tools.gen",
     "kafkafmt.tools.pipeline",
-    "kafkafmt.broker.cli",
+    "kafkafmt.tools.explain",
     "kafkafmt.tools.scenario",
     "kafkafmt.tools.audit",
 ]
