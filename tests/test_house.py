@@ -201,8 +201,7 @@ def test_constant_check_catches_masks_offsets_and_restated_names():
 PARTS = {
     **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", ""], "ground"),
     "compression": "codecs", "config": "codecs", "kafka_lines": "codecs",
-    # the format-level modules still at the package root sit on the records floor
-    **dict.fromkeys(["records", "spec", "annotate", "dump", "kip228", "samples"], "records"),
+    "records": "records",
     "broker": "broker", "log": "log",
     **dict.fromkeys(["gen", "scenarios", "spark", "audit", "conformance"], None),  # each its own part
     "viz": "viz",
@@ -312,7 +311,7 @@ def test_no_import_circle():
 def test_floor_checks_catch_an_upward_import_and_a_circle():
     graph = {"kafkafmt.records.memory": {"kafkafmt.log.segment"}, "kafkafmt.log.segment": {"kafkafmt.records.memory"},
              "kafkafmt.spark.plan": {"kafkafmt.audit.x", "kafkafmt.log.view"}, "kafkafmt.scenarios.x": {"kafkafmt.spark.plan"},
-             "kafkafmt.dump": {"kafkafmt.records.walker"}, "kafkafmt.constants": {"kafkafmt.layout"}}
+             "kafkafmt.records.dump_log": {"kafkafmt.records.walker"}, "kafkafmt.constants": {"kafkafmt.layout"}}
     assert upward_imports(graph) == [("kafkafmt.records.memory", "kafkafmt.log.segment"),
                                      ("kafkafmt.scenarios.x", "kafkafmt.spark.plan")]
     assert import_circles(graph) == [["kafkafmt.log.segment", "kafkafmt.records.memory"]]
@@ -351,3 +350,13 @@ def test_length_check_counts_from_def_to_last_line():
     assert long_functions([("a.py", ast.parse(f"def f():\n{body}"))]) == {}
     method = "".join("    " + line + "\n" for line in f"def f(self):\n{body}    y = 1".splitlines())
     assert long_functions([("a.py", ast.parse(f"class C:\n{method}"))]) == {"a.py:C.f": MAX_FUNCTION_LINES + 1}
+
+
+def test_public_module_aliases_are_the_records_modules():
+    """``kafkafmt.spec`` & co. (the spellings of README and the notebooks) are the records floor's modules
+    themselves, and no second file of that name sits at the package root."""
+    import importlib
+    import kafkafmt
+    for alias, target in kafkafmt.MODULE_ALIASES.items():
+        assert importlib.import_module(alias) is importlib.import_module(target), alias
+        assert not (PACKAGE / f"{alias.rpartition('.')[2]}.py").exists(), alias

@@ -51,11 +51,11 @@ from ..log import Log
 from ..log.clock import SimulatedClock
 from ..records import MemoryRecords
 from ..records.walker import magic_at
-from ..spec import build_record_set
+from ..records.spec import build_record_set
 from .broker import JVM_OPTS, LIB_DIR, REPO_ROOT, BrokerError, Cluster, PROFILES
 from .cases import Case, CaseError, materialize
 from .client import ProtocolError, error_name
-from .explain import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
+from .diffs import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
 
 AGREE, DIFFER, PENDING, ERROR, NOT_APPLICABLE = "agree", "DIFFER", "pending", "error", "n/a"
 
@@ -660,12 +660,6 @@ class Runner:
     def run_index_dumps(self, results: list[CaseResult]) -> None:
         todo = [r for r in results if r.snapshot is not None and "dump-index" in r.case.checks]
         if not todo:
-            return
-        try:
-            import kafkafmt.log.dump  # noqa: F401
-        except ImportError as e:
-            for r in todo:
-                r.add("dump-index", ERROR, f"kafkafmt index dump failed to import ({e.name or e})")
             return
         # An empty .log with its preallocated (all-zero) .index makes DumpLogSegments die with
         # NoSuchElementException (entry 0 = (0, 0) names no batch); checked once, where a case asks

@@ -21,7 +21,7 @@ Modules:
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
-``dump``           kafka-dump-log's lines for ``.index`` / ``.timeindex``
+``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
 ``files``          names, atomic file operations, checkpoint files
 ``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
@@ -38,7 +38,7 @@ Kafka <= 3.9.0 described in kafka-rules §6.5.
 """
 from .clock import Clock, SimulatedClock, SystemClock
 from ..config import BrokerConfig, LogConfig
-from .dump import DumpErrors, dump_index, dump_time_index
+from .index_dump import DumpErrors, dump_index, dump_time_index
 from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import filename_prefix_from_offset, offset_from_file_name
 from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset

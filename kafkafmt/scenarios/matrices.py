@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..broker.idempotence import produce_outcome
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK
-from ..kip228 import interpret_timestamp
+from ..records.kip228 import interpret_timestamp
 from ..records import MemoryRecords
 from .cluster import Cluster
 from .model import BrokerSpec, ConsumerSpec, ProducerSpec

@@ -5,12 +5,12 @@ import json
 import os
 import sys
 
-from ..dump import dump_log
+from ..records.dump_log import dump_log
 from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
-from ..spec import batch_to_json
-from ..dump import iter_file_batches
+from ..records.spec import batch_to_json
+from ..records.dump_log import iter_file_batches
 
 
 def register(sub) -> None:
@@ -84,7 +84,7 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
             print(f"kafkafmt: --json does not apply to index files, skipping {path}", file=sys.stderr)
             return 0
         print(f"Dumping {path}")
-        from ..log import dump as index_dump
+        from ..log import index_dump
         fn = index_dump.dump_index if suffix == ".index" else index_dump.dump_time_index
         kw = {"verify_only": args.verify_index_only, "sanity_check_only": args.index_sanity_check}
         if suffix == ".index":

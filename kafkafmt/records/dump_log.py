@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from . import kafka_lines
-from .errors import KafkaFmtError
-from .records import MemoryRecords, RecordBatch
-from .records.memory import span_batch
-from .records.walker import FILE, BatchWalker
-from .records.record import Record
+from .. import kafka_lines
+from ..errors import KafkaFmtError
+from . import MemoryRecords, RecordBatch
+from .memory import span_batch
+from .walker import FILE, BatchWalker
+from .record import Record
 
 RECORD_INDENT = "|"
 
