@@ -20,7 +20,7 @@ DEFINITIONS = {"layout.py", "constants.py"}
 WALKER = "records/walker.py"
 #: compiled (numba) mirrors of the walker's legacy rules: they cannot call Python, so they walk
 #: v0/v1 entries themselves, with the walker's constants (imported from constants.py / layout.py),
-#: and hand anything they do not expect back to it; tests/test_columnar_fast.py checks them against it
+#: and hand anything they do not expect back to it; tests/records/test_columnar_fast.py checks them against it
 COMPILED_WALKS = {("records/fast/kernels.py", "decode_legacy_plain"), ("records/fast/kernels.py", "legacy_plain_run"),
                   ("records/fast/kernels.py", "decode_legacy_inner")}
 

@@ -29,7 +29,7 @@ MIN = NO_TIMESTAMP_EXTENDED
 #: the "other negative" timestamp used in the tables: one day before the epoch
 OTHER_NEGATIVE = -86_400_000
 _KAFKA_SOURCE = ("kafkafmt's Kafka 3.9 rules: LogValidator keeps a v2 batch in place (attributes, Long.MIN_VALUE "
-                 "included) — checked against the 3.9.2 jars (tests/test_kip228.py) and the live broker "
+                 "included) — checked against the 3.9.2 jars (tests/records/test_kip228.py) and the live broker "
                  "(conformance/cases/scenarios.json)")
 
 
