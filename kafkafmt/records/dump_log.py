@@ -125,22 +125,18 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
         out(f"Log starting offset: {start_offset}")
     end = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     valid = 0
-    last_offset = -1
-    non_consecutive: list[tuple[int, int]] = []
+    state = _DeepState(out, result, print_data, skip_metadata, kafka_line)
     try:
         for batch in iter_file_batches(buf, end=end):
-            out(batch_line(batch, valid))
-            result.invalid_batches += not batch.is_valid()
-            if deep:
-                for record in batch.records():
-                    if last_offset == -1:
-                        last_offset = record.offset
-                    elif record.offset != last_offset + 1:
-                        non_consecutive.insert(0, (last_offset, record.offset))  # Scala list prepend
-                    last_offset = record.offset
-                    out(record_line(batch, record, print_data=print_data, skip_metadata=skip_metadata,
-                                    kafka_line=kafka_line))
+            if deep and state.columnar and batch.magic == 2 and not batch.is_control:
+                state.hold(batch, valid)
+            else:
+                state.flush(buf)
+                state.batch(batch, valid, deep)
             valid += batch.size_in_bytes
+            if state.held_bytes >= _COLUMNAR_GROUP_BYTES:
+                state.flush(buf)
+        state.flush(buf)
     except KafkaFmtError as e:
         # without its traceback: the frames hold views into ``buf`` (an mmap the caller closes)
         result.error = e.with_traceback(None)
@@ -148,10 +144,103 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     result.trailing_bytes = end - valid
     if result.error is None and result.trailing_bytes > 0 and max_bytes is None:
         out(f"Found {result.trailing_bytes} invalid bytes at the end of {filename}")
-    if non_consecutive:
+    if state.non_consecutive:
         result.stderr.append(f"Non-consecutive offsets in {abspath or filename}")
-        result.stderr.extend(f"  {a} is followed by {b}" for a, b in non_consecutive)
+        result.stderr.extend(f"  {a} is followed by {b}" for a, b in state.non_consecutive)
     return result
+
+
+#: batch bytes decoded together by the columnar core before their lines are printed
+_COLUMNAR_GROUP_BYTES = 8 << 20
+
+
+class _DeepState:
+    """The record loop of ``dumpLog``: batches and their record lines in file order, the offsets seen.
+
+    v2 data batches are held and decoded a group at a time by the columnar reading core
+    (:func:`kafkafmt.records.columnar.records_table`, no Python object per record); their lines are
+    the same strings :func:`record_line` makes.  Other batches (v0/v1, control), options the columns
+    do not carry (``--print-data-log``, ``--skip-record-metadata``), a non-UTF-8 header key, and a
+    group the core rejects go through :meth:`RecordBatch.records` and :func:`record_line`, so errors
+    and the lines printed before them are the reference decoder's."""
+
+    def __init__(self, out, result: LogDump, print_data: bool, skip_metadata: bool, kafka_line: str):
+        self.out, self.result = out, result
+        self.print_data, self.skip_metadata, self.kafka_line = print_data, skip_metadata, kafka_line
+        self.columnar = not print_data and not skip_metadata
+        self.held: list[tuple[RecordBatch, int]] = []
+        self.held_bytes = 0
+        self.last_offset = -1
+        self.non_consecutive: list[tuple[int, int]] = []
+
+    def hold(self, batch: RecordBatch, position: int) -> None:
+        self.held.append((batch, position))
+        self.held_bytes += batch.size_in_bytes
+
+    def _offset(self, offset: int) -> None:
+        if self.last_offset != -1 and offset != self.last_offset + 1:
+            self.non_consecutive.insert(0, (self.last_offset, offset))  # Scala list prepend
+        self.last_offset = offset
+
+    def batch(self, batch: RecordBatch, position: int, deep: bool = True) -> None:
+        """One batch through the reference decoder: its line, then (deep) one line per record."""
+        self.out(batch_line(batch, position))
+        self.result.invalid_batches += not batch.is_valid()
+        if deep:
+            for record in batch.records():
+                self._offset(record.offset)
+                self.out(record_line(batch, record, print_data=self.print_data, skip_metadata=self.skip_metadata,
+                                     kafka_line=self.kafka_line))
+
+    def flush(self, buf) -> None:
+        """Print the held batches: their record lines from the columnar core, or one by one."""
+        held, self.held, self.held_bytes = self.held, [], 0
+        if not held:
+            return
+        lines = _columnar_lines(buf, held)
+        if lines is None:
+            for batch, position in held:
+                self.batch(batch, position)
+            return
+        for (batch, position), (offsets, record_lines) in zip(held, lines):
+            self.out(batch_line(batch, position))
+            self.result.invalid_batches += not batch.is_valid()
+            for offset, line in zip(offsets, record_lines):
+                self._offset(offset)
+                self.out(line)
+
+
+def _columnar_lines(buf, held: list[tuple[RecordBatch, int]]) -> list[tuple[list[int], list[str]]] | None:
+    """Per held v2 batch (consecutive in ``buf``): its record offsets and ``record_line`` strings, made
+    from :func:`~kafkafmt.records.columnar.records_table` columns; None when the reference decoder
+    must print them (the core rejects a batch, or a header key is not UTF-8)."""
+    import numpy as np
+
+    from .columnar import records_table
+    start, end = held[0][0].position, held[-1][0].end
+    try:
+        table = records_table(memoryview(buf)[start:end], include_keys=False, include_values=False,
+                              check_crc=False)
+    except KafkaFmtError:
+        return None
+    if table.column("header_key_bytes").null_count != table.num_rows:
+        return None
+    headers = table.column("headers").combine_chunks()
+    bounds = headers.offsets.to_pylist()
+    keys = headers.values.field("key").to_pylist() if len(headers.values) else []
+    cols = [table.column(c).to_pylist() for c in ("offset", "timestamp_ms", "key_size", "value_size", "sequence")]
+    counts = np.bincount(table.column("batch_index").to_numpy(), minlength=len(held))
+    out, row = [], 0
+    for (batch, _), count in zip(held, counts.tolist()):
+        ts_name = batch.timestamp_type.kafka_name
+        rows = range(row, row + count)
+        offsets = cols[0][row:row + count]
+        lines = [f"{RECORD_INDENT} offset: {cols[0][i]} {ts_name}: {cols[1][i]} keySize: {cols[2][i]} "
+                 f"valueSize: {cols[3][i]} sequence: {cols[4][i]} headerKeys: "
+                 f"[{','.join(keys[bounds[i]:bounds[i + 1]]) if bounds[i] != bounds[i + 1] else ''}]" for i in rows]
+        out.append((offsets, lines))
+        row += count
+    return out
 
 
 __all__ = ["batch_line", "record_line", "dump_log", "iter_file_batches", "LogDump", "string_decoder",
