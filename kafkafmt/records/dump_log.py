@@ -105,8 +105,10 @@ class LogDump:
 
 def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = False, print_data: bool = False,
              skip_metadata: bool = False, max_bytes: int | None = None, start_offset: int | None = None,
-             emit: Callable[[str], None] | None = None, kafka_line: str = kafka_lines.DEFAULT_LINE) -> LogDump:
-    """kafka-dump-log's ``dumpLog`` over a buffer.  ``emit`` streams stdout lines as they are made.
+             emit: Callable[[str], None] | None = None, kafka_line: str = kafka_lines.DEFAULT_LINE,
+             emit_lines: Callable[[list[str]], None] | None = None) -> LogDump:
+    """kafka-dump-log's ``dumpLog`` over a buffer.  ``emit`` streams stdout lines as they are made;
+    ``emit_lines`` (instead of ``emit``) receives them a list at a time.
 
     ``kafka_line`` picks the release whose output is imitated (:mod:`kafkafmt.kafka_lines`, area ``dump``).
 
@@ -114,10 +116,16 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     """
     result = LogDump()
 
+    def out_lines(lines: list[str]) -> None:
+        result.stdout.extend(lines)
+        if emit_lines:
+            emit_lines(lines)
+        elif emit:
+            for line in lines:
+                emit(line)
+
     def out(line: str) -> None:
-        result.stdout.append(line)
-        if emit:
-            emit(line)
+        out_lines([line])
 
     if print_data:
         deep = True
@@ -125,7 +133,7 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
         out(f"Log starting offset: {start_offset}")
     end = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     valid = 0
-    state = _DeepState(out, result, print_data, skip_metadata, kafka_line)
+    state = _DeepState(out, out_lines, result, print_data, skip_metadata, kafka_line)
     try:
         for batch in iter_file_batches(buf, end=end):
             if deep and state.columnar and batch.magic == 2 and not batch.is_control:
@@ -164,8 +172,8 @@ class _DeepState:
     group the core rejects go through :meth:`RecordBatch.records` and :func:`record_line`, so errors
     and the lines printed before them are the reference decoder's."""
 
-    def __init__(self, out, result: LogDump, print_data: bool, skip_metadata: bool, kafka_line: str):
-        self.out, self.result = out, result
+    def __init__(self, out, out_lines, result: LogDump, print_data: bool, skip_metadata: bool, kafka_line: str):
+        self.out, self.out_lines, self.result = out, out_lines, result
         self.print_data, self.skip_metadata, self.kafka_line = print_data, skip_metadata, kafka_line
         self.columnar = not print_data and not skip_metadata
         self.held: list[tuple[RecordBatch, int]] = []
@@ -202,12 +210,14 @@ class _DeepState:
             for batch, position in held:
                 self.batch(batch, position)
             return
+        group: list[str] = []
         for (batch, position), (offsets, record_lines) in zip(held, lines):
-            self.out(batch_line(batch, position))
+            group.append(batch_line(batch, position))
             self.result.invalid_batches += not batch.is_valid()
-            for offset, line in zip(offsets, record_lines):
+            for offset in offsets:
                 self._offset(offset)
-                self.out(line)
+            group.extend(record_lines)
+        self.out_lines(group)
 
 
 def _columnar_lines(buf, held: list[tuple[RecordBatch, int]]) -> list[tuple[list[int], list[str]]] | None:

@@ -101,7 +101,8 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
         start = _start_offset(name) if suffix == ".log" else None
         res = dump_log(buf, filename=name, abspath=os.path.abspath(path), deep=args.deep,
                        print_data=args.print_data_log, skip_metadata=args.skip_record_metadata,
-                       max_bytes=args.max_bytes, start_offset=start, emit=print, kafka_line=args.kafka_version)
+                       max_bytes=args.max_bytes, start_offset=start, emit_lines=_print_lines,
+                       kafka_line=args.kafka_version)
     stderr_tail += res.stderr
     if res.error is not None:
         _error(path, res.error)
@@ -111,6 +112,11 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
               f"{res.trailing_bytes} invalid trailing byte(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    """``print`` of each line, in one write."""
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _dump_json(path: str, buf, args) -> int:
