@@ -12,37 +12,31 @@ import sys
 from . import __version__
 from .errors import KafkaFmtError
 
+#: the commands, in --help order; each is the module ``kafkafmt.tools.<command>``
+COMMANDS = ["dump", "build", "clean", "annotate", "samples", "warmup", "gen", "pipeline", "explain", "scenario",
+            "audit"]
 #: modules providing subcommands, in --help order
-COMMAND_MODULES = [
-    "kafkafmt.tools.dump",
-    "kafkafmt.tools.build",
-    "kafkafmt.tools.clean",
-    "kafkafmt.tools.annotate",
-    "kafkafmt.tools.samples",
-    "kafkafmt.tools.warmup",
-    "kafkafmt.tools.gen",
-    "kafkafmt.tools.pipeline",
-    "kafkafmt.broker.cli",
-    "kafkafmt.tools.scenario",
-    "kafkafmt.tools.audit",
-]
+COMMAND_MODULES = [f"kafkafmt.tools.{name}" for name in COMMANDS]
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``kafkafmt`` parser; with ``command`` (one of :data:`COMMANDS`) only that command is
+    registered, so a run imports only what its command needs (``--help`` and unknown names get all)."""
     parser = argparse.ArgumentParser(
         prog="kafkafmt",
         description="Apache Kafka's message formats and log, byte for byte: dump, build, explain.",
     )
     parser.add_argument("--version", action="version", version=f"kafkafmt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in [f"kafkafmt.tools.{command}"] if command in COMMANDS else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    parser = make_parser(args_in[0] if args_in else None)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

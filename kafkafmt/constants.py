@@ -28,7 +28,7 @@ INT64_MIN = -(2**63)
 # Records: every entry starts offset:int64 size:int32 (layout.LOG_ENTRY); the magic byte sits at the
 # same place in every format.  Derived from the layouts as Kafka derives them from field lengths
 # (``Records.LOG_OVERHEAD = SIZE_OFFSET + SIZE_LENGTH``, ``HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET +
-# MAGIC_LENGTH``); tests/test_walker.py ties each one to the layout and to Kafka's value.
+# MAGIC_LENGTH``); tests/records/test_walker.py ties each one to the layout and to Kafka's value.
 OFFSET_OFFSET = LOG_ENTRY.offset_of("offset")  # 0
 SIZE_OFFSET = LOG_ENTRY.offset_of("size")  # 8
 LOG_OVERHEAD = SIZE_OFFSET + LOG_ENTRY.field("size").size  # 12

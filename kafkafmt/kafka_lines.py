@@ -194,7 +194,7 @@ def changed_topic_checks(line: str) -> dict[str, LineChange]:
 
 
 def rows_applied(trace) -> list[str]:
-    """The row keys a :class:`~kafkafmt.broker.explain.Trace` says were applied (steps carrying ``kafka_line_row``)."""
+    """The row keys a :class:`~kafkafmt.broker.trace.Trace` says were applied (steps carrying ``kafka_line_row``)."""
     out = []
     for step in trace:
         key = step.values.get("kafka_line_row")

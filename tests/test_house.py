@@ -20,7 +20,7 @@ DEFINITIONS = {"layout.py", "constants.py"}
 WALKER = "records/walker.py"
 #: compiled (numba) mirrors of the walker's legacy rules: they cannot call Python, so they walk
 #: v0/v1 entries themselves, with the walker's constants (imported from constants.py / layout.py),
-#: and hand anything they do not expect back to it; tests/test_columnar_fast.py checks them against it
+#: and hand anything they do not expect back to it; tests/records/test_columnar_fast.py checks them against it
 COMPILED_WALKS = {("records/fast/kernels.py", "decode_legacy_plain"), ("records/fast/kernels.py", "legacy_plain_run"),
                   ("records/fast/kernels.py", "decode_legacy_inner")}
 
@@ -201,8 +201,7 @@ def test_constant_check_catches_masks_offsets_and_restated_names():
 PARTS = {
     **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", ""], "ground"),
     "compression": "codecs", "config": "codecs", "kafka_lines": "codecs",
-    # the format-level modules still at the package root sit on the records floor
-    **dict.fromkeys(["records", "spec", "annotate", "dump", "kip228", "samples"], "records"),
+    "records": "records",
     "broker": "broker", "log": "log",
     **dict.fromkeys(["gen", "scenarios", "spark", "audit", "conformance"], None),  # each its own part
     "viz": "viz",
@@ -212,17 +211,11 @@ FLOOR = {"ground": 1, "codecs": 2, "records": 3, "broker": 4, "log": 5, "gen": 6
          "audit": 6, "conformance": 6, "viz": 7, "tools": 8}
 #: imports the architecture allows between parts of one floor: Spark reads the audit, and the pipeline reads
 #: the generator's manifest (kafkafmt-gen.json) and its topic settings (gen.workload_file.log_config)
-SIDEWAYS = {("spark", "audit"), ("spark", "gen")}
+#: and the audit reads topic settings the same way (gen.workload_file.log_config)
+SIDEWAYS = {("spark", "audit"), ("spark", "gen"), ("audit", "gen")}
 #: imports that point up today and are not this work's to move:
-#: - broker/cli.py is a command-line module in the broker floor (it belongs in tools/), and the conformance
-#:   runner runs the CLI in-process to compare its output; both import it inside a function (issue step 4);
-#: - kafkafmt.viz (not edited here) still imports generation from its old home in the log: the package's
-#:   lazy ``__getattr__`` and the three re-export modules serve it; delete them when viz imports kafkafmt.gen
-KNOWN_UPWARD = {("kafkafmt.broker.cli", "kafkafmt.cli"), ("kafkafmt.broker.cli", "kafkafmt.log.files"),
-                ("kafkafmt.conformance.runner", "kafkafmt.cli"),
-                ("kafkafmt.log", "kafkafmt.gen"), ("kafkafmt.log.generator", "kafkafmt.gen.generator"),
-                ("kafkafmt.log.scenario", "kafkafmt.gen.workload_file"),
-                ("kafkafmt.log.workloads", "kafkafmt.gen.workloads")}
+#: - the conformance runner runs the CLI in-process to compare its output (inside a function)
+KNOWN_UPWARD = {("kafkafmt.conformance.runner", "kafkafmt.cli")}
 #: import circles today (sorted module names); none since the KIP-33 comparison moved to kafkafmt.gen
 KNOWN_CIRCLES: list[list[str]] = []
 
@@ -318,7 +311,7 @@ def test_no_import_circle():
 def test_floor_checks_catch_an_upward_import_and_a_circle():
     graph = {"kafkafmt.records.memory": {"kafkafmt.log.segment"}, "kafkafmt.log.segment": {"kafkafmt.records.memory"},
              "kafkafmt.spark.plan": {"kafkafmt.audit.x", "kafkafmt.log.view"}, "kafkafmt.scenarios.x": {"kafkafmt.spark.plan"},
-             "kafkafmt.dump": {"kafkafmt.records.walker"}, "kafkafmt.constants": {"kafkafmt.layout"}}
+             "kafkafmt.records.dump_log": {"kafkafmt.records.walker"}, "kafkafmt.constants": {"kafkafmt.layout"}}
     assert upward_imports(graph) == [("kafkafmt.records.memory", "kafkafmt.log.segment"),
                                      ("kafkafmt.scenarios.x", "kafkafmt.spark.plan")]
     assert import_circles(graph) == [["kafkafmt.log.segment", "kafkafmt.records.memory"]]
@@ -357,3 +350,13 @@ def test_length_check_counts_from_def_to_last_line():
     assert long_functions([("a.py", ast.parse(f"def f():\n{body}"))]) == {}
     method = "".join("    " + line + "\n" for line in f"def f(self):\n{body}    y = 1".splitlines())
     assert long_functions([("a.py", ast.parse(f"class C:\n{method}"))]) == {"a.py:C.f": MAX_FUNCTION_LINES + 1}
+
+
+def test_public_module_aliases_are_the_records_modules():
+    """``kafkafmt.spec`` & co. (the spellings of README and the notebooks) are the records floor's modules
+    themselves, and no second file of that name sits at the package root."""
+    import importlib
+    import kafkafmt
+    for alias, target in kafkafmt.MODULE_ALIASES.items():
+        assert importlib.import_module(alias) is importlib.import_module(target), alias
+        assert not (PACKAGE / f"{alias.rpartition('.')[2]}.py").exists(), alias

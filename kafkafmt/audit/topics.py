@@ -9,7 +9,7 @@ indexes and checkpoints only.  So the audit takes them from, in order of precede
 2. the manifest ``kafkafmt gen`` writes beside the partitions (:func:`kafkafmt.log.files.manifest_topic_properties`);
 3. Kafka's defaults (``cleanup.policy=delete``, ``retention.ms`` = 7 days).
 
-The result is a :class:`kafkafmt.config.LogConfig` per topic (:func:`kafkafmt.log.scenario.log_config`,
+The result is a :class:`kafkafmt.config.LogConfig` per topic (:func:`kafkafmt.gen.workload_file.log_config`,
 the one place Kafka property names become kafkafmt configuration).
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, Iterable, Mapping
 
 from ..config import LogConfig, keys_by_name
 from ..errors import ConfigError
+from ..gen.workload_file import log_config
 from ..log.files import MANIFEST, manifest_topic_properties
-from ..log.scenario import log_config
 
 __all__ = ["TopicSetting", "topic_setting", "parse_topic_options", "delete_retention_ms", "ALL_TOPICS"]
 

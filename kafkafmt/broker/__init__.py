@@ -1,4 +1,6 @@
-"""The broker's rules as a library (issue 3): validation on produce, conversion on fetch, the consumer view.
+"""The broker's rules as a library: validation on produce (``LogValidator``), conversion on fetch
+(``KafkaApis`` down-conversion), the consumer view; ``kafkafmt explain produce|fetch`` is
+:mod:`kafkafmt.tools.explain`.
 
 Modules (each rule cites the Kafka class/method or seed section it comes from):
 
@@ -10,14 +12,13 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
   ``RecordsUtil.downConvert``, ``LazyDownConversionRecords``) with conversion cost accounting.
 * :mod:`.consumer` – :func:`consumer_view` (what a consumer of a given generation reads).
 * :mod:`.idempotence` – seed 003's idempotence modes, the published variant and what Kafka shipped.
-* :mod:`.explain` – :class:`Trace` / :class:`Step`.
+* :mod:`.trace` – :class:`Trace` / :class:`Step` (each decision taken, with its Kafka source).
 * :mod:`.inplace` – ``setLastOffset`` / ``setMaxTimestamp`` / ``setPartitionLeaderEpoch`` on a copy.
 * :mod:`.recordview` – records as the validator sees them (Kafka's ``toString`` in error messages).
-* :mod:`.cli` – ``kafkafmt explain produce|fetch``.
 """
 from ..config import BrokerConfig, ConfigError, LogConfig
 from .consumer import ConsumedRecord, ConsumerView, consumer_view
-from .explain import Step, Trace
+from .trace import Step, Trace
 from .fetch import ConversionCost, FetchResult, down_convert, fetch
 from .idempotence import ProduceOutcome, downgrade_batch, matrix, produce_outcome
 from .validator import ValidationResult, ValidationStats, validate_messages_and_assign_offsets

@@ -33,7 +33,7 @@ from ..layout import LEGACY_V0
 from ..records import MemoryRecords
 from ..records.legacy import LegacyMessage, message_checksum
 from ..records.record import Header
-from .explain import Trace
+from .trace import Trace
 
 __all__ = ["consumer_view", "ConsumerView", "ConsumedRecord", "old_client_read"]
 

@@ -51,7 +51,7 @@ from ..errors import UnsupportedCompressionError
 from ..layout import LOG_ENTRY
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
-from .explain import Trace
+from .trace import Trace
 from .validator import ValidationStats, batch_header_size
 
 __all__ = ["fetch", "down_convert", "FetchResult", "ConversionCost", "DownConversion", "fetch_version_for_magic",

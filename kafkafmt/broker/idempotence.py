@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..constants import NO_TIMESTAMP
 from ..records import MemoryRecords, MemoryRecordsBuilder
-from .explain import Trace
+from .trace import Trace
 from .fetch import down_convert
 
 __all__ = ["produce_outcome", "ProduceOutcome", "downgrade_batch", "Downgrade", "matrix", "normalize_mode",

@@ -3,7 +3,7 @@
 :func:`validate_messages_and_assign_offsets` takes the bytes of one partition's produce payload and
 a :class:`~kafkafmt.config.LogConfig`, and returns what the leader would append
 (:class:`ValidationResult`), or raises the exception Kafka raises, with Kafka's message.  Every
-decision is recorded in a :class:`~kafkafmt.broker.explain.Trace` (``result.trace``, or
+decision is recorded in a :class:`~kafkafmt.broker.trace.Trace` (``result.trace``, or
 ``error.trace`` on failure).  The input is never modified.
 
 Order of checks (each cites its Kafka source):
@@ -57,7 +57,7 @@ from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
 from . import inplace
-from .explain import Trace
+from .trace import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
 
@@ -262,7 +262,7 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
 def _kip228_extend(result: ValidationResult, tr: Trace) -> ValidationResult:
     """Seed 002's new broker (``kafkafmt.kip228.enable``, never in Kafka): v2 batches are stored with
     the isTimestampExtended bit, an old NO_TIMESTAMP (-1) turned into Long.MIN_VALUE."""
-    from ..kip228 import convert_to_extended, is_extended
+    from ..records.kip228 import convert_to_extended, is_extended
     before = [is_extended(b) for b in MemoryRecords(result.records).batches()]
     if all(before):
         return result

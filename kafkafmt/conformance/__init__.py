@@ -1,4 +1,4 @@
-"""Differential conformance against the real Apache Kafka (issue 5).
+"""Differential conformance against the real Apache Kafka: kafkafmt and a Kafka 3.9.2 broker fed the same cases.
 
 * :mod:`kafkafmt.conformance.client`  a minimal, explicit Kafka wire-protocol client (raw record-set
   bytes in and out; nothing is rewritten on the client side).

@@ -43,15 +43,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..broker.fetch import fetch as kafkafmt_fetch
+from ..broker.validator import validate_messages_and_assign_offsets
 from ..constants import MAGIC_VALUE_V2, TimestampType
 from ..errors import KafkaFmtError
+from ..log import Log
+from ..log.clock import SimulatedClock
 from ..records import MemoryRecords
 from ..records.walker import magic_at
-from ..spec import build_record_set
+from ..records.spec import build_record_set
 from .broker import JVM_OPTS, LIB_DIR, REPO_ROOT, BrokerError, Cluster, PROFILES
 from .cases import Case, CaseError, materialize
 from .client import ProtocolError, error_name
-from .explain import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
+from .diffs import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
 
 AGREE, DIFFER, PENDING, ERROR, NOT_APPLICABLE = "agree", "DIFFER", "pending", "error", "n/a"
 
@@ -241,35 +245,15 @@ def _next_offset(validated: bytes, fallback: int) -> int:
     return last + 1
 
 
-class KafkafmtModels:
-    """Lazy access to the kafkafmt modules that predict the broker (they may not exist yet)."""
-
-    @staticmethod
-    def validator():
-        import importlib
-        return importlib.import_module("kafkafmt.broker.validator")
-
-    @staticmethod
-    def fetch_module():
-        import importlib
-        return importlib.import_module("kafkafmt.broker.fetch")
-
-    @staticmethod
-    def log_module():
-        import importlib
-        return importlib.import_module("kafkafmt.log")
-
-
 def predict_produce(case: Case, steps: list[ProduceStep]) -> tuple[list[int], list[bytes], list[str]]:
     """kafkafmt's produce path for each request: (error codes, validated bytes of the successes, notes)."""
-    validator = KafkafmtModels.validator()
     offset = 0
     codes, outs, notes = [], [], []
     for st in steps:
         cfg = topic_config(case, st.index)
         now = st.lat if st.lat is not None else st.wall_now
         try:
-            res = validator.validate_messages_and_assign_offsets(
+            res = validate_messages_and_assign_offsets(
                 st.data, cfg, offset=offset, now=now, origin="CLIENT", partition_leader_epoch=0,
                 produce_version=st.version, topic=case.topic_name)
         except KafkaFmtError as e:
@@ -522,11 +506,6 @@ class Runner:
         if not res.fetches or "fetch" not in case.checks:
             return
         problems, done, pend = [], 0, []
-        try:
-            fetch_mod = KafkafmtModels.fetch_module()
-        except ImportError as e:
-            res.add("fetch", ERROR, f"kafkafmt fetch path failed to import ({e.name or e})")
-            return
         log_files = _segment_files(res.snapshot, ".log")
         ctx = dict(getattr(res, "_ctx", {"now": 0}))
         ctx["lat"] = [st.lat for st in res.produce]
@@ -544,21 +523,20 @@ class Runner:
                         problems.append(f"{label}: {why}")
                     else:
                         done += 1
-            if fetch_mod is not None:
-                try:
-                    pred = predict_fetch(fetch_mod, case, res, fs, log_files)
-                except NotImplementedError as e:
-                    pend.append(str(e))
-                    continue
-                p_code, p_records = pred
-                if p_code != fs.error_code:
-                    problems.append(f"{label}: error broker {error_name(fs.error_code)} vs kafkafmt {error_name(p_code)}")
-                    continue
-                status, why = compare_records(case, fs.records or b"", p_records or b"")
-                if status != AGREE:
-                    problems.append(f"{label}: records: {why}")
-                else:
-                    done += 1
+            try:
+                pred = predict_fetch(case, res, fs, log_files)
+            except NotImplementedError as e:
+                pend.append(str(e))
+                continue
+            p_code, p_records = pred
+            if p_code != fs.error_code:
+                problems.append(f"{label}: error broker {error_name(fs.error_code)} vs kafkafmt {error_name(p_code)}")
+                continue
+            status, why = compare_records(case, fs.records or b"", p_records or b"")
+            if status != AGREE:
+                problems.append(f"{label}: records: {why}")
+            else:
+                done += 1
         if problems:
             res.add("fetch", DIFFER, "; ".join(problems))
         elif pend:  # some fetch could not be predicted: the check does not agree as a whole
@@ -683,12 +661,6 @@ class Runner:
         todo = [r for r in results if r.snapshot is not None and "dump-index" in r.case.checks]
         if not todo:
             return
-        try:
-            import kafkafmt.log.dump  # noqa: F401
-        except ImportError as e:
-            for r in todo:
-                r.add("dump-index", ERROR, f"kafkafmt index dump failed to import ({e.name or e})")
-            return
         # An empty .log with its preallocated (all-zero) .index makes DumpLogSegments die with
         # NoSuchElementException (entry 0 = (0, 0) names no batch); checked once, where a case asks
         # for it ("dumpEmptyLogIndex"), not on every rejected produce.
@@ -729,18 +701,11 @@ class Runner:
         todo = [r for r in results if r.snapshot is not None and "segments" in r.case.checks]
         if not todo:
             return
-        try:
-            log_mod = KafkafmtModels.log_module()
-            getattr(log_mod, "Log")
-        except (ImportError, AttributeError) as e:
-            for r in todo:
-                r.add("segments", ERROR, f"kafkafmt.log.Log failed to import ({getattr(e, 'name', None) or e})")
-            return
         written: dict[str, Path] = {}
         probs: dict[str, list[str]] = {}
         for r in todo:
             try:
-                d, p = replay_segments(self, log_mod, r)
+                d, p = replay_segments(self, r)
                 written[r.case.id], probs[r.case.id] = d, p
             except NotImplementedError as e:
                 r.add("segments", PENDING, str(e))
@@ -943,7 +908,7 @@ def compare_read(theirs: dict, ours: list[dict]) -> str | None:
     return None
 
 
-def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_files: list[Path]):
+def predict_fetch(case: Case, res: CaseResult, fs: FetchStep, log_files: list[Path]):
     """kafkafmt's fetch path (``kafkafmt.broker.fetch.fetch``) over the broker's own segment file that
     holds the fetch offset (a fetch reads one segment) -> (error code, bytes on the wire)."""
     seg = log_files[0] if log_files else None
@@ -953,7 +918,7 @@ def predict_fetch(fetch_mod, case: Case, res: CaseResult, fs: FetchStep, log_fil
     data = seg.read_bytes() if seg is not None else b""
     cfg = topic_config(case)  # after every alter: the fetches come last
     max_bytes = int(fs.spec.get("partitionMaxBytes", fs.spec.get("maxBytes", 1 << 20)))
-    r = fetch_mod.fetch(data, topic_config=cfg, fetch_version=fs.version, fetch_offset=fs.offset, max_bytes=max_bytes)
+    r = kafkafmt_fetch(data, topic_config=cfg, fetch_version=fs.version, fetch_offset=fs.offset, max_bytes=max_bytes)
     code = 0 if not r.error else _code(r.error)
     return code, r.wire_records
 
@@ -1049,17 +1014,16 @@ def _stderr_blocks(lines: list[str]) -> list[tuple[str, ...]]:
     return sorted(tuple(b) for b in blocks)
 
 
-def replay_segments(runner: Runner, log_mod, r: CaseResult) -> tuple[Path, list[str]]:
+def replay_segments(runner: Runner, r: CaseResult) -> tuple[Path, list[str]]:
     """kafkafmt.log.Log replays the case's successful appends (same topic config, the broker's clock);
     its segment files must equal the broker's.  Returns the closed log's directory and the problems."""
-    from ..log.clock import SimulatedClock
     case = r.case
     d = runner.workdir / "kafkafmt-logs" / f"{case.topic_name}-0"
     if d.exists():
         shutil.rmtree(d)
     clock = SimulatedClock(r.produce[0].wall_now if r.produce else 0)
     cfg = topic_config(case, 0)
-    log = log_mod.Log(d, cfg, clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
+    log = Log(d, cfg, clock, topic_partition=(case.topic_name, 0), leader_epoch=0)
     problems = []
     try:
         for st in r.produce:

@@ -1,7 +1,7 @@
 """Workload files for the sample-log generator (``kafkafmt gen``): topics, producers, clocks, configs.
 
 A workload file is a YAML or JSON document (see ``docs/gen.md``; shipped ones are in
-``kafkafmt/gen/samples/``).  Topic settings use Kafka's property names (``segment.bytes``,
+``kafkafmt/gen/shipped/``).  Topic settings use Kafka's property names (``segment.bytes``,
 ``message.timestamp.type`` ...) and reach the log through one function, :func:`log_config`.
 Everything random is drawn from RNGs seeded by the workload's ``seed``.  (A *scenario* is
 something else: a cluster scenario of :mod:`kafkafmt.scenarios`.)
@@ -111,8 +111,8 @@ def log_config(properties: Mapping[str, Any], broker: Mapping[str, Any] | None =
 
 # ------------------------------------------------------------------------------------------------
 def shipped_workloads() -> dict[str, Path]:
-    """Name → path of the workload files shipped in ``kafkafmt/gen/samples``."""
-    root = resources.files("kafkafmt.gen") / "samples"
+    """Name → path of the workload files shipped in ``kafkafmt/gen/shipped``."""
+    root = resources.files("kafkafmt.gen") / "shipped"
     return {Path(str(p)).stem: Path(str(p)) for p in root.iterdir() if str(p).endswith((".yaml", ".yml", ".json"))}
 
 

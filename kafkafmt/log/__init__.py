@@ -21,14 +21,13 @@ Modules:
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
-``dump``           kafka-dump-log's lines for ``.index`` / ``.timeindex``
+``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
 ``files``          names, atomic file operations, checkpoint files
 ``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
 
 Sample-log generation, workloads and the KIP-33 policy comparison live one floor up, in
-:mod:`kafkafmt.gen`; ``workloads``, ``generator`` and ``scenario`` here only re-export it for
-``kafkafmt.viz`` until viz imports it from there.
+:mod:`kafkafmt.gen`.
 
 The topic configuration is :class:`kafkafmt.config.LogConfig` (one class for the log and the
 broker rules).
@@ -39,7 +38,7 @@ Kafka <= 3.9.0 described in kafka-rules §6.5.
 """
 from .clock import Clock, SimulatedClock, SystemClock
 from ..config import BrokerConfig, LogConfig
-from .dump import DumpErrors, dump_index, dump_time_index
+from .index_dump import DumpErrors, dump_index, dump_time_index
 from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import filename_prefix_from_offset, offset_from_file_name
 from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
@@ -53,22 +52,7 @@ __all__ = [
     "Clock", "SimulatedClock", "SystemClock", "LogConfig", "BrokerConfig", "DumpErrors", "dump_index", "dump_time_index",
     "FileBatch", "FileRecords", "LogOffsetPosition", "TimestampAndOffset", "filename_prefix_from_offset",
     "offset_from_file_name", "OffsetIndex", "OffsetPosition", "TimeIndex", "TimestampOffset",
-    "companion_partition", "compare_policies", "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP",
+    "companion_partition", "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP",
     "LATEST_TIERED_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "Log", "LogAppendInfo", "FetchDataInfo",
-    "LogOffsetMetadata", "LogSegment", "RollParams", "AppendEvent", "Producer", "Workload", "generate",
-    "generate_mixed", "run_workload", "PartitionView", "SegmentReads", "SegmentView", "discover",
+    "LogOffsetMetadata", "LogSegment", "RollParams", "PartitionView", "SegmentReads", "SegmentView", "discover",
 ]
-
-#: names that moved to :mod:`kafkafmt.gen` (generation sits above the log), still served here for
-#: ``kafkafmt.viz``, which imports them from ``kafkafmt.log``; loaded on first use, so the log itself
-#: never imports the generator
-_MOVED = {"compare_policies": "compare", "AppendEvent": "workloads", "Producer": "workloads",
-          "Workload": "workloads", "generate": "workloads", "generate_mixed": "workloads",
-          "run_workload": "workloads"}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from .. import gen
-        return getattr(gen, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

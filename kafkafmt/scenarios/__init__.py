@@ -1,4 +1,4 @@
-"""Executable scenarios (issue 10): the seeds' rolling upgrades and compatibility matrices, on real bytes.
+"""Executable scenarios: the seeds' rolling upgrades and compatibility matrices, on real bytes.
 
 * :mod:`.model` — broker, producer and consumer specs, :class:`PathRow`, :func:`topic_config_for`.
 * :mod:`.cluster` — :class:`Cluster` of brokers, producers and consumers over ``kafkafmt.log.Log``

@@ -36,7 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import kafka_lines, kip228
+from .. import kafka_lines
+from ..records import kip228
 from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
 from ..broker.idempotence import drop_producer_state

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..broker.idempotence import produce_outcome
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK
-from ..kip228 import interpret_timestamp
+from ..records.kip228 import interpret_timestamp
 from ..records import MemoryRecords
 from .cluster import Cluster
 from .model import BrokerSpec, ConsumerSpec, ProducerSpec
@@ -29,7 +29,7 @@ MIN = NO_TIMESTAMP_EXTENDED
 #: the "other negative" timestamp used in the tables: one day before the epoch
 OTHER_NEGATIVE = -86_400_000
 _KAFKA_SOURCE = ("kafkafmt's Kafka 3.9 rules: LogValidator keeps a v2 batch in place (attributes, Long.MIN_VALUE "
-                 "included) — checked against the 3.9.2 jars (tests/test_kip228.py) and the live broker "
+                 "included) — checked against the 3.9.2 jars (tests/records/test_kip228.py) and the live broker "
                  "(conformance/cases/scenarios.json)")
 
 

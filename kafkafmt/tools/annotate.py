@@ -1,7 +1,7 @@
 """``kafkafmt annotate``: every byte of a record-set file labelled with its field."""
 from __future__ import annotations
 
-from ..annotate import render
+from ..records.annotate import render
 from ..io import open_readonly
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..io import atomic_write, read_input
-from ..spec import build_record_set, load_spec
+from ..records.spec import build_record_set, load_spec
 
 
 def register(sub) -> None:

@@ -92,7 +92,7 @@ def run(args) -> int:
     cleaner = CleanerConfig.from_properties(broker)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from ..broker.cli import parse_topic_config
+        from .explain import parse_topic_config
         config = parse_topic_config(topic)
     clock = SimulatedClock(args.now) if args.now is not None else SystemClock()
     work = src

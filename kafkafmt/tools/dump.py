@@ -5,12 +5,12 @@ import json
 import os
 import sys
 
-from ..dump import dump_log
+from ..records.dump_log import dump_log
 from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
-from ..spec import batch_to_json
-from ..dump import iter_file_batches
+from ..records.spec import batch_to_json
+from ..records.dump_log import iter_file_batches
 
 
 def register(sub) -> None:
@@ -84,7 +84,7 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
             print(f"kafkafmt: --json does not apply to index files, skipping {path}", file=sys.stderr)
             return 0
         print(f"Dumping {path}")
-        from ..log import dump as index_dump
+        from ..log import index_dump
         fn = index_dump.dump_index if suffix == ".index" else index_dump.dump_time_index
         kw = {"verify_only": args.verify_index_only, "sanity_check_only": args.index_sanity_check}
         if suffix == ".index":
@@ -101,7 +101,8 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
         start = _start_offset(name) if suffix == ".log" else None
         res = dump_log(buf, filename=name, abspath=os.path.abspath(path), deep=args.deep,
                        print_data=args.print_data_log, skip_metadata=args.skip_record_metadata,
-                       max_bytes=args.max_bytes, start_offset=start, emit=print, kafka_line=args.kafka_version)
+                       max_bytes=args.max_bytes, start_offset=start, emit_lines=_print_lines,
+                       kafka_line=args.kafka_version)
     stderr_tail += res.stderr
     if res.error is not None:
         _error(path, res.error)
@@ -111,6 +112,11 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
               f"{res.trailing_bytes} invalid trailing byte(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    """``print`` of each line, in one write."""
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _dump_json(path: str, buf, args) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from ..io import atomic_write
-from ..samples import sample_record_sets
+from ..records.sample_sets import sample_record_sets
 
 
 def register(sub) -> None:

@@ -26,7 +26,7 @@ def warm_up() -> dict:
     t = time.perf_counter()
     from ..records import build_v2_batches, decode_records, MemoryRecords, records_table
     from ..records.fast import jit
-    from ..samples import sample_record_sets
+    from ..records.sample_sets import sample_record_sets
     samples = sample_record_sets()
     mismatched = []
     for name, (_, data) in samples.items():

@@ -2,7 +2,7 @@
 
 :func:`load_derived` returns the tables ``kafkafmt pipeline`` writes (``segments``, ``producer_skew``,
 ``offsets_for_times``, ``conversion_costs``): from ``data/derived/<name>/`` when ``make pipeline`` made
-them, otherwise it generates the shipped scenario itself (:func:`kafkafmt.log.generator.generate_logs`)
+them, otherwise it generates the shipped scenario itself (:func:`kafkafmt.gen.generator.generate_logs`)
 and runs the pipeline through :func:`kafkafmt.spark.session` into a cache under
 ``build/derived/<name>/`` (built in a temporary directory, then renamed), which later notebooks reuse.
 Both paths run the same seeded scenario, so they give identical tables; measured timings
@@ -74,15 +74,14 @@ def build_derived(name: str, cache: Path, *, root: Path, bar=None) -> Path:
     """Generate the shipped scenario ``name`` and run the pipeline over it into ``cache`` (atomically:
     a temporary sibling directory renamed at the end).  Returns ``cache``."""
     java_home()
-    from ..log.generator import generate_logs
-    from ..log.scenario import load_scenario
+    from ..gen import generate_logs, load_workload
     from ..spark import session
     from ..spark.pipeline import run_pipeline
 
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{cache.name}.tmp-", dir=cache.parent))
     try:
-        generate_logs(load_scenario(name), tmp / "logs", progress=False)
+        generate_logs(load_workload(name), tmp / "logs", progress=False)
         if bar is not None:
             bar.update(1)
         spark = session(log_dir=root / "build" / "spark")

@@ -9,8 +9,8 @@ The matrices are computed by :mod:`kafkafmt.scenarios.matrices` (each cell a sce
 """
 from __future__ import annotations
 
-from .. import kip228
-from ..annotate import annotate
+from ..records import kip228
+from ..records.annotate import annotate
 from ..broker.consumer import consumer_view
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED

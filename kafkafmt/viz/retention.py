@@ -11,8 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..log import Log, LogConfig, SimulatedClock, run_workload
-from ..log.workloads import CREATE_TIME, LOG_APPEND_TIME, generate
+from ..gen.workloads import CREATE_TIME, LOG_APPEND_TIME, generate, run_workload
+from ..log import Log, LogConfig, SimulatedClock
 
 MINUTE_MS = 60_000
 CHECK_INTERVAL_MS = 5_000  #: log.retention.check.interval.ms of the simulation (Kafka's default is 5 min)

@@ -2,7 +2,7 @@
 guarantee measured, and seed 001's rejected variant on the same workload.
 
 Runs the real log (:class:`kafkafmt.log.Log`, simulated clock) under both time-index policies
-through :func:`kafkafmt.log.kip33.compare_policies` and :func:`kafkafmt.log.workloads.run_workload`.
+through :func:`kafkafmt.gen.compare.compare_policies` and :func:`kafkafmt.gen.workloads.run_workload`.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from ..log import Log, LogConfig, SimulatedClock, compare_policies, companion_partition, run_workload
-from ..log.workloads import generate
+from ..gen import compare_policies, generate, run_workload
+from ..log import Log, LogConfig, SimulatedClock, companion_partition
 
 POLICIES = ("kafka", "kip33-variant")
 
@@ -53,7 +53,7 @@ def index_growth(wl, config: LogConfig, policy: str = "kafka") -> list[dict]:
 
 
 def compare(wl, config: LogConfig) -> dict:
-    """:func:`kafkafmt.log.kip33.compare_policies` with a lookup grid over the workload's span."""
+    """:func:`kafkafmt.gen.compare.compare_policies` with a lookup grid over the workload's span."""
     return compare_policies(wl, config)
 
 

@@ -2,8 +2,8 @@
 ``kafkafmt gen``'s generator (the broker's produce path, message.format.version changed half way)."""
 from __future__ import annotations
 
-from kafkafmt.log.generator import generate_logs
-from kafkafmt.log.scenario import parse_scenario
+from kafkafmt.gen.generator import generate_logs
+from kafkafmt.gen.workload_file import parse_workload
 
 V0_V1_V2 = [{"from_ms": 0, "magic": 0}, {"from_ms": 20000, "magic": 1}, {"from_ms": 40000, "magic": 2}]
 V1_V2 = [{"from_ms": 0, "magic": 1}, {"from_ms": 30000, "magic": 2}]
@@ -34,4 +34,4 @@ MIXED = {
 
 def make_mixed(out):
     """Generate the sample into ``out`` (a new directory); returns the manifest."""
-    return generate_logs(parse_scenario(MIXED), out, jobs=1, progress=False)
+    return generate_logs(parse_workload(MIXED), out, jobs=1, progress=False)

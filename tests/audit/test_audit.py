@@ -15,7 +15,7 @@ from kafkafmt.constants import NO_TIMESTAMP
 from kafkafmt.errors import ConfigError, CorruptRecordError, NoSuchFileError
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.readonly import file_states
-from kafkafmt.log.scenario import log_config
+from kafkafmt.gen.workload_file import log_config
 from kafkafmt.records import MemoryRecords
 from mixed_sample import MIXED, START_MS
 

@@ -13,7 +13,7 @@ import pytest
 from broker_helpers import NOW, R, build
 from kafkafmt import kafka_lines
 from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate
-from kafkafmt.broker.cli import main as cli_main
+from kafkafmt.tools.explain import main as cli_main
 from kafkafmt.broker.fetch import fetch
 from kafkafmt.config import INT64_MAX
 from kafkafmt.dump import dump_log

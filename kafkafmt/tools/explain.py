@@ -13,11 +13,14 @@ import json
 import sys
 
 from .. import kafka_lines
-from ..errors import KafkaFmtError
+from ..broker.fetch import fetch
+from ..broker.validator import ORIGINS, validate_messages_and_assign_offsets
+from ..cli import main as kafkafmt_main
+from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
+from ..errors import KafkaFmtError
 from ..io import atomic_write, read_input
-from .fetch import fetch
-from .validator import ORIGINS, validate_messages_and_assign_offsets
+from ..log.files import segment_log_start_offset
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
@@ -180,7 +183,6 @@ def run_fetch(args, out=None) -> int:
     out = out or sys.stdout
     config = parse_topic_config(args.topic_config)
     data = _read(args.file)
-    from ..log.files import segment_log_start_offset  # a segment file: the partition's log start offset
     log_start = args.log_start_offset if args.log_start_offset is not None else segment_log_start_offset(args.file)
     res = fetch(data, topic_config=config, fetch_version=args.fetch_version, client_max_magic=args.client_magic,
                 fetch_offset=args.fetch_offset, is_follower=args.follower, max_bytes=args.max_bytes,
@@ -223,11 +225,9 @@ def run_lines(args, out=None) -> int:
 
 def make_parser() -> argparse.ArgumentParser:
     """The ``kafkafmt`` parser (every command, explain included)."""
-    from ..cli import make_parser as kafkafmt_parser
     return kafkafmt_parser()
 
 
 def main(argv=None) -> int:
     """``kafkafmt`` with ``argv`` (the shared entry point in :mod:`kafkafmt.cli`)."""
-    from ..cli import main as kafkafmt_main
     return kafkafmt_main(argv)

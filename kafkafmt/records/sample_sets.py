@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import random
 
-from .constants import CompressionType, ControlRecordType, TimestampType
-from .records import MemoryRecordsBuilder, end_txn_marker
+from ..constants import CompressionType, ControlRecordType, TimestampType
+from . import MemoryRecordsBuilder, end_txn_marker
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 CT, LAT, NONE_TS = TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME, TimestampType.NO_TIMESTAMP_TYPE

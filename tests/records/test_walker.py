@@ -361,7 +361,7 @@ _NAME_USERS = {
     # FileRecords walks through the walker's PreadSource, which preads exactly these bytes per batch
     "HEADER_SIZE_UP_TO_MAGIC": {"constants.py", "records/walker.py"},
     # the legacy parser, and the annotator that prints each layout field by field
-    "LEGACY_VALUE_LENGTH": {"layout.py", "constants.py", "records/legacy.py", "annotate.py", _COMPILED},
+    "LEGACY_VALUE_LENGTH": {"layout.py", "constants.py", "records/legacy.py", "records/annotate.py", _COMPILED},
     "_MAGIC_FIELD": {"records/legacy.py"},
 }
 #: reading or writing with struct is for layout.py, the codecs' own framing and the Kafka protocol client
