@@ -369,7 +369,7 @@ def upgrade_step(step: int) -> dict:
 # ================================================================================================
 # the audit of the sample logs
 SAMPLE = "default"
-MANIFEST = "kafkafmt-gen.json"
+from ..log.files import MANIFEST  # noqa: E402  (the generated log directory's manifest)
 
 
 def sample_logs(root=None) -> Path:
@@ -382,14 +382,14 @@ def sample_logs(root=None) -> Path:
         if (d / MANIFEST).is_file():
             return d
     from ..gen.generator import generate_logs
-    from ..log.scenario import load_scenario
+    from ..gen.workload_file import load_workload as load_scenario
     generate_logs(load_scenario(SAMPLE), d, progress=False, jobs=1)
     return d
 
 
 def sample_now_ms() -> int:
     """The audit's clock: the end of the sample workload (its ``start_ms + duration_ms``)."""
-    from ..log.scenario import load_scenario
+    from ..gen.workload_file import load_workload as load_scenario
     w = load_scenario(SAMPLE)
     return w.start_ms + w.duration_ms
 
