@@ -216,7 +216,7 @@ def holes_caption(data: dict, values: dict) -> str:
     removed = w.last_offset - rows[0]["absolute offset (consumer)"] + 1 - len(rows)
     rel = ", ".join(str(r["relative offset (stored)"]) for r in rows)
     return (f"<b>Wrapper at offset {w.last_offset}: {len(rows)} inner messages with relative offsets {rel}</b>, "
-            f"{removed} removed between them. {data['holed']} of the {data['wrappers']} wrappers left by the cleaner "
+            f"{removed} offset{'s' if removed != 1 else ''} removed between them. {data['holed']} of the {data['wrappers']} wrappers left by the cleaner "
             f"have holes. A v1 consumer adds each relative offset to the wrapper's offset minus the last one "
             f"({w.last_offset} − {rows[-1]['relative offset (stored)']}): the retained records keep their offsets.")
 
@@ -225,7 +225,9 @@ def holes_view(data: dict):
     import pandas as pd
     from .byteview import byte_view_html
     return (pd.DataFrame(data["rows"]),
-            "<div style='margin-top:8px'><b>The decompressed value: the inner messages, stored offsets first</b></div>"
+            "<div style='margin-top:8px'><b>The wrapper as stored: its offset is the last inner message's</b></div>"
+            + byte_view_html(data["bytes"], max_bytes=1024),
+            "<div style='margin-top:8px'><b>Its value decompressed: the inner messages, stored offsets first</b></div>"
             + byte_view_html(data["inner"], max_bytes=1024))
 
 
@@ -457,7 +459,13 @@ def dedupe_view(data: dict):
     fig = plots.line_plot(p, x="pass", y="checkpoint", title="cleaner-offset-checkpoint after each pass",
                           xlabel="cleaning pass", ylabel="checkpoint (offset)",
                           hline=float(p["first_uncleanable"].iloc[0]) if len(p) else None)
+    _integer_x(fig)
     return fig, p
+
+
+def _integer_x(fig) -> None:
+    from matplotlib.ticker import MaxNLocator
+    fig.axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def dedupe_panel():
@@ -489,6 +497,7 @@ def old_format_view(df):
     fig = plots.line_plot(long, x="pass", y="bytes", hue="format", hue_label="message format",
                           title="bytes left in the log by message format", xlabel="cleaning pass (one a minute)",
                           ylabel="bytes")
+    _integer_x(fig)
     return fig, df.drop(columns=["oldest_timestamp"])
 
 

@@ -160,9 +160,18 @@ def test_dedupe_buffer_that_fills_cleans_a_prefix_per_pass():
     assert len(big) == 1 and big[0]["checkpoint"] == 176 and big[-1]["records_left"] == rows[-1]["records_left"]
 
 
+def test_a_full_map_stops_even_at_a_key_it_holds():
+    """60 keys and room for exactly 60: the pass stops at the first update after the map is full."""
+    assert compaction.map_entries(67 * 24) == 60 and compaction.map_entries(70 * 24) == 63
+    assert len(compaction.dedupe_passes(67, 60)) == 3 and len(compaction.dedupe_passes(70, 60)) == 1
+
+
 def test_dedupe_passes_are_kafkas(kafka):
     compaction.dedupe_passes(40, 60)
     assert kafka == [True] * 5 + [False]
+    kafka.clear()
+    compaction.dedupe_passes(67, 60)
+    assert kafka == [True] * 3 + [False]
 
 
 def test_dedupe_panel():
