@@ -176,8 +176,7 @@ def bit6_clean(timestamp: int, bit: int = SEED_BIT, *, now: int = NOW_MS,
         try:
             result = clean(d, props, now)
         except KafkaFmtError as e:  # the cleaner thread's LogCleaningException: the partition is marked uncleanable
-            return {"cleaned": False, "tombstone": f"✗ the pass fails: LogCleaningException ({e.kafka_exception}: "
-                                                   f"{e.reason})",
+            return {"cleaned": False, "tombstone": f"✗ pass fails: {e.reason}", "error": e.kafka_exception,
                     "keys kept": None, "attributes after": None, "deleteHorizonMs after": None}
         first = next((b for _, _, b in batches(d) if b.base_offset < 2), None)
         keys = [] if first is None else [bytes(r.key).decode() for r in first.records()]
@@ -203,7 +202,7 @@ def bit6_table(timestamps=BIT6_TIMESTAMPS, *, now: int = NOW_MS):
                      "Kafka cleaner: tombstone": cleaned["tombstone"],
                      "attributes after cleaning": cleaned["attributes after"],
                      "deleteHorizonMs after cleaning": cleaned["deleteHorizonMs after"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, dtype=object)  # object: a missing horizon stays None, the others ints
 
 
 __all__ += ["bit6_batch", "bit6_read", "bit6_clean", "bit6_table", "SEED_BIT", "KAFKAFMT_BIT"]

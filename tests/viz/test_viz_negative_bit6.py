@@ -38,12 +38,12 @@ def test_kafkas_cleaner_on_the_seed_layout(kafka):
 def test_kafkas_cleaner_fails_on_negative_timestamps_either_way(kafka):
     for bit in (negative.SEED_BIT, negative.KAFKAFMT_BIT):
         r = negative.bit6_clean(NEG, bit)
-        assert r["tombstone"].startswith("✗ the pass fails: LogCleaningException (IllegalArgumentException: "
-                                         "Invalid negative timestamp -86400000)")
+        assert r["tombstone"] == "✗ pass fails: Invalid negative timestamp -86400000"
+        assert r["error"] == "IllegalArgumentException"  # in Kafka's LogCleaningException
     assert len(kafka) == 2 and all("IllegalArgumentException" in k for k in kafka)
 
 
 def test_bit6_table_rows():
     t = negative.bit6_table()
-    assert list(t["Kafka cleaner: tombstone"].str[:7]) == ["✗ the p", "✗ the p", "removed", "kept"]
+    assert list(t["Kafka cleaner: tombstone"].str[:7]) == ["✗ pass ", "✗ pass ", "removed", "kept"]
     assert list(t["attributes"]) == ["0x40", "0x80", "0x40", "0x80"]
