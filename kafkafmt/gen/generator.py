@@ -31,9 +31,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from ..constants import CompressionType, TimestampType
+from ..constants import CompressionType, ControlRecordType, TimestampType
 from ..errors import KafkaFmtError
-from ..records import MemoryRecordsBuilder
+from ..records import MemoryRecordsBuilder, end_txn_marker
 from ..log.clock import SimulatedClock
 from ..log.files import LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT, write_checkpoint
 from ..log.log import Log
@@ -94,6 +94,8 @@ def generate_partition(workload: WorkloadSpec, topic_name: str, partition: int, 
     log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, workload.broker), clock,
               seed=rng.getrandbits(32), leader_epoch=topic.leader_epoch)
     broker = _BrokerTimeline(log, clock, list(topic.changes), start, workload.retention_check_interval_ms)
+    if workload.cleaner_enabled and log.config.compact:
+        broker.enable_cleaner(workload.cleaner_config(), Path(root))
     inst, heap = _producers(workload, topic, partition, rng, rate_factor, start)
     appended = unreported = 0
     while heap:
@@ -111,10 +113,11 @@ def generate_partition(workload: WorkloadSpec, topic_name: str, partition: int, 
             unreported = 0
         heapq.heappush(heap, (_next_send(rng, p, t_float), k))
     clock.set(max(clock.now(), end if target_bytes is None else clock.now()))
+    broker.advance_to(clock.now())
     log.delete_old_segments()
     if progress is not None and unreported:
         progress(unreported)
-    return _summary(log, clock, topic, partition, inst, appended)
+    return _summary(log, clock, topic, partition, inst, appended, broker.cleaner_summary())
 
 
 def _producers(workload: WorkloadSpec, topic: TopicSpec, partition: int, rng: random.Random, rate_factor: float,
@@ -130,6 +133,10 @@ def _producers(workload: WorkloadSpec, topic: TopicSpec, partition: int, rng: ra
         inst.append({"group": g, "name": name, "pid": pid if g.idempotent else -1, "keys": keys,
                      "batch_interval_ms": 1000.0 * mean_batch / rate if rate > 0 else None, "seq": 0,
                      "burst_left": 0, "records": 0, "batches": 0, "rejected": {}})
+        if g.tombstones:
+            inst[-1]["tombstones"] = 0
+        if g.transactions is not None:
+            inst[-1].update(txn_left=0, transactions={"committed": 0, "aborted": 0})
         if rate > 0:
             heapq.heappush(heap, (start + rng.expovariate(1.0 / inst[-1]["batch_interval_ms"]), len(inst) - 1))
     return inst, heap
@@ -143,9 +150,38 @@ class _BrokerTimeline:
         self.log, self.clock, self.changes, self.start = log, clock, changes, start
         self.check_every = check_every
         self.next_check = start + check_every
+        self.cleaner = self.next_clean = self.root = None
+        self.cleaned = {"passes": 0, "records_removed": 0, "bytes_removed": 0}
+
+    def enable_cleaner(self, cleaner, root: Path) -> None:
+        """Clean this (compacted) log every ``log.cleaner.backoff.ms``, as an idle cleaner thread would."""
+        self.cleaner, self.root = cleaner, root
+        self.next_clean = self.start + cleaner.backoff_ms
+
+    def cleaner_summary(self) -> dict | None:
+        return dict(self.cleaned) if self.cleaner is not None else None
+
+    def _clean(self, now: int) -> None:
+        """One cleaner pass; the log directory's ``cleaner-offset-checkpoint`` is shared by the worker
+        processes, so a pass holds a lock on it (one cleaner thread at a time, as with
+        ``log.cleaner.threads=1``)."""
+        import fcntl
+        with open(self.root / ".cleaner.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            r = self.log.clean(now=now, cleaner=self.cleaner)
+        if r.cleaned:
+            self.cleaned["passes"] += 1
+            self.cleaned["records_removed"] += r.stats.messages_read - r.stats.messages_written
+            self.cleaned["bytes_removed"] += r.stats.bytes_read - r.stats.bytes_written
 
     def advance_to(self, t: int) -> None:
-        while self.next_check <= t:
+        while self.next_check <= t or (self.next_clean is not None and self.next_clean <= t):
+            if self.next_clean is not None and self.next_clean <= t and (self.next_clean < self.next_check
+                                                                         or self.next_check > t):
+                self.clock.set(max(self.clock.now(), self.next_clean))
+                self._clean(self.next_clean)
+                self.next_clean += self.cleaner.backoff_ms
+                continue
             self.clock.set(max(self.clock.now(), self.next_check))
             self.log.delete_old_segments()
             self.next_check += self.check_every
@@ -166,7 +202,26 @@ def _send(log: Log, rng: random.Random, p: dict, t: int, start: int) -> int:
     p["seq"] += n
     p["records"] += n
     p["batches"] += 1
+    if p["group"].transactions is not None:
+        return len(data) + _end_transaction(log, rng, p, t)
     return len(data)
+
+
+def _end_transaction(log: Log, rng: random.Random, p: dict, t: int) -> int:
+    """After a transactional batch: when the transaction has all its batches, the coordinator writes its
+    marker (``WriteTxnMarkers``: COMMIT, or ABORT with the group's probability; KIP-98)."""
+    abort, bmin, bmax = p["group"].transactions
+    if p["txn_left"] <= 0:
+        p["txn_left"] = rng.randint(bmin, bmax)
+    p["txn_left"] -= 1
+    if p["txn_left"] > 0:
+        return 0
+    kind = ControlRecordType.ABORT if rng.random() < abort else ControlRecordType.COMMIT
+    marker = end_txn_marker(base_offset=0, timestamp=t, partition_leader_epoch=log.leader_epoch, producer_id=p["pid"],
+                            producer_epoch=0, control_type=kind, coordinator_epoch=0)
+    log.append_as_leader(marker, origin="COORDINATOR")
+    p["transactions"]["aborted" if kind == ControlRecordType.ABORT else "committed"] += 1
+    return len(marker)
 
 
 def _next_send(rng: random.Random, p: dict, t_float: float) -> float:
@@ -182,15 +237,18 @@ def _next_send(rng: random.Random, p: dict, t_float: float) -> float:
 
 
 def _summary(log: Log, clock: SimulatedClock, topic: TopicSpec, partition: int, inst: list[dict],
-             appended: int) -> dict[str, Any]:
+             appended: int, cleaner: dict | None = None) -> dict[str, Any]:
     """The partition's summary (closes the log: its recovery point is the one written at close)."""
     summary = {"topic": topic.name, "partition": partition, "log_start_offset": log.log_start_offset,
                "log_end_offset": log.log_end_offset, "high_watermark": log.high_watermark,
                "segments": log.number_of_segments, "size": log.size, "appended_bytes": appended,
                "end_ms": clock.now(), "leader_epochs": log.epoch_entries(),
                "producers": [{"name": p["name"], "group": p["group"].name, "producer_id": p["pid"],
-                              "records": p["records"], "batches": p["batches"], "rejected": p["rejected"]}
+                              "records": p["records"], "batches": p["batches"], "rejected": p["rejected"],
+                              **{k: p[k] for k in ("tombstones", "transactions") if k in p}}
                              for p in inst]}
+    if cleaner is not None:
+        summary["cleaner"] = cleaner
     log.close()
     summary["recovery_point"] = log.recovery_point
     return summary
@@ -205,7 +263,8 @@ def _client_batch(rng: random.Random, p: dict, g, t: int, start: int) -> tuple[b
     b = MemoryRecordsBuilder(magic, CompressionType.from_name(g.codec),
                              TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME, 0,
                              producer_id=p["pid"] if idempotent else -1, producer_epoch=0 if idempotent else -1,
-                             base_sequence=p["seq"] if idempotent else -1, timestamp_extended=negative)
+                             base_sequence=p["seq"] if idempotent else -1, timestamp_extended=negative,
+                             is_transactional=g.transactions is not None)
     for _ in range(n):
         ts = -1 if magic == 0 else t + g.clock.skew(rng, t, start)
         if ts < 0 and not negative and magic > 0:
@@ -214,6 +273,9 @@ def _client_batch(rng: random.Random, p: dict, g, t: int, start: int) -> tuple[b
         size = rng.randint(*g.value_bytes)
         value = rng.randbytes((size + 1) // 2).hex()[:size].encode()
         headers = [(f"h{i}", rng.randbytes(8)) for i in range(g.headers)] if magic >= 2 else ()
+        if g.tombstones and key is not None and rng.random() < g.tombstones:
+            value = None  # a delete: the key with a null value (a tombstone once compacted)
+            p["tombstones"] += 1
         b.append(ts, key, value, headers)
     return b.build(), n
 
@@ -257,6 +319,7 @@ def generate_logs(workload: WorkloadSpec, out: str | os.PathLike, *, size: int |
     try:
         summaries = _run(workload, parts, tmp, rate_factor, targets, jobs, progress,
                          total=target or int(workload.expected_bytes()))
+        (tmp / ".cleaner.lock").unlink(missing_ok=True)  # the compacting workers' lock (see _BrokerTimeline)
         _write_log_dir_files(tmp, workload, summaries, size=target, rate_factor=rate_factor)
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -307,6 +370,15 @@ def _run(workload, parts, root, rate_factor, targets, jobs, show, total) -> list
         bar.close()
 
 
+#: producer-group keys left out of the manifest while at their default (older manifests stay as they were)
+_QUIET_DEFAULTS = {"tombstones": 0.0, "transactions": None}
+
+
+def _group_entry(g) -> dict:
+    entry = {**asdict(g), "clock": asdict(g.clock)}
+    return {k: v for k, v in entry.items() if k not in _QUIET_DEFAULTS or v != _QUIET_DEFAULTS[k]}
+
+
 def _write_log_dir_files(root: Path, workload: WorkloadSpec, summaries: list[dict], **run) -> None:
     """The log-dir checkpoints (``LogManager``: recovery point, log start offset; ``ReplicaManager``:
     high watermark), one line per partition, and the manifest."""
@@ -319,7 +391,7 @@ def _write_log_dir_files(root: Path, workload: WorkloadSpec, summaries: list[dic
                 "duration_ms": workload.duration_ms, "broker": dict(workload.broker), **run,
                 "topics": [{"name": t.name, "partitions": t.partitions, "config": dict(t.config),
                             "changes": [{"at_ms": a, "config": dict(c)} for a, c in t.changes],
-                            "producers": [{**asdict(g), "clock": asdict(g.clock)} for g in t.producers]}
+                            "producers": [_group_entry(g) for g in t.producers]}
                            for t in workload.topics],
                 "partitions": summaries}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n")

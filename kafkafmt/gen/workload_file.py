@@ -43,6 +43,9 @@ class ProducerGroup:
     clock: ClockModel = ClockModel()
     bursts: tuple[float, int, int, int] = (0.0, 1, 1, 1)  #: (probability, min batches, max batches, interval ms)
     idempotent: bool = True                 #: producer id, epoch and sequences (Kafka 3.x's default)
+    tombstones: float = 0.0                 #: share of records sent as deletes (a key with a null value)
+    #: transactional producer: (abort probability, min batches, max batches) per transaction, or None
+    transactions: tuple[float, int, int] | None = None
 
     def magic_at(self, elapsed_ms: int) -> int:
         cur = self.magic[0][1]
@@ -87,6 +90,17 @@ class WorkloadSpec:
         return int(self.broker.get("log.retention.check.interval.ms", 300_000))
 
     @property
+    def cleaner_enabled(self) -> bool:
+        """``log.cleaner.enable`` (Kafka's default: true): compacted topics are cleaned while generating."""
+        return str(self.broker.get("log.cleaner.enable", True)).lower() not in ("false", "0")
+
+    def cleaner_config(self):
+        """The broker's cleaner settings (``log.cleaner.*`` by their Kafka names) as a ``CleanerConfig``."""
+        from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
+        return CleanerConfig.from_properties({k: v for k, v in self.broker.items() if k in CLEANER_KEYS
+                                              and k.startswith("log.cleaner.")})
+
+    @property
     def partitions(self) -> list[tuple[TopicSpec, int]]:
         return [(t, p) for t in self.topics for p in range(t.partitions)]
 
@@ -97,7 +111,9 @@ class WorkloadSpec:
 
 # ------------------------------------------------------------------------------------------------
 #: broker settings the generator itself uses (the rest of ``broker:`` goes to :class:`kafkafmt.config.BrokerConfig`)
-GENERATOR_BROKER_KEYS = ("log.retention.check.interval.ms",)
+GENERATOR_BROKER_KEYS = ("log.retention.check.interval.ms", "log.cleaner.enable", "log.cleaner.threads",
+                         "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor",
+                         "log.cleaner.io.buffer.size", "log.cleaner.backoff.ms")
 
 
 def log_config(properties: Mapping[str, Any], broker: Mapping[str, Any] | None = None):
@@ -266,6 +282,23 @@ def _producer(doc, where: str) -> ProducerGroup:
                         batch_records=r.range("batch_records", [1, 5], lo=1), keys=r.int("keys", 100, lo=0),
                         value_bytes=r.range("value_bytes", [16, 128]), headers=r.int("headers", 0, lo=0),
                         codec=codec, magic=tuple(windows), clock=clock, bursts=bursts,
-                        idempotent=bool(r.get("idempotent", True)))
+                        idempotent=bool(r.get("idempotent", True)), tombstones=r.num("tombstones", 0.0),
+                        transactions=_transactions(r.get("transactions"), where))
     r.done()
+    if spec.tombstones > 1 or (spec.tombstones and not spec.keys):
+        raise WorkloadError(f"{where}.tombstones must be a share <= 1 of keyed records (keys > 0)")
+    if spec.transactions and (not spec.idempotent or any(m < 2 for _, m in windows)):
+        raise WorkloadError(f"{where}.transactions need an idempotent producer sending magic 2 (KIP-98)")
     return spec
+
+
+def _transactions(doc, where: str) -> tuple[float, int, int] | None:
+    """``transactions: {batches: [min, max], abort: p}``: batches per transaction and the share aborted."""
+    if doc is None:
+        return None
+    r = _Reader(doc, f"{where}.transactions")
+    out = (r.num("abort", 0.0), *r.range("batches", [1, 3], lo=1))
+    r.done()
+    if out[0] > 1:
+        raise WorkloadError(f"{where}.transactions.abort must be <= 1")
+    return out

@@ -112,6 +112,26 @@ class Cluster:
     def magics_on_disk(self, broker: str, partition: int) -> list[int]:
         return [b.magic for b in MemoryRecords(self.log_bytes(broker, partition)).batches()]
 
+    def compact(self, broker: str, partition: int, cleaner: dict | None = None) -> PathRow:
+        """One pass of Kafka 3.9's log cleaner over a replica at the scenario's clock (``Log.clean``: the
+        cleaner thread's ``cleanFilthiestLog`` on this partition; ``cleaner``: ``log.cleaner.*`` settings).
+        The topic compacts when the broker's properties say ``cleanup.policy: compact``."""
+        from ..log.cleaner_map import CleanerConfig
+        log = self.logs.get((broker, partition))
+        if log is None or log.closed:
+            raise ConfigError(f"broker {broker!r} holds no open replica of partition {partition}")
+        cfg = CleanerConfig.from_properties(cleaner or {})
+        before = self.log_bytes(broker, partition)
+        r = log.clean(now=self.clock.now(), cleaner=cfg)
+        after = self.log_bytes(broker, partition)
+        n_before, n_after = (sum(1 for _ in MemoryRecords(d).records()) for d in (before, after))
+        return PathRow("disk", broker, partition, request="log cleaner pass", records=n_after,
+                       bytes_in=len(before), bytes_out=len(after),
+                       detail={"compact": r.compact, "cleaned": r.cleaned, "records_removed": n_before - n_after,
+                               "tombstones_kept": len(r.stats.tombstones_kept),
+                               "tombstones_removed": r.stats.tombstones_removed, "checkpoint": r.checkpoint,
+                               "magics": [b.magic for b in MemoryRecords(after).batches()]})
+
     def leader_of(self, partition: int) -> str:
         return self.partitions[partition]["leader"]
 

@@ -42,6 +42,7 @@ ACTIONS = {
                         "idempotence", "compression"}),
     "show_disk": ({"broker"}, {"partition"}),
     "advance_clock": ({"ms"}, set()),
+    "compact": ({"broker"}, {"partition", "cleaner"}),
 }
 #: records one produce action may write (scenarios explain; they are not load tests)
 MAX_RECORDS = 10_000

@@ -145,6 +145,8 @@ def _do(cluster: Cluster, sc: Scenario, act: str, a: dict) -> list[PathRow]:
         return [PathRow("disk", a["broker"], p, magic_out=max(magics) if magics else None, bytes_out=len(data),
                         records=sum(1 for _ in MemoryRecords(data).records()),
                         detail={"magics": magics, "batches": len(magics), "hex": data.hex()})]
+    if act == "compact":
+        return [cluster.compact(a["broker"], int(a.get("partition", 0)), a.get("cleaner"))]
     if act == "advance_clock":
         cluster.clock.advance(int(a["ms"]))
         return []

@@ -17,6 +17,9 @@ segment files for the fetch costs).
                        starting there still sees (KIP-32's "might see earlier messages"; :func:`offsets_for_times`)
 ``conversion_costs``   per segment and fetch version: the fetch path's cost model
                        (:func:`kafkafmt.broker.fetch.fetch`): bytes, records rebuilt, recompressions
+``compaction``         per compacted partition: records, keys, bytes and tombstones before and after the
+                       cleaner's passes on a copy, tombstones waiting and their horizon, the oldest retained
+                       record and its magic (:func:`kafkafmt.spark.compaction.partition_compaction`)
 ``conversion_timings`` measured, kept apart: kafkafmt's own down-conversion timed on a sample, the
                        resulting ns per record, and the time the whole log's conversions would take
 =====================  ======================================================================================
@@ -42,7 +45,7 @@ __all__ = ["segment_retention", "producer_skew", "offsets_for_times", "conversio
 
 #: the columns the jobs read, as the kafkafmt data source names them (Spark's Kafka source + batch metadata)
 RECORD_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestampType", "producerId", "segment", "position")
-OUTPUTS = ("segments", "producer_skew", "offsets_for_times", "conversion_costs", "conversion_timings")
+OUTPUTS = ("segments", "producer_skew", "offsets_for_times", "conversion_costs", "compaction", "conversion_timings")
 WEEK_MS = 7 * 24 * 3600 * 1000
 _SEGMENT_NAME = re.compile(r"(\d{20})\.log$")
 
@@ -320,10 +323,14 @@ def partition_tables(records: pd.DataFrame, files: pd.DataFrame, config, *, targ
     skew = producer_skew(records, window=window)
     costs = pd.DataFrame([{"base_offset": int(r.segment), **row} for r in files.itertuples()
                           for row in conversion_costs(Path(r.path).read_bytes(), config)])
+    from .compaction import COMPACTION_SCHEMA, compaction_frame, partition_compaction
+    compaction = compaction_frame([partition_compaction(Path(files["path"].iloc[0]).parent, config)
+                                   if len(files) else None])
     out = {}
     for name, frame, schema in (("segments", seg, _SEGMENT_SCHEMA), ("producer_skew", skew, _SKEW_SCHEMA),
-                                ("offsets_for_times", oft, _OFT_SCHEMA), ("conversion_costs", costs, _COST_SCHEMA)):
-        frame = frame.copy()
+                                ("offsets_for_times", oft, _OFT_SCHEMA), ("conversion_costs", costs, _COST_SCHEMA),
+                                ("compaction", compaction, COMPACTION_SCHEMA)):
+        frame = frame.drop(columns=[c for c in ("topic", "partition") if c in frame.columns])
         frame.insert(0, "topic", topic)
         frame.insert(1, "partition", part)
         out[name] = frame[[c for c in schema if c in frame.columns]]
@@ -368,11 +375,13 @@ def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spar
     timings["spark_jobs"] = round(time.perf_counter() - t0, 3)
     bar.update(1)
     sort_keys = {"segments": ["base_offset"], "producer_skew": ["producerId"], "offsets_for_times": ["target"],
-                 "conversion_costs": ["base_offset", "fetch_version"]}
+                 "conversion_costs": ["base_offset", "fetch_version"], "compaction": []}
     results = {}
     for name, keys in sort_keys.items():
         parts = [_from_ipc(b["data"]) for b in blobs if b["name"] == name]
-        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        if name in _EMPTY:  # partitions without a row (topics that do not compact) add nothing
+            parts = [f for f in parts if len(f)]
+        frame = pd.concat(parts, ignore_index=True) if parts else _EMPTY.get(name, pd.DataFrame)()
         results[name] = frame.sort_values(["topic", "partition", *keys], ignore_index=True) if len(frame) else frame
     bar.update(1)
     t1 = time.perf_counter()
@@ -385,6 +394,15 @@ def run_pipeline(log_dir: str | os.PathLike, out_dir: str | os.PathLike, *, spar
     bar.close()
     (out_dir / "timings.json").write_text(json.dumps({"seconds": timings, "log_dir": str(log_dir)}, indent=1) + "\n")
     return {"outputs": written, "timings": timings}
+
+
+def _empty_compaction() -> pd.DataFrame:
+    from .compaction import compaction_frame
+    return compaction_frame([])
+
+
+#: a job's table when no partition produced a row (no compacted topic: the columns, no rows)
+_EMPTY = {"compaction": _empty_compaction}
 
 
 def _to_ipc(frame: pd.DataFrame) -> bytes:

@@ -13,7 +13,10 @@ from ..records import kip228
 from ..records.annotate import annotate
 from ..broker.consumer import consumer_view
 from ..broker.validator import validate_messages_and_assign_offsets
-from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED
+from ..constants import (NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_DELETE_HORIZON_FLAG_MASK,
+                         V2_TIMESTAMP_EXTENDED_FLAG_MASK)
+from ..crc import crc32c
+from ..layout import DEFAULT_BATCH
 from ..errors import KafkaFmtError
 from ..records import MemoryRecords, MemoryRecordsBuilder
 
@@ -128,3 +131,78 @@ def bits_panel():
 
 __all__ = ["encode", "bits_panel", "bits_view", "bits_caption", "batch", "kafka_broker", "matrix", "producer_table",
            "kafka_consumer", "consumer_table", "bit_difference", "changed_fields", "PRODUCER_ROWS"]
+
+
+# ------------------------------------------------------------------------------------------------
+# seed 002's bit 6 against KIP-534's hasDeleteHorizonMs
+#: seed 002's diagram puts isTimestampExtended on attribute bit 6 (0x40); KIP-534 (Kafka 3.1) gave that
+#: bit to hasDeleteHorizonMs; kafkafmt's KIP-228 experiment uses the next free bit, 0x80
+SEED_BIT, KAFKAFMT_BIT = V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_EXTENDED_FLAG_MASK
+
+
+def bit6_batch(timestamp: int, *, bit: int = SEED_BIT, base_offset: int = 0) -> bytes:
+    """A v2 batch of a record (key ``a``) and a tombstone (key ``gone``) stamped ``timestamp``, with the
+    extended-timestamp flag on ``bit`` (seed 002's 0x40 or kafkafmt's 0x80), CRC recomputed."""
+    b = MemoryRecordsBuilder(2, "none", base_offset=base_offset, partition_leader_epoch=0, timestamp_extended=True)
+    b.append(timestamp, b"a", b"v")
+    b.append(timestamp, b"gone", None)
+    data = bytearray(b.build())
+    attrs = DEFAULT_BATCH.field("attributes")
+    value = (int.from_bytes(data[attrs.offset:attrs.offset + 2], "big") & ~KAFKAFMT_BIT) | bit
+    data[attrs.offset:attrs.offset + 2] = value.to_bytes(2, "big")
+    crc = DEFAULT_BATCH.field("crc")
+    data[crc.offset:crc.offset + 4] = crc32c(bytes(data[attrs.offset:])).to_bytes(4, "big")
+    return bytes(data)
+
+
+def bit6_read(timestamp: int, bit: int = SEED_BIT) -> dict:
+    """What Kafka 3.9's reader (``DefaultRecordBatch``) makes of the batch: the delete horizon it sees
+    (``deleteHorizonMs()`` = the base timestamp when bit 6 is set) and the records' timestamps."""
+    b = next(MemoryRecords(bit6_batch(timestamp, bit=bit)).batches())
+    return {"attributes": f"0x{b.attributes:02x}", "deleteHorizonMs": b.delete_horizon_ms,
+            "timestamps": [r.timestamp for r in b.records()], "extended (kafkafmt)": kip228.is_extended(b)}
+
+
+def bit6_clean(timestamp: int, bit: int = SEED_BIT, *, now: int = NOW_MS,
+               delete_retention_ms: int = 86_400_000) -> dict:
+    """The batch replicated into a compacted partition (a follower's append), then one pass of Kafka 3.9's
+    cleaner at ``now``: is the tombstone kept, and with which attributes and delete horizon."""
+    from .compaction import append, batches, clean, new_partition, topic_props
+    props = topic_props(2, **{"delete.retention.ms": delete_retention_ms})
+    filler = MemoryRecordsBuilder(2, "none", base_offset=2, partition_leader_epoch=0)
+    filler.append(now - 1000, b"f", b"x" * 900)  # rolls the segment: the batch becomes cleanable
+    with new_partition() as d:
+        append(d, props, [bit6_batch(timestamp, bit=bit), filler.build()], now - 1000)
+        try:
+            result = clean(d, props, now)
+        except KafkaFmtError as e:  # the cleaner thread's LogCleaningException: the partition is marked uncleanable
+            return {"cleaned": False, "tombstone": f"✗ pass fails: {e.reason}", "error": e.kafka_exception,
+                    "keys kept": None, "attributes after": None, "deleteHorizonMs after": None}
+        first = next((b for _, _, b in batches(d) if b.base_offset < 2), None)
+        keys = [] if first is None else [bytes(r.key).decode() for r in first.records()]
+    return {"cleaned": result.cleaned, "tombstone": "kept" if "gone" in keys else "removed", "keys kept": keys,
+            "attributes after": None if first is None else f"0x{first.attributes:02x}",
+            "deleteHorizonMs after": None if first is None else first.delete_horizon_ms}
+
+
+#: the timestamps the table tries: one day before 1970 (what the bit is for) and one hour before "now"
+BIT6_TIMESTAMPS = (-86_400_000, NOW_MS - 3_600_000)
+
+
+def bit6_table(timestamps=BIT6_TIMESTAMPS, *, now: int = NOW_MS):
+    """Seed 002's layout (bit 6) beside kafkafmt's (0x80): Kafka 3.9's reader and one pass of its cleaner on
+    a compacted topic (``delete.retention.ms`` one day), for each timestamp."""
+    import pandas as pd
+    rows = []
+    for timestamp, (name, bit) in ((t, nb) for t in timestamps
+                                   for nb in (("seed 002: bit 6 (0x40)", SEED_BIT), ("kafkafmt: 0x80", KAFKAFMT_BIT))):
+        read, cleaned = bit6_read(timestamp, bit), bit6_clean(timestamp, bit, now=now)
+        rows.append({"timestamp": timestamp, "isTimestampExtended on": name, "attributes": read["attributes"],
+                     "Kafka reader: deleteHorizonMs": read["deleteHorizonMs"],
+                     "Kafka cleaner: tombstone": cleaned["tombstone"],
+                     "attributes after cleaning": cleaned["attributes after"],
+                     "deleteHorizonMs after cleaning": cleaned["deleteHorizonMs after"]})
+    return pd.DataFrame(rows, dtype=object)  # object: a missing horizon stays None, the others ints
+
+
+__all__ += ["bit6_batch", "bit6_read", "bit6_clean", "bit6_table", "SEED_BIT", "KAFKAFMT_BIT"]

@@ -1,0 +1,64 @@
+"""Fixtures for the viz tests: ``kafka`` shadows every cleaning pass of :mod:`kafkafmt.viz.compaction` with
+Kafka 3.9.2's own cleaner (conformance/oracle/CleanerOracle.java) on a copy of the partition."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkafmt.errors import KafkaFmtError
+from kafkafmt.log.clock import mtime_ms
+from kafkafmt.viz import compaction
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "log"))
+
+
+def _compare(kafka: Path, fmt: Path) -> None:
+    suffixes = (".log", ".index", ".timeindex")
+    names = sorted(p.name for p in kafka.iterdir() if p.suffix in suffixes)
+    assert names == sorted(p.name for p in fmt.iterdir() if p.suffix in suffixes)
+    for n in names:
+        assert (kafka / n).read_bytes() == (fmt / n).read_bytes(), n
+        if n.endswith(".log"):
+            assert mtime_ms(kafka / n) == mtime_ms(fmt / n), n
+    ck = "cleaner-offset-checkpoint"
+    assert (kafka.parent / ck).read_text() == (fmt.parent / ck).read_text()
+
+
+@pytest.fixture
+def kafka(monkeypatch, tmp_path):
+    """Shadow every pass of :func:`compaction.clean` with Kafka's cleaner on a copy; yields the pass count."""
+    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    oracle = cleaner_oracle_or_skip()
+    real = compaction.clean
+    passes = []
+
+    def both(d, props, now, *, dedupe_buffer_size=1 << 20):
+        copy = tmp_path / "kafka"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(d.parent, copy)  # copy2: modification times kept
+        from kafka_cleaner_oracle import CleanerOracleError
+        try:
+            k = oracle.clean(copy / d.name, now=now, config=props,
+                             cleaner={"dedupeBufferSize": dedupe_buffer_size, "ioBufferSize": 512 * 1024})
+        except CleanerOracleError as e:  # Kafka's pass failed: kafkafmt's must fail with the same reason
+            with pytest.raises(KafkaFmtError) as ours:
+                real(d, props, now, dedupe_buffer_size=dedupe_buffer_size)
+            assert e.response["error"] == "kafka.log.LogCleaningException"
+            assert e.response["message"] == ours.value.reason
+            assert e.response["cause"].split(":")[0].endswith(ours.value.kafka_exception)
+            passes.append(e.response["cause"])
+            raise ours.value
+        r = real(d, props, now, dedupe_buffer_size=dedupe_buffer_size)
+        assert r.cleaned == k["cleaned"]
+        if r.cleaned:
+            _compare(copy / d.name, d)
+        passes.append(r.cleaned)
+        return r
+
+    monkeypatch.setattr(compaction, "clean", both)
+    yield passes
+
+
