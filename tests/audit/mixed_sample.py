@@ -1,5 +1,8 @@
 """The audit's mixed sample: v0, v1 and v2 segments, compressed and not, one topic compacted, written by
-``kafkafmt gen``'s generator (the broker's produce path, message.format.version changed half way)."""
+``kafkafmt gen``'s generator (the broker's produce path, message.format.version changed half way).
+
+The broker's cleaner is off (``log.cleaner.enable=false``): the audit must meet v0/v1 data in a compacted
+topic, which a cleaner running during generation would have removed for every key updated since."""
 from __future__ import annotations
 
 from kafkafmt.gen.generator import generate_logs
@@ -10,7 +13,8 @@ V1_V2 = [{"from_ms": 0, "magic": 1}, {"from_ms": 30000, "magic": 2}]
 START_MS = 1700000000000
 MIXED = {
     "name": "audit-mixed", "seed": 11, "start_ms": START_MS, "duration_ms": 60000,
-    "broker": {"inter.broker.protocol.version": "2.8", "log.retention.check.interval.ms": 10000},
+    "broker": {"inter.broker.protocol.version": "2.8", "log.retention.check.interval.ms": 10000,
+               "log.cleaner.enable": "false"},
     "topics": [
         {"name": "accounts", "partitions": 2,
          "config": {"cleanup.policy": "compact", "message.format.version": "0.9.0", "segment.bytes": 8192},
