@@ -14,7 +14,8 @@
 //        builds `new LogCleaner(config, [log dir], {tp -> log}, channel, time)` and runs one
 //        `CleanerThread.cleanFilthiestLog()` (reflection: it is private), then closes the log.
 //        The cleaner writes `cleaner-offset-checkpoint` into the log dir, as a broker's does.
-//     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...]}
+//     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...],
+//         "cleanNanos": the wall time of the cleanFilthiestLog call alone (benchmarks/cleaner.py)}
 // Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -152,7 +153,9 @@ public final class CleanerOracle {
             }
             if (step == null) throw new IllegalStateException("CleanerThread.cleanFilthiestLog not found");
             step.setAccessible(true);
+            long t0 = System.nanoTime();
             cleaned = (Boolean) step.invoke(thread);
+            out.put("cleanNanos", System.nanoTime() - t0);
             out.put("cleaned", cleaned);
             out.put("logStartOffset", log.logStartOffset());
             out.put("logEndOffset", log.logEndOffset());

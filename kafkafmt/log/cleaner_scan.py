@@ -1,0 +1,264 @@
+"""The log cleaner's bulk read of v2 batches: one compiled pass over a batch's records area gives each
+record's byte spans, offset delta, timestamp delta and key span (no Python object per record), the keys'
+MD5 digests are taken in one comprehension (``SkimpyOffsetMap.hashInto``), and a batch the cleaner
+rebuilds is re-assembled from its retained records' own bytes.
+
+The bytes are those of ``MemoryRecordsBuilder`` (what :func:`~kafkafmt.log.cleaner_filter.rebuild_batch`
+writes): Kafka's ``DefaultRecord.writeTo`` writes attributes 0, the timestamp delta against the new
+``baseTimestamp`` (the first retained record's timestamp, or ``deleteHorizonMs``, KIP-534) and every
+other field as read, so a record whose varints are minimal differs from its rebuilt self only in its
+length, attributes and timestamp delta.  Anything else (non-minimal varints, headers, which Kafka
+re-encodes from Java strings, a malformed records area) is left to the reference decoder
+(:meth:`scan_v2` returns None), whose errors are Kafka's.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
+from ..errors import KafkaFmtError
+from ..records.default import batch_attributes, encode_default_batch
+from ..records.fast.jit import inner, kernel
+from ..records.fast.kernels import _varint, _varlong
+from ..varint import encode_varint, encode_varlong, wrap64
+
+__all__ = ["V2Scan", "as_array", "scan_v2", "digests", "rebuild_v2", "filter_v2"]
+
+#: the rows of :func:`scan_v2_records`' output
+R_START, R_BODY, R_TSD, R_TSD_END, R_TS_DELTA, R_OFF_DELTA, R_KPOS, R_KLEN, R_VLEN, R_HCOUNT, R_END, R_ATTR = range(12)
+N_ROWS = 12
+
+
+@inner
+def _zz_size(u):
+    """Bytes of the unsigned varint ``u`` (``ByteUtils.sizeOfUnsignedVarint``)."""
+    n = 1
+    while u >= np.uint64(0x80):
+        u >>= np.uint64(7)
+        n += 1
+    return n
+
+
+@inner
+def _size32(v):
+    return _zz_size(np.uint64(((v << np.int64(1)) ^ (v >> np.int64(31))) & np.int64(0xFFFFFFFF)))
+
+
+@inner
+def _size64(v):
+    return _zz_size((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
+
+
+@kernel
+def scan_v2_records(data, start, end, count, out):
+    """``count`` records in ``data[start:end]`` into ``out[:, :count]``; -1 when anything is not as
+    ``DefaultRecord.writeTo`` would write it (the caller then uses the reference decoder)."""
+    p = start
+    for i in range(count):
+        rs = p
+        length, p = _varint(data, p, end)
+        if p < 0 or length < 1 or p + length > end or p - rs != _size32(length):
+            return -1
+        body_end = p + length
+        out[R_START, i] = rs
+        out[R_BODY, i] = p
+        out[R_ATTR, i] = data[p]
+        p += 1
+        q = p
+        tsd, p = _varlong(data, p, body_end)
+        if p < 0 or p - q != _size64(tsd):
+            return -1
+        out[R_TSD, i] = q
+        out[R_TSD_END, i] = p
+        out[R_TS_DELTA, i] = tsd
+        q = p
+        od, p = _varint(data, p, body_end)
+        if p < 0 or p - q != _size32(od):
+            return -1
+        out[R_OFF_DELTA, i] = od
+        q = p
+        kl, p = _varint(data, p, body_end)
+        if p < 0 or p - q != _size32(kl) or kl < -1 or p + max(kl, 0) > body_end:
+            return -1
+        out[R_KPOS, i] = p
+        out[R_KLEN, i] = kl
+        p += max(kl, 0)
+        q = p
+        vl, p = _varint(data, p, body_end)
+        if p < 0 or p - q != _size32(vl) or vl < -1 or p + max(vl, 0) > body_end:
+            return -1
+        out[R_VLEN, i] = vl
+        p += max(vl, 0)
+        q = p
+        hc, p = _varint(data, p, body_end)
+        if p < 0 or p - q != _size32(hc) or hc < 0 or (hc == 0 and p != body_end):
+            return -1
+        out[R_HCOUNT, i] = hc
+        out[R_END, i] = body_end
+        p = body_end
+    if p != end:
+        return -1
+    return count
+
+
+class V2Scan:
+    """One v2 batch's records: the records area (``buf``) and :func:`scan_v2_records`' rows as lists."""
+
+    __slots__ = ("buf", "starts", "tsd_ends", "ts_deltas", "offsets", "kpos", "klen", "vlen", "hcount", "ends",
+                 "attrs", "tsd_starts")
+
+    def __init__(self, buf, out: np.ndarray, base_offset: int):
+        self.buf = buf
+        self.starts, self.tsd_starts, self.tsd_ends = (out[R_START].tolist(), out[R_TSD].tolist(),
+                                                       out[R_TSD_END].tolist())
+        self.ts_deltas = out[R_TS_DELTA].tolist()
+        self.offsets = [wrap64(base_offset + d) for d in out[R_OFF_DELTA].tolist()]
+        self.kpos, self.klen, self.vlen = out[R_KPOS].tolist(), out[R_KLEN].tolist(), out[R_VLEN].tolist()
+        self.hcount, self.ends, self.attrs = out[R_HCOUNT].tolist(), out[R_END].tolist(), out[R_ATTR].tolist()
+
+
+def as_array(data) -> np.ndarray:
+    """A segment's bytes as the uint8 array :func:`scan_v2` reads (a view, nothing copied)."""
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan | None:
+    """A data batch's records (``segment``: the batch's input as a uint8 array), or None for the reference
+    decoder: a control batch, an unusual count or codec, a decompression error, an unusual record."""
+    count = batch.count
+    if batch.is_control or count < 0 or batch.attributes & 0x07 > CompressionType.ZSTD:
+        return None
+    try:
+        if batch.compression == CompressionType.NONE:
+            buf, arr, start, end = batch._buf, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
+        else:
+            payload, _ = batch.payload(max_decompressed_bytes=max_decompressed_bytes)
+            buf = bytes(payload)
+            arr, start, end = np.frombuffer(buf, dtype=np.uint8), 0, len(buf)
+    except KafkaFmtError:
+        return None
+    if count > (end - start) // 7:  # the smallest record is 7 bytes
+        return None
+    out = np.empty((N_ROWS, count), dtype=np.int64)
+    if scan_v2_records(arr, start, end, count, out) < 0:
+        return None
+    return V2Scan(buf, out, batch.base_offset)
+
+
+def digests(scan: V2Scan) -> list:
+    """Each record's key digest (``SkimpyOffsetMap``'s MD5), None for a null key."""
+    md5 = hashlib.md5
+    view = memoryview(scan.buf)
+    return [md5(view[p:p + n]).digest() if n >= 0 else None for p, n in zip(scan.kpos, scan.klen)]
+
+
+def timestamps(batch, scan: V2Scan) -> list[int]:
+    """Each record's timestamp (``DefaultRecord.readFrom``: LogAppendTime gives the batch's)."""
+    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        return [batch.max_timestamp] * len(scan.offsets)
+    base = batch.base_timestamp
+    return [wrap64(base + d) for d in scan.ts_deltas]
+
+
+def rebuild_v2(batch, scan: V2Scan, keep: list[int], ts: list[int], horizon: int | None) -> bytes | None:
+    """:func:`~kafkafmt.log.cleaner_filter.rebuild_batch` of a v2 data batch from the bytes of the retained
+    records ``keep`` (indices), or None where the builder would raise or re-encode more than the record's
+    timestamp delta (headers; producer state the builder refuses; offsets or timestamps it refuses)."""
+    pid, transactional = batch.producer_id, batch.is_transactional
+    if (transactional and pid == -1) or (pid != -1 and (batch.producer_epoch == -1 or batch.base_sequence < 0)):
+        return None
+    hcount, offsets = scan.hcount, scan.offsets
+    last = None
+    for i in keep:
+        t = ts[i]
+        if hcount[i] or (t < 0 and t != NO_TIMESTAMP) or (last is not None and offsets[i] <= last):
+            return None
+        last = offsets[i]
+    horizon = horizon if horizon is not None and horizon >= 0 else None
+    base_ts = ts[keep[0]] if horizon is None else horizon
+    buf, starts, tsd_s, tsd_e, ends, attrs, deltas = (scan.buf, scan.starts, scan.tsd_starts, scan.tsd_ends,
+                                                      scan.ends, scan.attrs, scan.ts_deltas)
+    parts, max_ts = [], NO_TIMESTAMP
+    for i in keep:
+        t = ts[i]
+        if t > max_ts:
+            max_ts = t
+        delta = wrap64(t - base_ts)
+        if delta == deltas[i] and attrs[i] == 0:
+            parts.append(buf[starts[i]:ends[i]])
+        else:
+            body = b"\x00" + encode_varlong(delta) + bytes(buf[tsd_e[i]:ends[i]])
+            parts.append(encode_varint(len(body)) + body)
+    ts_type = batch.timestamp_type
+    if ts_type == TimestampType.LOG_APPEND_TIME:
+        max_ts = batch.max_timestamp
+    attrs = batch_attributes(batch.compression, ts_type, transactional=transactional, control=False,
+                             delete_horizon=horizon is not None)
+    return encode_default_batch(
+        base_offset=batch.base_offset, partition_leader_epoch=batch.partition_leader_epoch, attributes=attrs,
+        last_offset_delta=batch.last_offset - batch.base_offset, base_timestamp=base_ts, max_timestamp=max_ts,
+        producer_id=pid, producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+        records_count=len(keep), records=b"".join(parts))
+
+
+def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
+    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a v2 data batch read by
+    :func:`scan_v2`: the same decisions and statistics, the retained records' bytes reused, the whole
+    batch copied when nothing in it goes."""
+    retention, marker_for_empty_txn = flt.check_batch_retention(batch)
+    stats = flt.stats
+    stats.bytes_read += batch.size_in_bytes
+    if retention == "DELETE":
+        return b"", -1
+    offsets, vlen = scan.offsets, scan.vlen
+    n = len(offsets)
+    stats.messages_read += n
+    keep = [] if flt._discard_records else _retained(flt, batch, scan)
+    if keep:
+        need_horizon = (marker_for_empty_txn or any(vlen[i] < 0 for i in keep)) and batch.delete_horizon_ms is None
+        horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
+        if len(keep) == n and not need_horizon:
+            out = bytes(batch.raw)
+        else:
+            ts = timestamps(batch, scan)
+            out = rebuild_v2(batch, scan, keep, ts, horizon)
+            if out is None:
+                from .cleaner_filter import rebuild_batch
+                records = list(batch.records())
+                out = rebuild_batch(batch, [records[i] for i in keep], horizon)
+        stats.tombstones_kept.extend((offsets[i], horizon) for i in keep if vlen[i] < 0)
+        stats.messages_written += len(keep)
+        max_offset = max(offsets[i] for i in keep)
+    elif retention == "RETAIN_EMPTY":
+        from .cleaner_filter import empty_batch_header
+        out = empty_batch_header(batch)
+        max_offset = batch.last_offset
+    else:
+        return b"", -1
+    stats.bytes_written += len(out)
+    return out, max_offset
+
+
+def _retained(flt, batch, scan: V2Scan) -> list[int]:
+    """``shouldRetainRecord`` for each record of a data batch: the indices kept."""
+    offsets, vlen = scan.offsets, scan.vlen
+    latest_offset = flt.map.latest_offset
+    get = flt.map.get_digest
+    h = batch.delete_horizon_ms
+    keep_tombstones = h is None or flt.now < h
+    stats = flt.stats
+    keep = []
+    for i, dg in enumerate(digests(scan)):
+        off = offsets[i]
+        if off > latest_offset:
+            keep.append(i)
+        elif dg is None:
+            stats.invalid_messages += 1
+        elif off >= get(dg):
+            if vlen[i] >= 0 or keep_tombstones:
+                keep.append(i)
+            else:
+                stats.tombstones_removed += 1
+    return keep
