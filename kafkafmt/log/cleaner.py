@@ -34,7 +34,7 @@ from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
-from .cleaner_scan import as_array, digests, filter_v2, scan_v2
+from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
 from .files import (CLEANED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists,
                     log_file, offset_index_file, read_checkpoint, time_index_file, transaction_index_file,
                     write_checkpoint)
@@ -214,7 +214,7 @@ def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn,
         elif txn.on_batch_read(b):
             stats.map_messages_read += b.count or 0
         else:
-            scan = scan_v2(b, arr, DEFAULT_MAX_DECOMPRESSED_BYTES) if b.magic >= 2 else None
+            scan = _scan(b, arr)
             if scan is not None:
                 if _map_scanned(scan, omap, start, max_size, stats):
                     return True
@@ -231,6 +231,13 @@ def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn,
         stats.map_bytes_read += b.size_in_bytes
     omap.update_latest_offset(nxt - 1)
     return False
+
+
+def _scan(b, arr):
+    """A data batch read in bulk (:mod:`~kafkafmt.log.cleaner_scan`), or None for the record-by-record path."""
+    if b.magic >= 2:
+        return scan_v2(b, arr, DEFAULT_MAX_DECOMPRESSED_BYTES)
+    return scan_legacy(b, DEFAULT_MAX_DECOMPRESSED_BYTES) if b.is_compressed else None
 
 
 def _map_scanned(scan, omap: OffsetMap, start: int, max_size: int, stats) -> bool:
@@ -291,8 +298,9 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     while position < len(data):
         out, max_offset, read = [], -1, 0
         for b in MemoryRecords(data, start=position, end=min(len(data), position + cap)).batches():
-            scan = scan_v2(b, arr, DEFAULT_MAX_DECOMPRESSED_BYTES) if b.magic >= 2 else None
-            kept, m = flt.filter_batch(b) if scan is None else filter_v2(flt, b, scan)
+            scan = _scan(b, arr)
+            kept, m = (flt.filter_batch(b) if scan is None else
+                       filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan))
             read += b.size_in_bytes
             if kept:
                 out.append(kept)

@@ -17,14 +17,17 @@ import hashlib
 
 import numpy as np
 
+from .. import compression as _compression
 from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..errors import KafkaFmtError
+from ..records import fast
 from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
 from ..records.fast.kernels import _varint, _varlong
+from ..records.legacy import encode_legacy_entry, legacy_attributes
 from ..varint import encode_varint, encode_varlong, wrap64
 
-__all__ = ["V2Scan", "as_array", "scan_v2", "digests", "rebuild_v2", "filter_v2"]
+__all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2", "filter_v2"]
 
 #: the rows of :func:`scan_v2_records`' output
 R_START, R_BODY, R_TSD, R_TSD_END, R_TS_DELTA, R_OFF_DELTA, R_KPOS, R_KLEN, R_VLEN, R_HCOUNT, R_END, R_ATTR = range(12)
@@ -103,14 +106,62 @@ def scan_v2_records(data, start, end, count, out):
     return count
 
 
+@inner
+def _put_uvarint(dest, q, u):
+    while u >= np.uint64(0x80):
+        dest[q] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+        u >>= np.uint64(7)
+        q += 1
+    dest[q] = np.uint8(u)
+    return q + 1
+
+
+@kernel
+def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
+    """The retained records ``keep`` re-encoded into ``dest`` against ``new_base`` (attributes 0, the
+    timestamp delta rewritten, the rest copied).  A record's timestamp is ``base_ts`` plus its delta, or
+    ``lat`` when ``info[1]`` is 1 (LogAppendTime).  ``info[0]`` gets the largest timestamp; returns the
+    bytes written, or -1 where the builder would refuse or re-encode more (headers, a negative
+    timestamp, offsets not increasing)."""
+    q = 0
+    max_ts = np.int64(-1)
+    last = np.int64(0)
+    for j in range(keep.shape[0]):
+        i = keep[j]
+        if out[R_HCOUNT, i] != 0:
+            return -1
+        od = out[R_OFF_DELTA, i]
+        if j > 0 and od <= last:
+            return -1
+        last = od
+        ts = lat if info[1] == 1 else base_ts + out[R_TS_DELTA, i]
+        if ts < 0 and ts != -1:
+            return -1
+        if ts > max_ts:
+            max_ts = ts
+        delta = ts - new_base
+        rest = out[R_END, i] - out[R_TSD_END, i]
+        u = (np.uint64(delta) << np.uint64(1)) ^ np.uint64(delta >> np.int64(63))
+        body = 1 + _zz_size(u) + rest
+        q = _put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
+        dest[q] = 0
+        q = _put_uvarint(dest, q + 1, u)
+        s = out[R_TSD_END, i]
+        for k in range(rest):
+            dest[q + k] = data[s + k]
+        q += rest
+    info[0] = max_ts
+    return q
+
+
 class V2Scan:
     """One v2 batch's records: the records area (``buf``) and :func:`scan_v2_records`' rows as lists."""
 
-    __slots__ = ("buf", "starts", "tsd_ends", "ts_deltas", "offsets", "kpos", "klen", "vlen", "hcount", "ends",
+    __slots__ = ("buf", "arr", "rows", "starts", "tsd_ends", "ts_deltas", "offsets", "kpos", "klen", "vlen", "hcount", "ends",
                  "attrs", "tsd_starts")
 
-    def __init__(self, buf, out: np.ndarray, base_offset: int):
-        self.buf = buf
+    def __init__(self, buf, arr: np.ndarray, out: np.ndarray, base_offset: int):
+        self.buf, self.arr, self.rows = buf, arr, out
         self.starts, self.tsd_starts, self.tsd_ends = (out[R_START].tolist(), out[R_TSD].tolist(),
                                                        out[R_TSD_END].tolist())
         self.ts_deltas = out[R_TS_DELTA].tolist()
@@ -144,7 +195,7 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
     out = np.empty((N_ROWS, count), dtype=np.int64)
     if scan_v2_records(arr, start, end, count, out) < 0:
         return None
-    return V2Scan(buf, out, batch.base_offset)
+    return V2Scan(buf, arr, out, batch.base_offset)
 
 
 def digests(scan: V2Scan) -> list:
@@ -154,53 +205,37 @@ def digests(scan: V2Scan) -> list:
     return [md5(view[p:p + n]).digest() if n >= 0 else None for p, n in zip(scan.kpos, scan.klen)]
 
 
-def timestamps(batch, scan: V2Scan) -> list[int]:
-    """Each record's timestamp (``DefaultRecord.readFrom``: LogAppendTime gives the batch's)."""
-    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        return [batch.max_timestamp] * len(scan.offsets)
-    base = batch.base_timestamp
-    return [wrap64(base + d) for d in scan.ts_deltas]
-
-
-def rebuild_v2(batch, scan: V2Scan, keep: list[int], ts: list[int], horizon: int | None) -> bytes | None:
+def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> bytes | None:
     """:func:`~kafkafmt.log.cleaner_filter.rebuild_batch` of a v2 data batch from the bytes of the retained
     records ``keep`` (indices), or None where the builder would raise or re-encode more than the record's
     timestamp delta (headers; producer state the builder refuses; offsets or timestamps it refuses)."""
     pid, transactional = batch.producer_id, batch.is_transactional
     if (transactional and pid == -1) or (pid != -1 and (batch.producer_epoch == -1 or batch.base_sequence < 0)):
         return None
-    hcount, offsets = scan.hcount, scan.offsets
-    last = None
-    for i in keep:
-        t = ts[i]
-        if hcount[i] or (t < 0 and t != NO_TIMESTAMP) or (last is not None and offsets[i] <= last):
-            return None
-        last = offsets[i]
-    horizon = horizon if horizon is not None and horizon >= 0 else None
-    base_ts = ts[keep[0]] if horizon is None else horizon
-    buf, starts, tsd_s, tsd_e, ends, attrs, deltas = (scan.buf, scan.starts, scan.tsd_starts, scan.tsd_ends,
-                                                      scan.ends, scan.attrs, scan.ts_deltas)
-    parts, max_ts = [], NO_TIMESTAMP
-    for i in keep:
-        t = ts[i]
-        if t > max_ts:
-            max_ts = t
-        delta = wrap64(t - base_ts)
-        if delta == deltas[i] and attrs[i] == 0:
-            parts.append(buf[starts[i]:ends[i]])
-        else:
-            body = b"\x00" + encode_varlong(delta) + bytes(buf[tsd_e[i]:ends[i]])
-            parts.append(encode_varint(len(body)) + body)
     ts_type = batch.timestamp_type
-    if ts_type == TimestampType.LOG_APPEND_TIME:
-        max_ts = batch.max_timestamp
+    lat = ts_type == TimestampType.LOG_APPEND_TIME
+    horizon = horizon if horizon is not None and horizon >= 0 else None
+    if horizon is not None:
+        base_ts = horizon
+    elif lat:
+        base_ts = batch.max_timestamp
+    else:
+        base_ts = wrap64(batch.base_timestamp + scan.ts_deltas[keep[0]])
+    rows = scan.rows
+    dest = np.empty(int(sum(scan.ends[i] - scan.starts[i] for i in keep)) + 16 * len(keep), dtype=np.uint8)
+    info = np.array([0, 1 if lat else 0], dtype=np.int64)
+    n = rebuild_v2_records(scan.arr, rows, np.array(keep, dtype=np.int64), batch.base_timestamp,
+                           batch.max_timestamp, base_ts, dest, info)
+    if n < 0:
+        return None
+    max_ts = batch.max_timestamp if lat else int(info[0])
     attrs = batch_attributes(batch.compression, ts_type, transactional=transactional, control=False,
                              delete_horizon=horizon is not None)
     return encode_default_batch(
         base_offset=batch.base_offset, partition_leader_epoch=batch.partition_leader_epoch, attributes=attrs,
         last_offset_delta=batch.last_offset - batch.base_offset, base_timestamp=base_ts, max_timestamp=max_ts,
         producer_id=pid, producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-        records_count=len(keep), records=b"".join(parts))
+        records_count=len(keep), records=dest[:n].tobytes())
 
 
 def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
@@ -222,8 +257,7 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
         if len(keep) == n and not need_horizon:
             out = bytes(batch.raw)
         else:
-            ts = timestamps(batch, scan)
-            out = rebuild_v2(batch, scan, keep, ts, horizon)
+            out = rebuild_v2(batch, scan, keep, horizon)
             if out is None:
                 from .cleaner_filter import rebuild_batch
                 records = list(batch.records())
@@ -241,13 +275,15 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
     return out, max_offset
 
 
-def _retained(flt, batch, scan: V2Scan) -> list[int]:
-    """``shouldRetainRecord`` for each record of a data batch: the indices kept."""
+def _retained(flt, batch, scan, keep_tombstones: bool | None = None) -> list[int]:
+    """``shouldRetainRecord`` for each record of a data batch: the indices kept.  Tombstones: v2 by the
+    batch's delete horizon, v0/v1 by ``keep_tombstones`` (the segment's modification time)."""
     offsets, vlen = scan.offsets, scan.vlen
     latest_offset = flt.map.latest_offset
     get = flt.map.get_digest
-    h = batch.delete_horizon_ms
-    keep_tombstones = h is None or flt.now < h
+    if keep_tombstones is None:
+        h = batch.delete_horizon_ms
+        keep_tombstones = h is None or flt.now < h
     stats = flt.stats
     keep = []
     for i, dg in enumerate(digests(scan)):
@@ -262,3 +298,111 @@ def _retained(flt, batch, scan: V2Scan) -> list[int]:
             else:
                 stats.tombstones_removed += 1
     return keep
+
+
+# --------------------------------------------------------------------------------------------- v0/v1 wrappers
+class LegacyScan:
+    """A compressed v0/v1 wrapper's inner messages (``decode_legacy_inner``'s rows) as lists."""
+
+    __slots__ = ("buf", "offsets", "kpos", "klen", "vlen", "magics", "timestamps", "stored_ts", "attrs", "pos",
+                 "sizes")
+
+    def __init__(self, buf, out: np.ndarray):
+        f = fast
+        self.buf = buf
+        self.offsets, self.timestamps = out[f.F_OFFSET].tolist(), out[f.F_TIMESTAMP].tolist()
+        self.kpos, self.klen, self.vlen = out[f.F_KEY_POS].tolist(), out[f.F_KEY_LEN].tolist(), out[f.F_VALUE_LEN].tolist()
+        self.magics, self.attrs = out[f.F_MAGIC].tolist(), out[f.F_ATTRIBUTES].tolist()
+        self.stored_ts, self.pos, self.sizes = (out[f.F_STORED_TIMESTAMP].tolist(), out[f.F_RECORD_POS].tolist(),
+                                                out[f.F_SIZE].tolist())
+
+
+def scan_legacy(batch, max_decompressed_bytes: int) -> LegacyScan | None:
+    """A compressed v0/v1 wrapper's inner messages read by the columnar core's kernel
+    (``decode_legacy_inner``, the records ``LegacyRecordBatch.records()`` yields), or None for the
+    reference decoder (a plain message, zstd, a null value, any error)."""
+    if batch.magic > 1 or not batch.is_compressed:
+        return None
+    m = batch.message
+    if m.value is None or batch.compression == CompressionType.ZSTD:
+        return None
+    try:
+        buf = bytes(batch.decompressed_value(max_decompressed_bytes=max_decompressed_bytes))
+    except KafkaFmtError:
+        return None
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    out = np.empty((fast.N_FIELDS, len(buf) // fast.MIN_LEGACY_ENTRY + 1), dtype=np.int64)
+    n = fast.decode_legacy_inner(arr, 0, len(buf), m.magic, m.offset, m.timestamp, int(m.timestamp_type), 0, 0, out,
+                                 True)
+    if n <= 0:
+        return None
+    return LegacyScan(buf, out[:, :n])
+
+
+def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
+    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
+    :func:`scan_legacy`: kept whole when every inner message stays (and has the wrapper's magic,
+    KAFKA-4298), else rebuilt with the retained messages keeping their offsets (KIP-31's holes)."""
+    retention, _ = flt.check_batch_retention(batch)
+    stats = flt.stats
+    stats.bytes_read += batch.size_in_bytes
+    if retention == "DELETE":
+        return b"", -1
+    offsets, vlen = scan.offsets, scan.vlen
+    stats.messages_read += len(offsets)
+    keep = [] if flt._discard_records else _retained(flt, batch, scan, flt.retain_legacy_deletes)
+    if keep:
+        if len(keep) == len(offsets) and all(m == batch.magic for m in scan.magics):
+            out = bytes(batch.raw)
+        else:
+            out = rebuild_legacy(batch, scan, keep)
+            if out is None:
+                from .cleaner_filter import rebuild_batch
+                records = list(batch.records())
+                out = rebuild_batch(batch, [records[i] for i in keep], None)
+        stats.tombstones_kept.extend((offsets[i], None) for i in keep if vlen[i] < 0)
+        stats.messages_written += len(keep)
+        max_offset = max(offsets[i] for i in keep)
+    elif retention == "RETAIN_EMPTY":
+        from .cleaner_filter import empty_batch_header
+        out = empty_batch_header(batch)
+        max_offset = batch.last_offset
+    else:
+        return b"", -1
+    stats.bytes_written += len(out)
+    return out, max_offset
+
+
+def rebuild_legacy(batch, scan: LegacyScan, keep: list[int]) -> bytes | None:
+    """``rebuild_batch`` of a v0/v1 wrapper from its retained inner messages' bytes (each re-offset:
+    v1 relative to the first retained, v0 absolute), or None where ``MemoryRecordsBuilder`` would write
+    a message differently (another magic or attributes, a LogAppendTime stamp not yet in it, a bad CRC)
+    or refuse it (offsets not increasing, a negative timestamp)."""
+    magic = batch.magic
+    ts_type = batch.timestamp_type if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
+    lat = batch.max_timestamp if ts_type == TimestampType.LOG_APPEND_TIME else None
+    inner_attrs = legacy_attributes(magic, CompressionType.NONE, ts_type)
+    offsets, buf, pos, sizes = scan.offsets, scan.buf, scan.pos, scan.sizes
+    base = offsets[keep[0]]
+    parts, last, max_ts = [], None, NO_TIMESTAMP
+    for i in keep:
+        t = scan.timestamps[i]
+        if (scan.magics[i] != magic or scan.attrs[i] != inner_attrs or (last is not None and offsets[i] <= last)
+                or (t < 0 and t != NO_TIMESTAMP) or (lat is not None and scan.stored_ts[i] != lat)):
+            return None
+        last = offsets[i]
+        t = lat if lat is not None else t
+        if magic > 0 and t > max_ts:
+            max_ts = t
+        inner_offset = offsets[i] - base if magic > 0 else offsets[i]
+        parts.append(inner_offset.to_bytes(8, "big", signed=True) + buf[pos[i] + 8:pos[i] + sizes[i]])
+    positions = np.array([pos[i] for i in keep], dtype=np.int64)
+    stored, valid = np.empty(len(keep), np.uint32), np.empty(len(keep), np.bool_)
+    fast.legacy_crcs(np.frombuffer(buf, dtype=np.uint8), positions, np.array([sizes[i] for i in keep], np.int64),
+                     stored, valid)
+    if not valid.all():
+        return None
+    codec = batch.compression
+    compressed = _compression.compress(codec, b"".join(parts), magic=magic)
+    ts = lat if lat is not None else max_ts
+    return encode_legacy_entry(last, magic, legacy_attributes(magic, codec, ts_type), ts, None, compressed)
