@@ -262,7 +262,7 @@ def measure_end_to_end(work: Path, size: int, runs: int, cleaner: dict, segment_
     dirty = dirty_bytes(src)
     shutil.rmtree(work / "large", ignore_errors=True)
     f, k = statistics.median(x for x, _ in fmt), statistics.median(x for x, _ in kafka)
-    row = {"dirty_bytes": dirty, "partition_bytes": size, "runs": runs, "identical": identical,
+    row = {"dirty_bytes": dirty, "partition_bytes": size, "segment_bytes": segment_bytes, "runs": runs, "identical": identical,
            "kafkafmt_s": [x for x, _ in fmt], "kafka_s": [x for x, _ in kafka],
            "kafkafmt_peak_rss": max(r for _, r in fmt), "kafka_peak_rss": max(r for _, r in kafka), "ratio": k / f}
     progress(f"  end to end: kafkafmt clean {f:.2f} s, JVM {k:.2f} s, ratio {row['ratio']:.2f}; peak RSS kafkafmt "
@@ -293,7 +293,8 @@ def report(res: dict) -> str:
     e = res.get("end_to_end")
     if e:
         f, k = statistics.median(e["kafkafmt_s"]), statistics.median(e["kafka_s"])
-        lines += ["", f"end to end (v2 lz4, {e['dirty_bytes'] / 2**20:.0f} MiB dirty, {e['runs']} runs): "
+        lines += ["", f"end to end (v2 lz4, {e['dirty_bytes'] / 2**20:.0f} MiB dirty in {e['segment_bytes'] >> 20} MiB "
+                  f"segments, {e['runs']} run(s)): "
                   f"kafkafmt clean {f:.2f} s ({e['dirty_bytes'] / f / 1e6:.1f} MB/s), JVM process {k:.2f} s "
                   f"({e['dirty_bytes'] / k / 1e6:.1f} MB/s), ratio {e['ratio']:.2f}; peak RSS kafkafmt "
                   f"{e['kafkafmt_peak_rss'] / 2**20:.0f} MiB, JVM {e['kafka_peak_rss'] / 2**20:.0f} MiB; "
@@ -335,7 +336,8 @@ def main(argv=None) -> int:
         oracle.close()
     try:
         if args.e2e_size:
-            res["end_to_end"] = measure_end_to_end(work, args.e2e_size, args.e2e_runs, cleaner, 128 << 20,
+            seg = min(128 << 20, max(args.e2e_size // 8, 1 << 20))  # several segments: the active one is not cleaned
+            res["end_to_end"] = measure_end_to_end(work, args.e2e_size, args.e2e_runs, cleaner, seg,
                                                    progress=lambda s: print(s, flush=True))
     finally:
         shutil.rmtree(work, ignore_errors=True)

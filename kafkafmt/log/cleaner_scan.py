@@ -13,7 +13,7 @@ re-encodes from Java strings, a malformed records area) is left to the reference
 """
 from __future__ import annotations
 
-import hashlib
+import math
 
 import numpy as np
 
@@ -154,20 +154,103 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
     return q
 
 
-class V2Scan:
-    """One v2 batch's records: the records area (``buf``) and :func:`scan_v2_records`' rows as lists."""
+#: MD5 (RFC 1321): the per-round shift amounts and the sine table
+_MD5_S = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4, np.uint64)
+_MD5_K = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint64)
 
-    __slots__ = ("buf", "arr", "rows", "starts", "tsd_ends", "ts_deltas", "offsets", "kpos", "klen", "vlen", "hcount", "ends",
-                 "attrs", "tsd_starts")
+
+@inner
+def _md5_block(w, st, ks, ss):
+    m = np.uint64(0xFFFFFFFF)
+    a, b, c, d = st[0], st[1], st[2], st[3]
+    for i in range(64):
+        if i < 16:
+            f = (b & c) | (~b & d)
+            g = i
+        elif i < 32:
+            f = (d & b) | (~d & c)
+            g = (5 * i + 1) % 16
+        elif i < 48:
+            f = b ^ c ^ d
+            g = (3 * i + 5) % 16
+        else:
+            f = c ^ (b | (~d & m))
+            g = (7 * i) % 16
+        f = (f + a + ks[i] + w[g]) & m
+        a, d, c = d, c, b
+        b = (b + (((f << ss[i]) | (f >> (np.uint64(32) - ss[i]))) & m)) & m
+    st[0] = (st[0] + a) & m
+    st[1] = (st[1] + b) & m
+    st[2] = (st[2] + c) & m
+    st[3] = (st[3] + d) & m
+
+
+@inner
+def _md5_words(src, p, w):
+    for j in range(16):
+        q = p + 4 * j
+        w[j] = (np.uint64(src[q]) | (np.uint64(src[q + 1]) << np.uint64(8)) | (np.uint64(src[q + 2]) << np.uint64(16))
+                | (np.uint64(src[q + 3]) << np.uint64(24)))
+
+
+@kernel
+def md5_spans(data, pos, lengths, out, ks, ss):
+    """``out[i]`` = MD5 of ``data[pos[i]:pos[i]+lengths[i]]`` (``SkimpyOffsetMap.hashInto``); a negative
+    length (a null key) is skipped."""
+    w = np.empty(16, np.uint64)
+    st = np.empty(4, np.uint64)
+    tail = np.empty(128, np.uint8)
+    for i in range(pos.shape[0]):
+        n = lengths[i]
+        if n < 0:
+            continue
+        st[0], st[1], st[2], st[3] = np.uint64(0x67452301), np.uint64(0xefcdab89), np.uint64(0x98badcfe), \
+            np.uint64(0x10325476)
+        p = pos[i]
+        full = n // 64
+        for blk in range(full):
+            _md5_words(data, p + 64 * blk, w)
+            _md5_block(w, st, ks, ss)
+        rem = n - 64 * full
+        for j in range(128):
+            tail[j] = 0
+        for j in range(rem):
+            tail[j] = data[p + 64 * full + j]
+        tail[rem] = 0x80
+        blocks = 1 if rem < 56 else 2
+        bits = np.uint64(n) * np.uint64(8)
+        for j in range(8):
+            tail[64 * blocks - 8 + j] = np.uint8((bits >> np.uint64(8 * j)) & np.uint64(0xFF))
+        for blk in range(blocks):
+            _md5_words(tail, 64 * blk, w)
+            _md5_block(w, st, ks, ss)
+        for k in range(4):
+            for j in range(4):
+                out[i, 4 * k + j] = np.uint8((st[k] >> np.uint64(8 * j)) & np.uint64(0xFF))
+
+
+def md5_digests(arr: np.ndarray, kpos, klen) -> list:
+    """Each span's MD5 digest as 16 bytes (None for a negative length), computed by :func:`md5_spans`."""
+    kpos, klen = np.asarray(kpos, dtype=np.int64), np.asarray(klen, dtype=np.int64)
+    n = len(kpos)
+    out = np.zeros((n, 16), dtype=np.uint8)
+    md5_spans(arr, kpos, klen, out, _MD5_K, _MD5_S)
+    raw = out.tobytes()
+    if n and klen.min() < 0:
+        return [raw[16 * i:16 * i + 16] if k >= 0 else None for i, k in enumerate(klen.tolist())]
+    return [raw[i:i + 16] for i in range(0, 16 * n, 16)]
+
+
+class V2Scan:
+    """One v2 batch's records: the records area (``buf``, ``arr``) and :func:`scan_v2_records`' rows."""
+
+    __slots__ = ("buf", "arr", "rows", "offsets", "kpos", "klen", "vlen")
 
     def __init__(self, buf, arr: np.ndarray, out: np.ndarray, base_offset: int):
         self.buf, self.arr, self.rows = buf, arr, out
-        self.starts, self.tsd_starts, self.tsd_ends = (out[R_START].tolist(), out[R_TSD].tolist(),
-                                                       out[R_TSD_END].tolist())
-        self.ts_deltas = out[R_TS_DELTA].tolist()
-        self.offsets = [wrap64(base_offset + d) for d in out[R_OFF_DELTA].tolist()]
-        self.kpos, self.klen, self.vlen = out[R_KPOS].tolist(), out[R_KLEN].tolist(), out[R_VLEN].tolist()
-        self.hcount, self.ends, self.attrs = out[R_HCOUNT].tolist(), out[R_END].tolist(), out[R_ATTR].tolist()
+        self.offsets = (out[R_OFF_DELTA] + np.int64(base_offset)).tolist()  # Java long arithmetic (wraps)
+        self.kpos, self.klen = out[R_KPOS], out[R_KLEN]
+        self.vlen = out[R_VLEN].tolist()
 
 
 def as_array(data) -> np.ndarray:
@@ -198,11 +281,9 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
     return V2Scan(buf, arr, out, batch.base_offset)
 
 
-def digests(scan: V2Scan) -> list:
+def digests(scan) -> list:
     """Each record's key digest (``SkimpyOffsetMap``'s MD5), None for a null key."""
-    md5 = hashlib.md5
-    view = memoryview(scan.buf)
-    return [md5(view[p:p + n]).digest() if n >= 0 else None for p, n in zip(scan.kpos, scan.klen)]
+    return md5_digests(scan.arr, scan.kpos, scan.klen)
 
 
 def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> bytes | None:
@@ -220,9 +301,9 @@ def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> byt
     elif lat:
         base_ts = batch.max_timestamp
     else:
-        base_ts = wrap64(batch.base_timestamp + scan.ts_deltas[keep[0]])
+        base_ts = wrap64(batch.base_timestamp + int(scan.rows[R_TS_DELTA, keep[0]]))
     rows = scan.rows
-    dest = np.empty(int(sum(scan.ends[i] - scan.starts[i] for i in keep)) + 16 * len(keep), dtype=np.uint8)
+    dest = np.empty(int(rows[R_END, -1] - rows[R_START, 0]) + 16 * len(keep), dtype=np.uint8)
     info = np.array([0, 1 if lat else 0], dtype=np.int64)
     n = rebuild_v2_records(scan.arr, rows, np.array(keep, dtype=np.int64), batch.base_timestamp,
                            batch.max_timestamp, base_ts, dest, info)
@@ -304,12 +385,12 @@ def _retained(flt, batch, scan, keep_tombstones: bool | None = None) -> list[int
 class LegacyScan:
     """A compressed v0/v1 wrapper's inner messages (``decode_legacy_inner``'s rows) as lists."""
 
-    __slots__ = ("buf", "offsets", "kpos", "klen", "vlen", "magics", "timestamps", "stored_ts", "attrs", "pos",
+    __slots__ = ("buf", "arr", "offsets", "kpos", "klen", "vlen", "magics", "timestamps", "stored_ts", "attrs", "pos",
                  "sizes")
 
-    def __init__(self, buf, out: np.ndarray):
+    def __init__(self, buf, arr: np.ndarray, out: np.ndarray):
         f = fast
-        self.buf = buf
+        self.buf, self.arr = buf, arr
         self.offsets, self.timestamps = out[f.F_OFFSET].tolist(), out[f.F_TIMESTAMP].tolist()
         self.kpos, self.klen, self.vlen = out[f.F_KEY_POS].tolist(), out[f.F_KEY_LEN].tolist(), out[f.F_VALUE_LEN].tolist()
         self.magics, self.attrs = out[f.F_MAGIC].tolist(), out[f.F_ATTRIBUTES].tolist()
@@ -336,7 +417,7 @@ def scan_legacy(batch, max_decompressed_bytes: int) -> LegacyScan | None:
                                  True)
     if n <= 0:
         return None
-    return LegacyScan(buf, out[:, :n])
+    return LegacyScan(buf, arr, out[:, :n])
 
 
 def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:

@@ -16,7 +16,7 @@ import pytest
 from kafkafmt.errors import KafkaFmtError
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log.cleaner_filter import rebuild_batch
-from kafkafmt.log.cleaner_scan import as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
+from kafkafmt.log.cleaner_scan import R_HCOUNT, as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 
 
@@ -62,7 +62,7 @@ def test_headers_and_odd_batches_go_to_the_reference():
     data = _batch(rng, "none", TimestampType.CREATE_TIME, headers=True)
     (b,) = MemoryRecords(data).batches()
     scan = scan_v2(b, as_array(data), 1 << 30)
-    with_headers = [i for i, h in enumerate(scan.hcount) if h]
+    with_headers = [i for i, h in enumerate(scan.rows[R_HCOUNT].tolist()) if h]
     assert with_headers and rebuild_v2(b, scan, with_headers, None) is None
     bad = bytearray(data)
     bad[57:61] = (b.count + 1).to_bytes(4, "big")  # recordsCount one too many: the reference raises
@@ -96,3 +96,15 @@ def test_rebuild_legacy_equals_the_builder(magic, codec, ts_type):
         for _ in range(5):
             keep = sorted(rng.sample(range(len(records)), rng.randrange(1, len(records) + 1)))
             assert rebuild_legacy(batch, scan, keep) == rebuild_batch(batch, [records[i] for i in keep], None)
+
+
+def test_md5_kernel_equals_hashlib():
+    """The offset map's digests (``SkimpyOffsetMap`` hashes keys with MD5) at every padding boundary."""
+    import numpy as np
+    from kafkafmt.log.cleaner_scan import md5_digests
+    rng = random.Random(5)
+    keys = [bytes(rng.randrange(256) for _ in range(n)) for n in list(range(0, 140)) + [1000, 4096]]
+    buf = b"".join(keys)
+    pos = [sum(len(k) for k in keys[:i]) for i in range(len(keys))]
+    got = md5_digests(np.frombuffer(buf, np.uint8), pos + [0], [len(k) for k in keys] + [-1])
+    assert got == [hashlib.md5(k).digest() for k in keys] + [None]
