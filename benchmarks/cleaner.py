@@ -1,7 +1,8 @@
 """kafkafmt's log cleaner against Kafka 3.9.2's own, on the same seeded partitions (``make bench-cleaner``).
 
 Two measurements, each a ratio of runs made in this one run, interleaved (kafkafmt, Kafka, kafkafmt,
-Kafka ...), and each rate the **median** of its runs:
+Kafka ...), and each rate the **median** of its runs, per wall second and per CPU second of the
+cleaning thread:
 
 * **warm**: one cleaning pass (``Log.clean`` / ``CleanerThread.cleanFilthiestLog``) over a fresh copy of
   the same partition, timed around the pass only (opening the log is not timed): kafkafmt in this
@@ -107,8 +108,8 @@ def _fresh_copy(src: Path, work: Path, tag: str) -> Path:
     return dst
 
 
-def clean_kafkafmt(d: Path, magic: int, segment_bytes: int, now: int, cleaner: dict) -> float:
-    """Seconds of one ``Log.clean`` pass (the log opened outside the timing)."""
+def clean_kafkafmt(d: Path, magic: int, segment_bytes: int, now: int, cleaner: dict) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``Log.clean`` pass (the log opened outside the timing)."""
     import warnings
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     from kafkafmt.log.cleaner_map import CleanerConfig
@@ -118,21 +119,22 @@ def clean_kafkafmt(d: Path, magic: int, segment_bytes: int, now: int, cleaner: d
     cfg = CleanerConfig(dedupe_buffer_size=cleaner["dedupeBufferSize"], io_buffer_size=cleaner["ioBufferSize"])
     log = Log(d, config, SimulatedClock(now), clean_shutdown=True)
     try:
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         r = log.clean(now=now, cleaner=cfg)
-        dt = time.perf_counter() - t
+        dt, dc = time.perf_counter() - t, time.thread_time() - c
     finally:
         log.close()
     if not r.cleaned:
         raise RuntimeError(f"kafkafmt did not clean {d}")
-    return dt
+    return dt, dc
 
 
-def clean_kafka(oracle, d: Path, magic: int, segment_bytes: int, now: int, cleaner: dict) -> float:
+def clean_kafka(oracle, d: Path, magic: int, segment_bytes: int, now: int, cleaner: dict) -> tuple[float, float]:
+    """Wall and CPU seconds (of the cleaning thread) of one ``cleanFilthiestLog`` in the oracle's JVM."""
     r = oracle.clean(d, now=now, config=_props(magic, segment_bytes), cleaner=cleaner)
     if not r["cleaned"]:
         raise RuntimeError(f"Kafka did not clean {d}")
-    return r["cleanNanos"] / 1e9
+    return r["cleanNanos"] / 1e9, r.get("cleanCpuNanos", 0) / 1e9
 
 
 def _same_files(a: Path, b: Path) -> bool:
@@ -159,12 +161,15 @@ def measure_warm(oracle, work: Path, size: int, runs: int, cleaner: dict, segmen
         for _ in range(runs):
             fmt.append(clean_kafkafmt(_fresh_copy(src, work, "fmt"), magic, segment_bytes, now, cleaner))
             kafka.append(clean_kafka(oracle, _fresh_copy(src, work, "kafka"), magic, segment_bytes, now, cleaner))
-        f, k = statistics.median(fmt), statistics.median(kafka)
+        f, k = statistics.median(x for x, _ in fmt), statistics.median(x for x, _ in kafka)
+        fc, kc = statistics.median(c for _, c in fmt), statistics.median(c for _, c in kafka)
         row = {"partition": name, "dirty_bytes": dirty, "runs": runs, "identical": identical,
                "kafkafmt_s": fmt, "kafka_s": kafka, "kafkafmt_mb_s": dirty / f / 1e6, "kafka_mb_s": dirty / k / 1e6,
-               "ratio": k / f}
+               "ratio": k / f, "kafkafmt_cpu_mb_s": dirty / fc / 1e6, "kafka_cpu_mb_s": dirty / kc / 1e6 if kc else None,
+               "cpu_ratio": kc / fc if kc else None}
         progress(f"  warm {name}: kafkafmt {row['kafkafmt_mb_s']:.1f} MB/s, Kafka {row['kafka_mb_s']:.1f} MB/s, "
-                 f"ratio {row['ratio']:.2f} (identical files: {identical})")
+                 f"ratio {row['ratio']:.2f}; per CPU second: {row['kafkafmt_cpu_mb_s']:.1f} vs "
+                 f"{(row['kafka_cpu_mb_s'] or 0):.1f} MB/s, ratio {(row['cpu_ratio'] or 0):.2f} (identical: {identical})")
         rows.append(row)
         shutil.rmtree(work / "src" / name, ignore_errors=True)
     return rows
@@ -205,22 +210,27 @@ def make_large_partition(d: Path, size: int, *, codec: str = "lz4", templates: i
     return d
 
 
+#: a small launcher between the benchmark and each measured process: Linux carries ``ru_maxrss`` across
+#: fork and exec, so a child forked from this (large) process would report at least this process's size
+_LAUNCH = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n"
+           "_, status, ru = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write(str(ru.ru_maxrss))\n"
+           "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
 def _timed_process(cmd: list[str], stdin: str = "") -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (bytes: ``ru_maxrss`` from ``wait4``) and stdout of one new process."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    """Wall seconds, peak RSS (bytes: the child's ``ru_maxrss``, through :data:`_LAUNCH`) and stdout of
+    one new process (the launcher's start, a few ms, is inside the time)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r") as rss:
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, text=True, cwd=ROOT,
-                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        p.stdin.write(stdin)
-        p.stdin.close()
-        _, status, usage = os.wait4(p.pid, 0)
+        p = subprocess.run([sys.executable, "-S", "-c", _LAUNCH, rss.name, *cmd], input=stdin, stdout=out,
+                           stderr=err, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         dt = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         if p.returncode != 0:
             raise RuntimeError(f"{cmd[0]} failed: {err.read().strip()[-400:]}")
-        return dt, usage.ru_maxrss * 1024, out.read()
+        return dt, int(open(rss.name).read()) * 1024, out.read()
 
 
 def _kafkafmt_cmd(d: Path, now: int, segment_bytes: int, cleaner: dict) -> list[str]:
@@ -286,10 +296,12 @@ def report(res: dict) -> str:
              f"cleaner settings: dedupe buffer {res['cleaner']['dedupeBufferSize'] >> 20} MiB, io buffer "
              f"{res['cleaner']['ioBufferSize'] >> 10} KiB; medians of interleaved runs; work dir {res['work_fs']}",
              "",
-             f"{'warm pass':<12}{'dirty MiB':>10}{'kafkafmt MB/s':>15}{'Kafka MB/s':>12}{'ratio':>8}  identical"]
+             f"{'warm pass':<12}{'dirty MiB':>10}{'kafkafmt MB/s':>15}{'Kafka MB/s':>12}{'ratio':>8}"
+             f"{'CPU: kafkafmt':>15}{'Kafka':>8}{'ratio':>8}  identical"]
     for r in res["warm"]:
         lines.append(f"{r['partition']:<12}{r['dirty_bytes'] / 2**20:>10.1f}{r['kafkafmt_mb_s']:>15.1f}"
-                     f"{r['kafka_mb_s']:>12.1f}{r['ratio']:>8.2f}  {r['identical']}")
+                     f"{r['kafka_mb_s']:>12.1f}{r['ratio']:>8.2f}{r['kafkafmt_cpu_mb_s']:>15.1f}"
+                     f"{(r['kafka_cpu_mb_s'] or 0):>8.1f}{(r['cpu_ratio'] or 0):>8.2f}  {r['identical']}")
     e = res.get("end_to_end")
     if e:
         f, k = statistics.median(e["kafkafmt_s"]), statistics.median(e["kafka_s"])
@@ -299,7 +311,9 @@ def report(res: dict) -> str:
                   f"({e['dirty_bytes'] / k / 1e6:.1f} MB/s), ratio {e['ratio']:.2f}; peak RSS kafkafmt "
                   f"{e['kafkafmt_peak_rss'] / 2**20:.0f} MiB, JVM {e['kafka_peak_rss'] / 2**20:.0f} MiB; "
                   f"identical files: {e['identical']}"]
-    lines.append("ratio = Kafka's time / kafkafmt's (above 1: kafkafmt faster)")
+    lines.append("ratio = Kafka's time / kafkafmt's (above 1: kafkafmt faster); MB/s = MB of dirty log per wall "
+                 "second; CPU: per CPU second of the cleaning thread (Python's thread_time, the JVM's "
+                 "ThreadMXBean), steadier than wall time on a loaded machine")
     return "\n".join(lines)
 
 

@@ -1,15 +1,21 @@
-"""The log cleaner's bulk read of v2 batches: one compiled pass over a batch's records area gives each
-record's byte spans, offset delta, timestamp delta and key span (no Python object per record), the keys'
-MD5 digests are taken in one comprehension (``SkimpyOffsetMap.hashInto``), and a batch the cleaner
-rebuilds is re-assembled from its retained records' own bytes.
+"""The log cleaner's bulk read: a batch's records as arrays, without a Python object per record.
 
-The bytes are those of ``MemoryRecordsBuilder`` (what :func:`~kafkafmt.log.cleaner_filter.rebuild_batch`
-writes): Kafka's ``DefaultRecord.writeTo`` writes attributes 0, the timestamp delta against the new
-``baseTimestamp`` (the first retained record's timestamp, or ``deleteHorizonMs``, KIP-534) and every
-other field as read, so a record whose varints are minimal differs from its rebuilt self only in its
-length, attributes and timestamp delta.  Anything else (non-minimal varints, headers, which Kafka
-re-encodes from Java strings, a malformed records area) is left to the reference decoder
-(:meth:`scan_v2` returns None), whose errors are Kafka's.
+* v2 data batches: one compiled pass over the records area (:func:`scan_v2_records`) gives each
+  record's byte spans, offset and timestamp deltas and key span; v0/v1 compressed wrappers: the columnar
+  core's ``decode_legacy_inner`` over the decompressed inner set.  Anything unusual (a control batch,
+  non-minimal varints, a malformed records area, any error) returns None and the reference decoder
+  runs, whose errors are Kafka's.
+* The keys' MD5 digests (``SkimpyOffsetMap.hashInto``) by a compiled MD5 over those spans
+  (:func:`md5_spans`).
+* :func:`filter_v2` / :func:`filter_legacy`: ``SegmentFilter.filter_batch``'s decisions on those
+  arrays; a batch with nothing removed is copied whole; one with records removed is re-assembled from
+  the retained records' own bytes, which are what ``MemoryRecordsBuilder`` writes
+  (:func:`~kafkafmt.log.cleaner_filter.rebuild_batch`): Kafka's ``DefaultRecord.writeTo`` writes
+  attributes 0, the timestamp delta against the new ``baseTimestamp`` (the first retained record's
+  timestamp, or ``deleteHorizonMs``, KIP-534) and every other field as read; ``LegacyRecord`` entries
+  keep their bytes from the magic on, with the inner offset made relative to the first retained one
+  (KIP-31).  Where the builder would write more differently (headers, which Kafka re-encodes from Java
+  strings; another inner magic or attributes; a bad inner CRC) or refuse, the builder runs.
 """
 from __future__ import annotations
 
@@ -20,12 +26,13 @@ import numpy as np
 from .. import compression as _compression
 from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..errors import KafkaFmtError
+from ..limits import check_record_count
 from ..records import fast
 from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
 from ..records.fast.kernels import _varint, _varlong
 from ..records.legacy import encode_legacy_entry, legacy_attributes
-from ..varint import encode_varint, encode_varlong, wrap64
+from ..varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2", "filter_v2"]
 
@@ -266,6 +273,7 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
         return None
     try:
         if batch.compression == CompressionType.NONE:
+            check_record_count(count, position=batch.position)  # as payload() does first
             buf, arr, start, end = batch._buf, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
         else:
             payload, _ = batch.payload(max_decompressed_bytes=max_decompressed_bytes)
