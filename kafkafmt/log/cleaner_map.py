@@ -111,6 +111,11 @@ class OffsetMap:
         """:meth:`get` by the key's MD5 digest."""
         return self._map.get(digest, -1)
 
+    def get_digests(self, digests: list) -> list[int]:
+        """:meth:`get_digest` of each digest (None, a null key, gives -1)."""
+        get = self._map.get
+        return [get(d, -1) for d in digests]
+
     def put_digests(self, digests: list, offsets: list) -> None:
         """:meth:`put` of each (digest, offset) in order; the caller checks the capacity first."""
         self._map.update(zip(digests, offsets))

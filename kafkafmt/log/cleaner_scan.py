@@ -369,20 +369,19 @@ def _retained(flt, batch, scan, keep_tombstones: bool | None = None) -> list[int
     batch's delete horizon, v0/v1 by ``keep_tombstones`` (the segment's modification time)."""
     offsets, vlen = scan.offsets, scan.vlen
     latest_offset = flt.map.latest_offset
-    get = flt.map.get_digest
     if keep_tombstones is None:
         h = batch.delete_horizon_ms
         keep_tombstones = h is None or flt.now < h
     stats = flt.stats
+    keys = digests(scan)
     keep = []
-    for i, dg in enumerate(digests(scan)):
-        off = offsets[i]
+    for i, (off, latest, v) in enumerate(zip(offsets, flt.map.get_digests(keys), vlen)):
         if off > latest_offset:
             keep.append(i)
-        elif dg is None:
+        elif keys[i] is None:
             stats.invalid_messages += 1
-        elif off >= get(dg):
-            if vlen[i] >= 0 or keep_tombstones:
+        elif off >= latest:
+            if v >= 0 or keep_tombstones:
                 keep.append(i)
             else:
                 stats.tombstones_removed += 1
