@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from .. import compression as _compression
-from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
+from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, CompressionType, TimestampType
 from ..errors import KafkaFmtError
 from ..limits import check_record_count
 from ..records import fast
@@ -34,7 +34,8 @@ from ..records.fast.kernels import _varint, _varlong
 from ..records.legacy import encode_legacy_entry, legacy_attributes
 from ..varint import wrap64
 
-__all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2", "filter_v2"]
+__all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
+           "rebuild_legacy", "filter_v2", "md5_digests"]
 
 #: the rows of :func:`scan_v2_records`' output
 R_START, R_BODY, R_TSD, R_TSD_END, R_TS_DELTA, R_OFF_DELTA, R_KPOS, R_KLEN, R_VLEN, R_HCOUNT, R_END, R_ATTR = range(12)
@@ -269,7 +270,7 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
     """A data batch's records (``segment``: the batch's input as a uint8 array), or None for the reference
     decoder: a control batch, an unusual count or codec, a decompression error, an unusual record."""
     count = batch.count
-    if batch.is_control or count < 0 or batch.attributes & 0x07 > CompressionType.ZSTD:
+    if batch.is_control or count < 0 or batch.attributes & V2_COMPRESSION_CODEC_MASK > CompressionType.ZSTD:
         return None
     try:
         if batch.compression == CompressionType.NONE:
@@ -399,7 +400,8 @@ class LegacyScan:
         f = fast
         self.buf, self.arr = buf, arr
         self.offsets, self.timestamps = out[f.F_OFFSET].tolist(), out[f.F_TIMESTAMP].tolist()
-        self.kpos, self.klen, self.vlen = out[f.F_KEY_POS].tolist(), out[f.F_KEY_LEN].tolist(), out[f.F_VALUE_LEN].tolist()
+        self.kpos, self.klen = out[f.F_KEY_POS].tolist(), out[f.F_KEY_LEN].tolist()
+        self.vlen = out[f.F_VALUE_LEN].tolist()
         self.magics, self.attrs = out[f.F_MAGIC].tolist(), out[f.F_ATTRIBUTES].tolist()
         self.stored_ts, self.pos, self.sizes = (out[f.F_STORED_TIMESTAMP].tolist(), out[f.F_RECORD_POS].tolist(),
                                                 out[f.F_SIZE].tolist())
