@@ -16,6 +16,8 @@
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
 #   make bench-dump   `kafkafmt dump --deep` vs Kafka 3.9.2's kafka-dump-log on a 300k-record segment, new processes
 #                     (benchmarks/dump_deep.py; needs `make oracle`'s jars; build/bench/dump_deep.json)
+#   make bench-cleaner  the log cleaner vs Kafka 3.9.2's warm Cleaner (oracle JVM) and vs a JVM process end to
+#                     end, build/bench/cleaner.json (< 6 min; `make bench` runs its --quick form, < 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
 #   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
@@ -35,7 +37,7 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick bench-dump pipeline fuzz bench-spark
+.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -95,6 +97,12 @@ test: setup
 
 bench: setup
 	$(PY) benchmarks/bench.py
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
+	$(PY) benchmarks/cleaner.py --quick
+
+bench-cleaner: setup
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
+	$(PY) benchmarks/cleaner.py
 
 bench-quick: setup
 	$(PY) benchmarks/bench.py --quick

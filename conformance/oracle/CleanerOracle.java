@@ -14,7 +14,9 @@
 //        builds `new LogCleaner(config, [log dir], {tp -> log}, channel, time)` and runs one
 //        `CleanerThread.cleanFilthiestLog()` (reflection: it is private), then closes the log.
 //        The cleaner writes `cleaner-offset-checkpoint` into the log dir, as a broker's does.
-//     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...]}
+//     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...],
+//         "cleanNanos", "cleanCpuNanos": the wall time and the calling thread's CPU time of the
+//         cleanFilthiestLog call alone (benchmarks/cleaner.py)}
 // Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -152,7 +154,12 @@ public final class CleanerOracle {
             }
             if (step == null) throw new IllegalStateException("CleanerThread.cleanFilthiestLog not found");
             step.setAccessible(true);
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            long c0 = cpu.getCurrentThreadCpuTime();
+            long t0 = System.nanoTime();
             cleaned = (Boolean) step.invoke(thread);
+            out.put("cleanNanos", System.nanoTime() - t0);
+            out.put("cleanCpuNanos", cpu.getCurrentThreadCpuTime() - c0);
             out.put("cleaned", cleaned);
             out.put("logStartOffset", log.logStartOffset());
             out.put("logEndOffset", log.logEndOffset());

@@ -16,7 +16,8 @@ Modules:
 ``retention``      ``deleteOldSegments`` (time, size, log start offset), mixed into :class:`Log`
 ``cleaner``        one log-cleaner pass (``LogCleaner``/``Cleaner``): :func:`~kafkafmt.log.cleaner.clean_log`,
                    ``Log.clean``; ``cleaner_map`` (``CleanerConfig``, the offset map) and
-                   ``cleaner_filter`` (``MemoryRecords.filterTo`` with the cleaner's filter)
+                   ``cleaner_filter`` (``MemoryRecords.filterTo`` with the cleaner's filter);
+                   ``cleaner_scan`` (the same filter over batches read in bulk by compiled kernels)
 ``epoch``          the leader epoch cache and its ``leader-epoch-checkpoint`` file
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`

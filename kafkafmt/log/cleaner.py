@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import kafka_lines
-from ..constants import INT32_MAX, INT64_MAX, LOG_OVERHEAD
+from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
 from ..layout import TXN_INDEX_ENTRY
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
+from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
 from .files import (CLEANED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists,
                     log_file, offset_index_file, read_checkpoint, time_index_file, transaction_index_file,
                     write_checkpoint)
@@ -207,24 +208,61 @@ def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: fl
 
 def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn, stats) -> bool:
     position = seg.offset_index.lookup(start).position
-    for b in MemoryRecords(seg.log.read(position, seg.size - position)).batches():
+    data = seg.log.read(position, seg.size - position)
+    arr = as_array(data)
+    for b in MemoryRecords(data).batches():
         if b.is_control:
             txn.on_control_batch_read(b)
             stats.map_messages_read += 1
         elif txn.on_batch_read(b):
             stats.map_messages_read += b.count or 0
         else:
-            for r in b.records():
-                if r.key is not None and r.offset >= start:
-                    if omap.size < max_size:
-                        omap.put(r.key, r.offset)
-                    else:
-                        return True
-                stats.map_messages_read += 1
+            scan = _scan(b, arr)
+            if scan is not None:
+                if _map_scanned(scan, omap, start, max_size, stats):
+                    return True
+            else:
+                for r in b.records():
+                    if r.key is not None and r.offset >= start:
+                        if omap.size < max_size:
+                            omap.put(r.key, r.offset)
+                        else:
+                            return True
+                    stats.map_messages_read += 1
         if b.last_offset >= start:
             omap.update_latest_offset(b.last_offset)
         stats.map_bytes_read += b.size_in_bytes
     omap.update_latest_offset(nxt - 1)
+    return False
+
+
+def _scan(b, arr):
+    """A data batch read in bulk (:mod:`~kafkafmt.log.cleaner_scan`), or None for the record-by-record path."""
+    if b.magic >= 2:
+        return scan_v2(b, arr, DEFAULT_MAX_DECOMPRESSED_BYTES)
+    return scan_legacy(b, DEFAULT_MAX_DECOMPRESSED_BYTES) if b.is_compressed else None
+
+
+def _map_scanned(scan, omap: OffsetMap, start: int, max_size: int, stats) -> bool:
+    """The records of a scanned v2 batch into the map, all at once when they fit; True when it filled."""
+    every, offsets = digests(scan), scan.offsets
+    keys = every
+    if None in keys or (offsets and min(offsets) < start):
+        pairs = [(k, o) for k, o in zip(every, offsets) if k is not None and o >= start]
+        keys, wanted = [k for k, _ in pairs], [o for _, o in pairs]
+    else:
+        wanted = offsets
+    if omap.size + len(keys) <= max_size:
+        omap.put_digests(keys, wanted)
+        stats.map_messages_read += len(offsets)
+        return False
+    for k, o in zip(every, offsets):
+        if k is not None and o >= start:
+            if omap.size < max_size:
+                omap.put_digests([k], [o])
+            else:
+                return True
+        stats.map_messages_read += 1
     return False
 
 
@@ -258,11 +296,14 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
     ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size."""
     data = seg.log.read(0, seg.size)
+    arr = as_array(data)
     position, cap = 0, io_buffer
     while position < len(data):
         out, max_offset, read = [], -1, 0
         for b in MemoryRecords(data, start=position, end=min(len(data), position + cap)).batches():
-            kept, m = flt.filter_batch(b)
+            scan = _scan(b, arr)
+            kept, m = (flt.filter_batch(b) if scan is None else
+                       filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan))
             read += b.size_in_bytes
             if kept:
                 out.append(kept)

@@ -107,6 +107,21 @@ class OffsetMap:
         """The latest offset of ``key``, or -1 when it is not in the map."""
         return self._map.get(hashlib.md5(key).digest(), -1)
 
+    def get_digest(self, digest: bytes) -> int:
+        """:meth:`get` by the key's MD5 digest."""
+        return self._map.get(digest, -1)
+
+    def get_digests(self, digests: list) -> list[int]:
+        """:meth:`get_digest` of each digest (None, a null key, gives -1)."""
+        get = self._map.get
+        return [get(d, -1) for d in digests]
+
+    def put_digests(self, digests: list, offsets: list) -> None:
+        """:meth:`put` of each (digest, offset) in order; the caller checks the capacity first."""
+        self._map.update(zip(digests, offsets))
+        if offsets:
+            self.latest_offset = offsets[-1]
+
     def update_latest_offset(self, offset: int) -> None:
         self.latest_offset = offset
 
