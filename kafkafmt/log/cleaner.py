@@ -301,7 +301,9 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     while position < len(data):
         out, max_offset, read = [], -1, 0
         for b in MemoryRecords(data, start=position, end=min(len(data), position + cap)).batches():
-            scan = _scan(b, arr)
+            # the compiled fast path keeps each magic as it is; a line that rewrites v0/v1 as v2
+            # (row cleaner.legacy_to_v2) takes the filter's path for them
+            scan = None if b.magic < 2 and flt.legacy_to_v2 else _scan(b, arr)
             kept, m = (flt.filter_batch(b) if scan is None else
                        filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan))
             read += b.size_in_bytes
