@@ -394,27 +394,19 @@ def sample_now_ms() -> int:
     return w.start_ms + w.duration_ms
 
 
-@lru_cache(maxsize=2)
-def _sample_audit(logs: str):
+@lru_cache(maxsize=8)
+def _sample_audit(logs: str, target: str, compacted: tuple[str, ...]):
     from ..audit import audit_log_dirs
-    return audit_log_dirs([logs], target="4.4", now_ms=sample_now_ms())
+    return audit_log_dirs([logs], target=target, now_ms=sample_now_ms(),
+                          topic_config={t: {"cleanup.policy": "compact"} for t in compacted})
 
 
 def sample_audit(target: str = "4.4", compacted: tuple[str, ...] = (), root=None):
     """:func:`kafkafmt.audit.audit_log_dirs` over the sample logs for ``target``, the topics in
-    ``compacted`` taken as ``cleanup.policy=compact`` (``-c TOPIC:cleanup.policy=compact``).  The
-    segments are scanned once; a target or topic setting re-reads no file."""
-    import dataclasses
-    from ..audit import AuditReport, topic_setting
-    base = _sample_audit(str(sample_logs(root)))
-    target = kafka_lines.check_line(target)
-    parts = []
-    for p in base.partitions:
-        setting = p.setting
-        if p.topic in compacted:
-            setting = topic_setting(p.topic, Path(p.dir).parent, {p.topic: {"cleanup.policy": "compact"}})
-        parts.append(dataclasses.replace(p, setting=setting, target=target))
-    return AuditReport(target, base.now_ms, base.inputs, parts)
+    ``compacted`` taken as ``cleanup.policy=compact`` (``-c TOPIC:cleanup.policy=compact``): a compacted
+    topic's old data is cleaned on a copy by the target line's cleaner, as the command does.  Each
+    combination is computed once."""
+    return _sample_audit(str(sample_logs(root)), kafka_lines.check_line(target), tuple(sorted(compacted)))
 
 
 def audit_rows(report) -> list[dict]:
