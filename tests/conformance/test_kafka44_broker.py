@@ -113,9 +113,20 @@ def upgraded(broker44):
     place_segments(broker44, "cleaned", {0: old_log(compacted=True), N_OLD: CLEANED_TAIL}, log_end_offset=N_OLD + 1)
     broker44.start()
     with broker44.client() as c:
-        c.wait_for_leader("old")
-        c.wait_for_leader("oldc")
+        for topic in ("old", "oldc", "cleaned"):
+            c.wait_for_leader(topic)
+            _wait_fetchable(c, topic)
     return logs
+
+
+def _wait_fetchable(c, topic: str, timeout: float = 60.0) -> None:
+    """After a restart the metadata can name the leader before the partition serves fetches
+    (NOT_LEADER_OR_FOLLOWER, 6, for a moment on a loaded machine): wait until a fetch is answered."""
+    deadline = time.monotonic() + timeout
+    while (code := c.fetch(topic, 0, 0, version=11).error_code) == 6:
+        assert time.monotonic() < deadline, f"{topic}: still NOT_LEADER_OR_FOLLOWER after {timeout}s"
+        time.sleep(0.1)
+    assert code == 0, f"{topic}: fetch error {code} after the restart"
 
 
 def _closed(call) -> bool:
