@@ -277,23 +277,7 @@ class KafkaBroker:
 
     def start(self, timeout: float = 90.0) -> None:
         self.process.start()
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            if not self.process.running():
-                raise BrokerError(f"Kafka broker ({self.profile}) exited with {self.process.proc.returncode}\n"
-                                  f"{self.process.log_tail()}")
-            try:
-                with self.client(timeout=5) as c:
-                    c.api_versions()
-                    md = c.metadata([])
-                    if md["controller"] >= 0 and md["brokers"]:
-                        return
-            except (OSError, ProtocolError) as e:
-                last = e
-            time.sleep(0.2)
-        raise BrokerError(f"Kafka broker ({self.profile}) not ready on port {self.port} within {timeout}s "
-                          f"({last})\n{self.process.log_tail()}")
+        wait_until_ready(self.process, self.client, f"Kafka broker ({self.profile})", self.port, timeout)
 
     def stop(self) -> None:
         self.process.stop()
@@ -376,3 +360,25 @@ class Cluster:
 
 __all__ = ["Cluster", "KafkaBroker", "ZooKeeper", "JavaProcess", "BrokerError", "PROFILES", "java_missing_reason",
            "free_port", "port_is_listening", "pid_alive", "LIB_DIR", "REPO_ROOT"]
+
+
+def wait_until_ready(process: "JavaProcess", client, what: str, port: int, timeout: float,
+                     log_tail=lambda: "") -> None:
+    """Poll a starting broker until it answers ApiVersions and its metadata names a controller and a
+    broker; a BrokerError with the logs' tails if the process exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if not process.running():
+            raise BrokerError(f"{what} exited with {process.proc.returncode}\n{process.log_tail()}\n{log_tail()}")
+        try:
+            with client(timeout=5) as c:
+                c.api_versions()
+                md = c.metadata([])
+                if md["controller"] >= 0 and md["brokers"]:
+                    return
+        except (OSError, ProtocolError) as e:
+            last = e
+        time.sleep(0.2)
+    raise BrokerError(f"{what} not ready on port {port} within {timeout}s ({last})\n{process.log_tail()}\n"
+                      f"{log_tail()}")

@@ -25,12 +25,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
-from .broker import BrokerError, JavaProcess, REPO_ROOT, free_port
-from .client import KafkaClient, ProtocolError
+from .broker import BrokerError, JavaProcess, REPO_ROOT, free_port, wait_until_ready
+from .client import KafkaClient
 
 LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", REPO_ROOT / "conformance" / ".cache" / "lib-4.4"))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
@@ -186,23 +185,7 @@ class KRaftBroker:
         self.process = JavaProcess(f"kafka-{self.starts}", "kafka.Kafka", [str(self.properties)], self.root,
                                    jvm_opts=JVM_OPTS_44, sysprops=self._sysprops(), lib_dir=LIB44_DIR)
         self.process.start()
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            if not self.process.running():
-                raise BrokerError(f"Kafka 4.4.0 broker exited with {self.process.proc.returncode}\n"
-                                  f"{self.process.log_tail()}\n{self._log_tail()}")
-            try:
-                with self.client(timeout=5) as c:
-                    c.api_versions()
-                    md = c.metadata([])
-                    if md["controller"] >= 0 and md["brokers"]:
-                        return
-            except (OSError, ProtocolError) as e:
-                last = e
-            time.sleep(0.2)
-        raise BrokerError(f"Kafka 4.4.0 broker not ready on port {self.port} within {timeout}s ({last})\n"
-                          f"{self._log_tail()}")
+        wait_until_ready(self.process, self.client, "Kafka 4.4.0 broker", self.port, timeout, self._log_tail)
 
     def _log_tail(self, n: int = 3000) -> str:
         try:

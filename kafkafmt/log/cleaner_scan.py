@@ -30,6 +30,7 @@ from ..limits import check_record_count
 from ..records import fast
 from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
+from ..records.fast.build_kernel import put_uvarint
 from ..records.fast.kernels import _varint, _varlong
 from ..records.legacy import encode_legacy_entry, legacy_attributes
 from ..varint import wrap64
@@ -114,16 +115,6 @@ def scan_v2_records(data, start, end, count, out):
     return count
 
 
-@inner
-def _put_uvarint(dest, q, u):
-    while u >= np.uint64(0x80):
-        dest[q] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
-        u >>= np.uint64(7)
-        q += 1
-    dest[q] = np.uint8(u)
-    return q + 1
-
-
 @kernel
 def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
     """The retained records ``keep`` re-encoded into ``dest`` against ``new_base`` (attributes 0, the
@@ -151,9 +142,9 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
         rest = out[R_END, i] - out[R_TSD_END, i]
         u = (np.uint64(delta) << np.uint64(1)) ^ np.uint64(delta >> np.int64(63))
         body = 1 + _zz_size(u) + rest
-        q = _put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
+        q = put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
         dest[q] = 0
-        q = _put_uvarint(dest, q + 1, u)
+        q = put_uvarint(dest, q + 1, u)
         s = out[R_TSD_END, i]
         for k in range(rest):
             dest[q + k] = data[s + k]

@@ -31,7 +31,8 @@ def _size(u):
 
 
 @inner
-def _put(out, p, u):
+def put_uvarint(out, p, u):
+    """Write ``u`` as an unsigned varint at ``out[p]``; the position after it."""
     while u >= np.uint64(0x80):
         out[p] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
         u >>= np.uint64(7)
@@ -92,14 +93,14 @@ def write_v2_records(out, body, timestamps, offsets, key_data, key_pos, key_len,
         for i in range(lo, min(lo + per_batch, n)):
             tz, oz = _deltas(timestamps, offsets, i, lo)
             kl, vl, hl = key_len[i], value_len[i], hdr_len[i]
-            p = _put(out, p, _zigzag(np.int64(body[i])))
+            p = put_uvarint(out, p, _zigzag(np.int64(body[i])))
             out[p] = 0
-            p = _put(out, p + 1, tz)
-            p = _put(out, p, oz)
-            p = _put(out, p, _zigzag(np.int64(kl)))
+            p = put_uvarint(out, p + 1, tz)
+            p = put_uvarint(out, p, oz)
+            p = put_uvarint(out, p, _zigzag(np.int64(kl)))
             if kl > 0:
                 p = _copy(out, p, key_data, key_pos[i], kl)
-            p = _put(out, p, _zigzag(np.int64(vl)))
+            p = put_uvarint(out, p, _zigzag(np.int64(vl)))
             if vl > 0:
                 p = _copy(out, p, value_data, value_pos[i], vl)
             if hl >= 0:
