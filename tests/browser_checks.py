@@ -17,7 +17,9 @@ from __future__ import annotations
 PANEL_STATE = r"""(el) => {
     const vis = (n) => { const r = n.getBoundingClientRect(); const s = getComputedStyle(n);
         return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
-    const control = (n) => n.closest('.widget-inline-hbox, .widget-slider, .widget-dropdown, .widget-checkbox');
+    // a control (ipywidgets 8 gives HTML views the class widget-inline-hbox too: they are no control)
+    const control = (n) => n.closest('.widget-inline-hbox:not(.widget-html), .widget-slider, .widget-dropdown, '
+                                     + '.widget-checkbox, .widget-text');
     const errorLike = /^\s*(⚠|[A-Z][A-Za-z]*(Error|Exception):|Traceback)/;
     const errors = Array.from(el.querySelectorAll(
             '.kf-error, [data-mime-type="application/vnd.jupyter.stderr"], [data-mime-type="application/vnd.jupyter.error"], '
