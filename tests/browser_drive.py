@@ -32,6 +32,25 @@ def panels(page) -> list[tuple[str, object]]:
     return [(t, page.locator(f"[data-kf-panel='{i}']")) for i, t in enumerate(titles)]
 
 
+def wait_for_panels(page, where: str, quiet_s: float = 1.0) -> list[tuple[str, object]]:
+    """The panels once the widgets are drawn (they appear one by one after the page has run): at least one, each
+    with its view, and their number unchanged for ``quiet_s``."""
+    try:
+        page.wait_for_function(f"() => ({FIND_PANELS})().length > 0", timeout=60_000)
+    except Exception:
+        raise AssertionError(f"{where}: no panel on the page") from None
+    ready = f"() => ({FIND_PANELS})() && Array.from(document.querySelectorAll('[data-kf-panel]'))" \
+            ".every((el) => el.querySelector('.kf-view'))"
+    last, since = -1, time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        page.wait_for_function(ready, timeout=60_000)
+        n = len(page.evaluate(FIND_PANELS))
+        if n != last:
+            last, since = n, time.monotonic()
+        time.sleep(0.2)
+    return panels(page)
+
+
 def control(panel, description: str):
     """The control of ``panel`` labelled ``description``."""
     return panel.locator(".widget-inline-hbox:not(.widget-html)").filter(
@@ -146,7 +165,13 @@ def _format_offers_codecs(panel, where, fmt="format"):
     state = select(panel, fmt, "v2", where)
     assert "zstd" in options(panel, "codec"), f"{where}: zstd not offered for v2"
     if has_headers:
-        assert not slider_state(panel, "headers")["disabled"], f"{where}: headers slider off for v2"
+        st = slider_state(panel, "headers")
+        assert not st["disabled"], f"{where}: headers slider off for v2"
+        if st["now"] == 0:  # v1 set it to 0 (no headers there): a person moves it up again
+            before = panel.evaluate(SHOWN)
+            keys(panel, "headers", "ArrowRight")
+            wait_changed(panel, before)
+            state = check(panel, f"{where}, headers back to 1 on v2")
     assert state["results"] and not state["errors"], f"{where}: back on v2 shows {state} "
 
 
@@ -206,8 +231,7 @@ SCENARIOS = {
 
 def exercise(page, where: str) -> list[str]:
     """Every panel of the page checked as shown, driven through its scenario, checked again; returns the titles."""
-    found = panels(page)
-    assert found, f"{where}: no panel on the page"
+    found = wait_for_panels(page, where)
     for title, panel in found:
         panel.scroll_into_view_if_needed()
         settle(panel)

@@ -156,7 +156,7 @@ def chromium():
 def _first_panel_on_top(page) -> None:
     found = panels(page)
     if found:
-        found[0][1].evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        found[0][1].evaluate("(el) => { el.scrollIntoView({block: 'start'}); document.activeElement.blur(); }")
         page.wait_for_timeout(300)
 
 
@@ -170,6 +170,7 @@ def test_every_notebook_in_jupyterlab(lab, chromium, nb):
         # a workspace of its own, reset: only this notebook is open
         page.goto(f"{base}/lab/workspaces/{nb.stem}/tree/{nb.name}?reset&token={token}")
         _run_all(page, nb.name)
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook, not the file browser
         assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
                                 ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count(), \
             f"{nb.stem}: a traceback or stderr output in the browser"
