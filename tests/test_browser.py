@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_checks import check
 from browser_drive import exercise, panels
 from ci_mode import skip_or_fail
 
@@ -236,43 +237,43 @@ def report_dir(tmp_path_factory):
     return out
 
 
-def test_the_report_offline_shows_every_panel(report_dir):
+def test_the_report_offline_shows_every_panel(report_dir, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with _playwright() as p:
-        browser = _browser(p)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
-            page = context.new_page()
-            blocked = _only(page, ("file://", "data:"))
+    context = chromium.new_context(viewport=VIEWPORT, offline=True)
+    try:
+        page = context.new_page()
+        blocked = _only(page, ("file://", "data:"))
+        page.goto((report_dir / "index.html").as_uri())
+        links = page.locator("li > a")
+        notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+        assert links.count() == len(notebooks)
+        page.screenshot(path=str(SHOTS / "report-index.png"), full_page=True)
+        for i, nb in enumerate(notebooks):
             page.goto((report_dir / "index.html").as_uri())
-            links = page.locator("li > a")
-            notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
-            assert links.count() == len(notebooks)
-            page.screenshot(path=str(SHOTS / "report-index.png"), full_page=True)
-            for i, nb in enumerate(notebooks):
-                page.goto((report_dir / "index.html").as_uri())
-                page.locator("li > a").nth(i).click()
-                page.wait_for_load_state("load")
-                assert page.url.endswith(f"{nb.stem}.html")
-                shown = page.evaluate(_SNAPSHOTS, "kf-panel-snapshot")
-                assert shown, f"{nb.stem}: no panel in the report"
-                for s in shown:
-                    assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
-                    assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
-                        f"{nb.stem}: panel {s['title']!r} shows nothing"
-                    assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
-                    assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
-                for other in page.locator(".kf-widget-snapshot").all():  # widgets drawn from their stored state:
-                    # only progress bars (a panel drawn so would have missed its snapshot of its default state)
-                    assert other.locator("progress").count() == 1, f"{nb.stem}: a panel without its snapshot"
-                    assert "100%" in other.inner_text(), f"{nb.stem}: a progress bar not at its final text"
-                assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
-                    .count(), f"{nb.stem}: stderr output in the report"
-                page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
-                page.screenshot(path=str(SHOTS / f"report-{nb.stem}.png"))
-            assert blocked == [], f"the report asked the network for {blocked[:3]}"
-        finally:
-            browser.close()
+            page.locator("li > a").nth(i).click()
+            page.wait_for_load_state("load")
+            assert page.url.endswith(f"{nb.stem}.html")
+            shown = page.evaluate(_SNAPSHOTS, "kf-panel-snapshot")
+            assert shown, f"{nb.stem}: no panel in the report"
+            for s in shown:
+                assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
+                assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
+                    f"{nb.stem}: panel {s['title']!r} shows nothing"
+                assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
+                assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
+            for snap in page.locator(".kf-panel-snapshot").all():  # the same checks as on a live panel
+                check(snap, f"report {nb.stem}")
+            for other in page.locator(".kf-widget-snapshot").all():  # widgets drawn from their stored state:
+                # only progress bars (a panel drawn so would have missed its snapshot of its default state)
+                assert other.locator("progress").count() == 1, f"{nb.stem}: a panel without its snapshot"
+                assert "100%" in other.inner_text(), f"{nb.stem}: a progress bar not at its final text"
+            assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
+                .count(), f"{nb.stem}: stderr output in the report"
+            page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(SHOTS / f"report-{nb.stem}.png"))
+        assert blocked == [], f"the report asked the network for {blocked[:3]}"
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
