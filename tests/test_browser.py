@@ -1,8 +1,12 @@
-"""A real browser on the workbench: JupyterLab on 127.0.0.1 with a token, Debian's Chromium driven by
-Playwright.  Opens three notebooks, runs them, moves a slider (by keyboard, as a user would) and
-checks that the rendered view changed; screenshots go to build/screenshots/.  Every process it
-starts is stopped by PID.  Skipped locally (failing under CI=true) without chromium or playwright;
-``make setup`` installs Debian's chromium when it is missing (scripts/ensure-chromium.sh).
+"""A real browser on the workbench, as a person would see it: every notebook opened in JupyterLab (one server on
+127.0.0.1 with a token) and in the presentation mode (one Voilà server, ``make present``), the offline report,
+all in Debian's Chromium driven by Playwright.  Every panel of every notebook is driven through an invalid
+combination and back, or its adaptive control is shown refusing the invalid value (tests/browser_drive.py), and
+the test fails on an error line beside a stale result, a cut table cell or an upscaled image
+(tests/browser_checks.py, proven able to fail by tests/test_browser_checks.py).  Screenshots go to
+build/screenshots/ (the README's, copied to docs/screenshots/).  Every process it starts is stopped by PID.
+Skipped locally (failing under CI=true) without chromium or playwright; ``make setup`` installs Debian's chromium
+when it is missing (scripts/ensure-chromium.sh).
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from browser_checks import check
+from browser_drive import exercise, panels
 from ci_mode import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,12 +33,8 @@ CHROMIUM = os.environ.get("KAFKAFMT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "build" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-#: notebook → (title of the panel to drive, description of its slider, CSS of the view that must change)
-DRIVE = {
-    "01-format-anatomy": ("Record set bytes", "records", ".kf-bytes"),
-    "02-timestamps": ("Which producers get through", "max skew h", "img"),
-    "03-time-index": ("offsetsForTimes under skew", "skew s", "img"),
-}
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+VIEWPORT = {"width": 1280, "height": 900}
 
 
 def _free_port() -> int:
@@ -71,6 +73,9 @@ def lab(tmp_path_factory):
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension"  # every cell in the DOM, as a reader scrolls
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     token, port = secrets.token_hex(16), _free_port()
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(home / "settings"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), MPLBACKEND="module://matplotlib_inline.backend_inline")
@@ -103,71 +108,80 @@ def lab(tmp_path_factory):
         log.close()
 
 
+#: the notebook at ``path`` is shown, its kernel idle and every non-empty code cell has run (outputs were cleared first)
+_ALL_RAN = """(path) => {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    if (!w || !w.context || w.context.path !== path || !w.sessionContext.session) return false;
+    const k = w.sessionContext.session.kernel;
+    const code = w.content.widgets.filter((c) => c.model.type === 'code' && c.model.sharedModel.getSource().trim());
+    return !!k && k.status === 'idle' && code.length > 0 && code.every((c) => c.model.executionCount !== null);
+}"""
 _KERNEL_IDLE = """(path) => {
     const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
     const k = w && w.context && w.context.path === path && w.sessionContext.session
               && w.sessionContext.session.kernel;
     return k && k.status === 'idle';
 }"""
+_STARTED = """(path) => { const w = window.jupyterapp.shell.currentWidget;
+    return w.content.widgets.some((c) => c.model.type === 'code' && c.model.executionCount !== null)
+        || w.sessionContext.session.kernel.status !== 'idle'; }"""
 
 
-def _run_all(page, path: str, title: str) -> None:
-    """Run All once the notebook's kernel is idle (right after load the first Run All can be ignored: retry once)."""
-    page.wait_for_function(_KERNEL_IDLE, arg=path, timeout=60_000)
+def _run_all(page, path: str) -> None:
+    """Clear the stored outputs, Run All once the kernel is idle and wait until every cell has run (right after
+    load the first Run All can be ignored: then it is sent again)."""
+    page.wait_for_function(_KERNEL_IDLE, arg=path, timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     for attempt in range(2):
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         try:
-            _panel(page, title).wait_for(timeout=40_000)
-            return
+            page.wait_for_function(_STARTED, arg=path, timeout=15_000)
+            break
         except Exception:
             if attempt:
                 raise
+    page.wait_for_function(_ALL_RAN, arg=path, timeout=240_000, polling=500)
 
 
-def _panel(page, title):
-    return page.locator(".widget-vbox", has=page.locator(f".widget-html-content b:text-is('{title}')")).last
-
-
-def _view_state(panel, css):
-    return panel.evaluate(f"""(el) => Array.from(el.querySelectorAll('{css}')).map(
-        (n) => n.tagName === 'IMG' ? n.src + ':' + n.naturalWidth : n.innerHTML).join('|')""")
-
-
-def test_three_notebooks_in_a_real_browser(lab):
-    from playwright.sync_api import sync_playwright
-    base, token = lab
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for the whole file (a new page per notebook)."""
+    with _playwright() as p:
+        browser = _browser(p)
         try:
-            for name, (title, slider, css) in DRIVE.items():
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                # a workspace of its own, reset: only this notebook is open
-                page.goto(f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?reset&token={token}")
-                _run_all(page, f"{name}.ipynb", title)
-                panel = _panel(page, title)
-                panel.locator(css).first.wait_for(timeout=60_000)
-                before = _view_state(panel, css)
-                assert before, f"{name}: the panel {title!r} rendered nothing"
-                handle = panel.locator(".widget-slider", has=page.locator(f"label:text-is('{slider}')")) \
-                    .locator(".noUi-handle").first
-                handle.scroll_into_view_if_needed()
-                handle.focus()
-                handle.press("ArrowRight")
-                handle.press("ArrowRight")
-                page.wait_for_function(
-                    "([el, css, before]) => Array.from(el.querySelectorAll(css)).map((n) => n.tagName === 'IMG' ? "
-                    "n.src + ':' + n.naturalWidth : n.innerHTML).join('|') !== before",
-                    arg=[panel.element_handle(), css, before], timeout=30_000)
-                assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
-                    .count(), f"{name}: a traceback or stderr output in the browser"
-                panel.scroll_into_view_if_needed()
-                page.screenshot(path=str(SHOTS / f"{name}.png"))
-                assert (SHOTS / f"{name}.png").stat().st_size > 10_000
-                page.close(run_before_unload=False)
-                _stop_kernels(base, token)  # one kernel at a time on a 2-core machine
+            yield browser
         finally:
             browser.close()
+
+
+def _first_panel_on_top(page) -> None:
+    found = panels(page)
+    if found:
+        found[0][1].evaluate("(el) => { el.scrollIntoView({block: 'start'}); document.activeElement.blur(); }")
+        page.wait_for_timeout(300)
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_every_notebook_in_jupyterlab(lab, chromium, nb):
+    """Run All in JupyterLab, then every panel into an invalid combination and back (tests/browser_drive.py)."""
+    base, token = lab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        # a workspace of its own, reset: only this notebook is open
+        page.goto(f"{base}/lab/workspaces/{nb.stem}/tree/{nb.name}?reset&token={token}")
+        _run_all(page, nb.name)
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook, not the file browser
+        assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+                                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count(), \
+            f"{nb.stem}: a traceback or stderr output in the browser"
+        exercise(page, f"JupyterLab {nb.stem}")
+        _first_panel_on_top(page)
+        page.screenshot(path=str(SHOTS / f"{nb.stem}.png"))
+        assert (SHOTS / f"{nb.stem}.png").stat().st_size > 10_000
+    finally:
+        page.close(run_before_unload=False)
+        _stop_kernels(base, token)  # one kernel at a time on a 2-core machine
 
 
 # ================================================================================================
@@ -223,43 +237,43 @@ def report_dir(tmp_path_factory):
     return out
 
 
-def test_the_report_offline_shows_every_panel(report_dir):
+def test_the_report_offline_shows_every_panel(report_dir, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with _playwright() as p:
-        browser = _browser(p)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
-            page = context.new_page()
-            blocked = _only(page, ("file://", "data:"))
+    context = chromium.new_context(viewport=VIEWPORT, offline=True)
+    try:
+        page = context.new_page()
+        blocked = _only(page, ("file://", "data:"))
+        page.goto((report_dir / "index.html").as_uri())
+        links = page.locator("li > a")
+        notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+        assert links.count() == len(notebooks)
+        page.screenshot(path=str(SHOTS / "report-index.png"), full_page=True)
+        for i, nb in enumerate(notebooks):
             page.goto((report_dir / "index.html").as_uri())
-            links = page.locator("li > a")
-            notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
-            assert links.count() == len(notebooks)
-            page.screenshot(path=str(SHOTS / "report-index.png"), full_page=True)
-            for i, nb in enumerate(notebooks):
-                page.goto((report_dir / "index.html").as_uri())
-                page.locator("li > a").nth(i).click()
-                page.wait_for_load_state("load")
-                assert page.url.endswith(f"{nb.stem}.html")
-                shown = page.evaluate(_SNAPSHOTS, "kf-panel-snapshot")
-                assert shown, f"{nb.stem}: no panel in the report"
-                for s in shown:
-                    assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
-                    assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
-                        f"{nb.stem}: panel {s['title']!r} shows nothing"
-                    assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
-                    assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
-                for other in page.locator(".kf-widget-snapshot").all():  # widgets drawn from their stored state:
-                    # only progress bars (a panel drawn so would have missed its snapshot of its default state)
-                    assert other.locator("progress").count() == 1, f"{nb.stem}: a panel without its snapshot"
-                    assert "100%" in other.inner_text(), f"{nb.stem}: a progress bar not at its final text"
-                assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
-                    .count(), f"{nb.stem}: stderr output in the report"
-                page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
-                page.screenshot(path=str(SHOTS / f"report-{nb.stem}.png"))
-            assert blocked == [], f"the report asked the network for {blocked[:3]}"
-        finally:
-            browser.close()
+            page.locator("li > a").nth(i).click()
+            page.wait_for_load_state("load")
+            assert page.url.endswith(f"{nb.stem}.html")
+            shown = page.evaluate(_SNAPSHOTS, "kf-panel-snapshot")
+            assert shown, f"{nb.stem}: no panel in the report"
+            for s in shown:
+                assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
+                assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
+                    f"{nb.stem}: panel {s['title']!r} shows nothing"
+                assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
+                assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
+            for snap in page.locator(".kf-panel-snapshot").all():  # the same checks as on a live panel
+                check(snap, f"report {nb.stem}")
+            for other in page.locator(".kf-widget-snapshot").all():  # widgets drawn from their stored state:
+                # only progress bars (a panel drawn so would have missed its snapshot of its default state)
+                assert other.locator("progress").count() == 1, f"{nb.stem}: a panel without its snapshot"
+                assert "100%" in other.inner_text(), f"{nb.stem}: a progress bar not at its final text"
+            assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
+                .count(), f"{nb.stem}: stderr output in the report"
+            page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(SHOTS / f"report-{nb.stem}.png"))
+        assert blocked == [], f"the report asked the network for {blocked[:3]}"
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -304,97 +318,49 @@ def presentation(tmp_path_factory):
 #: Voilà has run every cell: its spinner is gone and the cells are shown (window.voila_finish)
 _VOILA_DONE = """() => { const cells = document.querySelector('#rendered_cells');
     return !document.querySelector('#loading') && cells && getComputedStyle(cells).display !== 'none'; }"""
-#: the top-level widget areas of a page that hold a control (the panels), as element handles
-_TOP_PANELS = """() => Array.from(document.querySelectorAll('.widget-vbox')).filter((el) =>
-    !el.parentElement.closest('.widget-vbox') && el.querySelector('.widget-slider, .widget-dropdown, .widget-text'))"""
-#: what a panel shows (figures, HTML views, the message line), not its controls
-_SHOWN = """(el) => Array.from(el.querySelectorAll('img, .widget-html-content')).map(
-    (n) => n.tagName === 'IMG' ? n.src.length + ':' + n.src.slice(-64) : n.innerHTML).join('|')"""
 
 
-def _move_first_control(page, panel) -> str:
-    """Move the panel's first control as a user would (a key on a slider, the next option of a list, a new
-    number typed); returns what was moved."""
-    sliders = panel.locator(".widget-slider:visible")  # a slider first: it moves by one step, within its range
-    others = panel.locator(".widget-dropdown:visible, .widget-text:visible")
-    control = sliders.first if sliders.count() else others.first
-    control.scroll_into_view_if_needed()
-    label = control.locator("label").first.inner_text() if control.locator("label").count() else "?"
-    classes = control.get_attribute("class") or ""
-    if "widget-slider" in classes:
-        handle = control.locator(".noUi-handle").first
-        handle.focus()
-        handle.press("ArrowRight")
-        handle.press("ArrowRight")
-    elif "widget-dropdown" in classes:
-        select = control.locator("select")
-        options = select.locator("option").all_inner_texts()
-        current = select.evaluate("(s) => s.selectedIndex")
-        select.select_option(index=(current + 1) % len(options))
-    else:
-        box = control.locator("input")
-        value = box.input_value()
-        box.fill(str(int(float(value)) + 1000) if value.lstrip("-").replace(".", "", 1).isdigit() else value + "x")
-        box.press("Enter")
-    return label
-
-
-def _settle(panel, quiet_s: float = 1.0, timeout_s: float = 30.0) -> None:
-    """Wait until what the panel shows has not changed for ``quiet_s`` (its views update one by one)."""
-    last, since, deadline = panel.evaluate(_SHOWN), time.monotonic(), time.monotonic() + timeout_s
-    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
-        time.sleep(0.2)
-        now = panel.evaluate(_SHOWN)
-        if now != last:
-            last, since = now, time.monotonic()
-
-
-def test_every_notebook_in_the_presentation_mode(presentation):
+def test_the_presentation_landing_page(presentation, chromium):
     base, landing = presentation
-    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
-    for nb in notebooks:  # the landing page: a plain link to each notebook, with its question and finding
+    for nb in NOTEBOOKS:  # the landing page: a plain link to each notebook, with its question and finding
         assert f"href='/voila/render/{nb.name}'" in landing
-    assert landing.count("class='question'") == len(notebooks) and "Finding:" in landing
+    assert landing.count("class='question'") == len(NOTEBOOKS) and "Finding:" in landing
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with _playwright() as p:
-        browser = _browser(p)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            blocked = _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-            page.goto(f"{base}/")
-            page.screenshot(path=str(SHOTS / "present-index.png"))
-            page.close()
-            loaded: list[str] = []
-            for nb in notebooks:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                blocked += _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-                page.on("request", lambda r: loaded.append(r.url))
-                # Voilà streams the page while it runs the notebook: "load" comes only at the end
-                page.goto(f"{base}/voila/render/{nb.name}", wait_until="commit", timeout=60_000)
-                page.wait_for_function(_VOILA_DONE, timeout=180_000)
-                page.wait_for_function(f"() => ({_TOP_PANELS})().length > 0", timeout=60_000)
-                assert not page.locator(".jp-CodeCell .jp-InputArea-editor, .cm-editor").count() and \
-                    "import ipywidgets" not in page.inner_text("body"), f"{nb.stem}: code shown"
-                assert not page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count(), \
-                    f"{nb.stem}: a traceback or stderr output"
-                panel = page.locator(".widget-vbox").filter(has=page.locator(
-                    ".widget-slider, .widget-dropdown, .widget-text")).first
-                before = panel.evaluate(_SHOWN)
-                assert before, f"{nb.stem}: the first panel shows nothing"
-                moved = _move_first_control(page, panel)
-                page.wait_for_function(f"([el, before]) => ({_SHOWN})(el) !== before",
-                                       arg=[panel.element_handle(), before], timeout=60_000)
-                _settle(panel)
-                upscaled = panel.evaluate("(el) => Array.from(el.querySelectorAll('img')).filter("
-                                          "(i) => i.clientWidth > i.naturalWidth + 1).length")
-                assert not upscaled, f"{nb.stem}: a figure drawn larger than its pixels"
-                panel.evaluate("(el) => el.scrollIntoView({block: 'start'})")
-                page.screenshot(path=str(SHOTS / f"present-{nb.stem}.png"))
-                assert (SHOTS / f"present-{nb.stem}.png").stat().st_size > 10_000, f"{nb.stem}: blank ({moved})"
-                page.close(run_before_unload=True)  # Voilà shuts the page's kernel down
-            assert blocked == [], f"the presentation asked the network for {blocked[:3]}"
-            # the widget manager came from the installed jupyterlab_widgets package, served by Voilà
-            assert any(u.startswith(f"{base}/voila/labextensions/@jupyter-widgets/jupyterlab-manager/")
-                       for u in loaded), "the widget manager was not loaded from the local server"
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        blocked = _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+        page.goto(f"{base}/")
+        page.screenshot(path=str(SHOTS / "present-index.png"))
+        assert blocked == [], f"the landing page asked the network for {blocked[:3]}"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_every_notebook_in_the_presentation_mode(presentation, chromium, nb):
+    """Voilà: code hidden, no traceback, nothing from the network, every panel into an invalid combination and back."""
+    base, _ = presentation
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = chromium.new_page(viewport=VIEWPORT)
+    loaded: list[str] = []
+    try:
+        blocked = _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+        page.on("request", lambda r: loaded.append(r.url))
+        # Voilà streams the page while it runs the notebook: "load" comes only at the end
+        page.goto(f"{base}/voila/render/{nb.name}", wait_until="commit", timeout=60_000)
+        page.wait_for_function(_VOILA_DONE, timeout=240_000)
+        assert not page.locator(".jp-CodeCell .jp-InputArea-editor, .cm-editor").count() and \
+            "import ipywidgets" not in page.inner_text("body"), f"{nb.stem}: code shown"
+        assert not page.locator("[data-mime-type='application/vnd.jupyter.stderr'], "
+                                "[data-mime-type='application/vnd.jupyter.error']").count(), \
+            f"{nb.stem}: a traceback or stderr output"
+        exercise(page, f"presentation {nb.stem}")
+        _first_panel_on_top(page)
+        page.screenshot(path=str(SHOTS / f"present-{nb.stem}.png"))
+        assert (SHOTS / f"present-{nb.stem}.png").stat().st_size > 10_000, f"{nb.stem}: blank"
+        assert blocked == [], f"the presentation asked the network for {blocked[:3]}"
+        # the widget manager came from the installed jupyterlab_widgets package, served by Voilà
+        assert any(u.startswith(f"{base}/voila/labextensions/@jupyter-widgets/jupyterlab-manager/")
+                   for u in loaded), "the widget manager was not loaded from the local server"
+    finally:
+        page.close(run_before_unload=True)  # Voilà shuts the page's kernel down

@@ -104,8 +104,8 @@ def points_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None
     if hline is not None:
         ax.axhline(hline, color="grey", linestyle="--", linewidth=1, label=hline_label or None)
     _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(df[y]))
-    if hue is not None or hline_label:
-        ax.legend(title=hue_label or hue, fontsize="small")
+    if hue is not None or hline_label:  # below the axes: a cloud of points leaves no empty corner for it
+        fig.legend(title=hue_label or hue, fontsize="small", loc="outside lower center", ncols=5)
     return fig
 
 
