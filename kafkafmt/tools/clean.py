@@ -1,4 +1,4 @@
-"""``kafkafmt clean``: one pass of Kafka 3.9.2's log cleaner over a partition directory."""
+"""``kafkafmt clean``: one pass of Kafka's log cleaner (3.9.2, or 4.4.0 with ``kafkafmt.kafka.version=4.4``) over a partition directory."""
 from __future__ import annotations
 
 import shutil
@@ -22,7 +22,8 @@ def register(sub) -> None:
                     "log directory holding the partition), the offset map, .cleaned -> .swap -> rename, the "
                     "checkpoint advanced; with cleanup.policy=compact,delete retention runs after. Topic "
                     "settings and the broker's cleaner settings (" + ", ".join(CLEANER_KEYS) + ") go by their "
-                    "Kafka names through -c.")
+                    "Kafka names through -c; -c kafkafmt.kafka.version=4.4 cleans as Kafka 4.4.0 does (v0/v1 data "
+                    "rewritten as v2, KAFKA-13093).")
     p.add_argument("partition_dir", metavar="PARTITION_DIR")
     p.add_argument("--now", type=int, metavar="MS", help="the cleaner's clock in epoch ms (default: the wall clock)")
     p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
