@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from kafkafmt.records import records_table
+from kafkafmt.log import cleaner_scan  # noqa: F401  (the cleaner's kernels: jit.KERNELS holds every kernel)
 from kafkafmt.records.fast import build_kernel, jit, kernels  # noqa: F401  (fills jit.KERNELS)
 from kafkafmt.samples import sample_record_sets
 
@@ -55,15 +56,15 @@ def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(tmp_pa
             assert pa.ipc.open_stream(f).read_all().equals(records_table(data, engine="reference")), name
 
     report = _run(["-m", "kafkafmt", "warmup"], cache)
-    m = re.search(r"(\d+) kernels ready in [\d.]+ s: (\d+) compiled, (\d+) loaded from the cache; cache: (\S+)", report)
+    m = re.search(r"(\d+) kernels ready in [\d.]+ s: (\d+) compiled, (\d+) loaded from the cache; cache: (.+)", report)
     assert m, report
-    n, compiled, loaded, where = int(m[1]), int(m[2]), int(m[3]), m[4]
+    n, compiled, loaded, where = int(m[1]), int(m[2]), int(m[3]), m[4].strip().split(", ")
     assert n == len(jit.KERNELS)
     assert loaded > 0  # the cold process's kernels, loaded rather than compiled again
-    assert compiled < n  # only what the decode above did not reach (the builder, the legacy CRC pass)
-    assert where.startswith(str(cache))
+    assert compiled < n  # only what the decode above did not reach (the builder, the legacy CRC pass, the cleaner)
+    assert all(w.startswith(str(cache)) for w in where)  # one directory per package folder holding kernels
     assert "agrees with the reference on 11 sample record sets" in report
-    cached = {f.split("-")[0] for f in os.listdir(where) if f.endswith(".nbi")}
+    cached = {f.split("-")[0] for w in where for f in os.listdir(w) if f.endswith(".nbi")}
     assert cached >= {f"{k.py_func.__module__.rsplit('.', 1)[1]}.{name}" for name, k in jit.KERNELS.items()}
 
 

@@ -3,8 +3,9 @@
 ``make setup`` runs it after installing, so that the first ``records_table`` in a notebook loads
 machine code (about 0.5 s) instead of compiling it (3 to 5 s on a 2-core machine).  It decodes every
 sample record set with the fast decoder (``records_table`` and ``decode_records``) and builds a few
-rows with the column builder, which reaches every kernel with the one signature its callers use,
-and checks the tables against the pure-Python reference decoder (and the kernels' CRC-32 against zlib).
+rows with the column builder and runs the log cleaner's bulk read on one batch, which reaches every kernel
+with the one signature its callers use, and checks the tables against the pure-Python reference decoder
+(the kernels' CRC-32 against zlib, the cleaner's against the builder and hashlib).
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def warm_up() -> dict:
     build_v2_batches([0, 1], [b"k", None], [b"v", b""], [[("h", b"x")], []])
     if not _crc32_agrees_with_zlib():
         mismatched.append("CRC-32 (crc32_spans against zlib)")
+    if not _cleaner_agrees_with_reference():
+        mismatched.append("the cleaner's bulk read (cleaner_scan against the builder and hashlib)")
     compiled, loaded = jit.cache_stats()
     return {"kernels": len(jit.KERNELS), "compiled": compiled, "loaded": loaded, "cache_dirs": jit.cache_dirs(),
             "samples": len(samples), "mismatched": mismatched, "seconds": time.perf_counter() - t}
@@ -55,6 +58,27 @@ def _crc32_agrees_with_zlib() -> bool:
     crc32_spans(np.frombuffer(data, np.uint8), np.array([a for a, _ in spans], np.int64),
                 np.array([e for _, e in spans], np.int64), crcs)
     return crcs.tolist() == [zlib.crc32(data[a:e]) for a, e in spans]
+
+
+def _cleaner_agrees_with_reference() -> bool:
+    """The log cleaner's kernels (``kafkafmt.log.cleaner_scan``: the record scan, the MD5 of the keys, the
+    rebuild of a batch with records removed), reached on one batch and checked against the builder and
+    :mod:`hashlib`."""
+    import hashlib
+
+    from ..constants import CompressionType, TimestampType
+    from ..log.cleaner_filter import rebuild_batch
+    from ..log.cleaner_scan import as_array, digests, rebuild_v2, scan_v2
+    from ..records import MemoryRecords, MemoryRecordsBuilder
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+    for i, (key, value) in enumerate([(b"a", b"1"), (b"b", None), (b"a", b"2")]):
+        b.append_with_offset(i, 1_700_000_000_000 + i, key, value)
+    data = b.build()
+    (batch,) = MemoryRecords(data).batches()
+    scan = scan_v2(batch, as_array(data), 1 << 20)
+    records = list(batch.records())
+    return scan is not None and digests(scan) == [hashlib.md5(r.key).digest() for r in records] and \
+        rebuild_v2(batch, scan, [1, 2], 1_700_000_100_000) == rebuild_batch(batch, records[1:], 1_700_000_100_000)
 
 
 def run(args) -> int:
