@@ -9,13 +9,11 @@ directory as ``cleaner-offset-checkpoint``.  Without Java or the compiled oracle
 from __future__ import annotations
 
 import atexit
-import json
 import shutil
-import subprocess
-import threading
 from pathlib import Path
 
 from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
+from jsonl_jvm import JsonLinesJvm
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CLASSES = REPO / "conformance" / ".cache" / "classes"
@@ -36,25 +34,17 @@ def _missing_reason() -> str | None:
     return None
 
 
-class KafkaCleanerOracle:
+class KafkaCleanerOracle(JsonLinesJvm):
     """One long-running JVM serving ``clean`` requests in order."""
 
     def __init__(self, cmd: list[str] | None = None):
         """``cmd``: the JVM command line (default: 3.9.2's CleanerOracle on ``make oracle``'s class path)."""
-        cmd = cmd or ["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*", "CleanerOracle"]
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self._lock = threading.Lock()
+        super().__init__(cmd or ["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*",
+                                 "CleanerOracle"], "Kafka cleaner oracle")
         self.call("ping")
 
     def call(self, op: str, **fields) -> dict:
-        with self._lock:
-            self._proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
-            self._proc.stdin.flush()
-            line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the Kafka cleaner oracle died")
-        resp = json.loads(line)
+        resp = self.request(op, **fields)
         if not resp.get("ok"):
             raise CleanerOracleError(resp)
         return resp
@@ -69,14 +59,6 @@ class KafkaCleanerOracle:
         """Kafka's loader after a crash (no clean shutdown): every record as [offset, key hex, value hex]."""
         return self.call("records", dir=str(partition_dir), now=now,
                          config={k: str(v) for k, v in (config or {}).items()}, logStartOffset=log_start_offset)
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
 
 
 _shared: KafkaCleanerOracle | None = None

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
 from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
+from jsonl_jvm import JsonLinesJvm
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -61,28 +60,18 @@ def _compile() -> Path:
     return out
 
 
-class KafkaLogOracle:
+class KafkaLogOracle(JsonLinesJvm):
     """One long-running JVM; ``call(op, **fields)`` returns the response or raises LogOracleError."""
 
     def __init__(self):
         classes = _compile()
-        self._proc = subprocess.Popen(["java", "-Xshare:auto", "-cp", f"{classes}:{LIB}/*", "KafkaLogOracle"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      text=True, bufsize=1)
-        self._lock = threading.Lock()
+        super().__init__(["java", "-Xshare:auto", "-cp", f"{classes}:{LIB}/*", "KafkaLogOracle"], "Kafka log oracle")
         self.call("ping")
 
     def request(self, op: str, **fields) -> dict:
-        req = {"op": op, **fields}
-        if isinstance(req.get("records"), (bytes, bytearray)):
-            req["records"] = bytes(req["records"]).hex()
-        with self._lock:
-            self._proc.stdin.write(json.dumps(req) + "\n")
-            self._proc.stdin.flush()
-            line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the Kafka log oracle died")
-        return json.loads(line)
+        if isinstance(fields.get("records"), (bytes, bytearray)):
+            fields["records"] = bytes(fields["records"]).hex()
+        return super().request(op, **fields)
 
     def call(self, op: str, **fields) -> dict:
         resp = self.request(op, **fields)
@@ -94,14 +83,6 @@ class KafkaLogOracle:
         """Run kafka-dump-log (``DumpLogSegments.main``) in the JVM; (stdout lines, stderr lines, exception)."""
         r = self.call("dump", args=list(args))
         return r["stdout"].splitlines(), r["stderr"].splitlines(), r["exception"]
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
 
 
 _shared: KafkaLogOracle | None = None
