@@ -35,6 +35,7 @@ from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LO
 from ..layout import TXN_INDEX_ENTRY
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
+from .cleaner_batches import FilterRun, Spans, map_segment_runs, producer_batches
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
 from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
@@ -109,13 +110,12 @@ def producer_state(log, now: int, expiration_ms: int) -> tuple[dict[int, LastRec
     """The active producers' last records and the first unstable offset, from the log's batches.
 
     kafkafmt keeps no producer snapshots; this replays the batches as ``ProducerStateManager`` would,
-    dropping producers idle for ``producer.id.expiration.ms`` (``isProducerExpired``).
+    dropping producers idle for ``producer.id.expiration.ms`` (``isProducerExpired``).  Only the v2
+    batches with a producer id are read as batches (:func:`~kafkafmt.log.cleaner_batches.producer_batches`).
     """
     state: dict[int, list] = {}  # pid -> [epoch, last data offset, last timestamp, txn first offset]
     for seg in log.segments:
-        for b in MemoryRecords(seg.log.read(0, seg.size)).batches():
-            if b.magic < 2 or b.producer_id < 0:
-                continue
+        for b in producer_batches(seg.log.read(0, seg.size)):
             e = state.setdefault(b.producer_id, [b.producer_epoch, -1, -1, None])
             if b.is_control:
                 if e[0] != b.producer_epoch:
@@ -210,29 +210,39 @@ def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn,
     position = seg.offset_index.lookup(start).position
     data = seg.log.read(position, seg.size - position)
     arr = as_array(data)
-    for b in MemoryRecords(data).batches():
-        if b.is_control:
-            txn.on_control_batch_read(b)
-            stats.map_messages_read += 1
-        elif txn.on_batch_read(b):
-            stats.map_messages_read += b.count or 0
-        else:
-            scan = _scan(b, arr)
-            if scan is not None:
-                if _map_scanned(scan, omap, start, max_size, stats):
-                    return True
-            else:
-                for r in b.records():
-                    if r.key is not None and r.offset >= start:
-                        if omap.size < max_size:
-                            omap.put(r.key, r.offset)
-                        else:
-                            return True
-                    stats.map_messages_read += 1
-        if b.last_offset >= start:
-            omap.update_latest_offset(b.last_offset)
-        stats.map_bytes_read += b.size_in_bytes
+
+    def map_batch(b) -> bool:
+        return _map_batch(b, arr, omap, start, max_size, txn, stats)
+
+    if map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch):
+        return True
     omap.update_latest_offset(nxt - 1)
+    return False
+
+
+def _map_batch(b, arr, omap: OffsetMap, start: int, max_size: int, txn, stats) -> bool:
+    """One batch the compiled run hands back (control, transactional, compressed, v0/v1, unusual)."""
+    if b.is_control:
+        txn.on_control_batch_read(b)
+        stats.map_messages_read += 1
+    elif txn.on_batch_read(b):
+        stats.map_messages_read += b.count or 0
+    else:
+        scan = _scan(b, arr)
+        if scan is not None:
+            if _map_scanned(scan, omap, start, max_size, stats):
+                return True
+        else:
+            for r in b.records():
+                if r.key is not None and r.offset >= start:
+                    if omap.size < max_size:
+                        omap.put(r.key, r.offset)
+                    else:
+                        return True
+                stats.map_messages_read += 1
+    if b.last_offset >= start:
+        omap.update_latest_offset(b.last_offset)
+    stats.map_bytes_read += b.size_in_bytes
     return False
 
 
@@ -294,18 +304,43 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``.
 
     A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
-    ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size."""
+    ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size.  The chunks are
+    those of the walk's batches (plain runs compiled, :mod:`~kafkafmt.log.cleaner_batches`); where the
+    walk stopped early (bytes that are no whole batch), :func:`_clean_windows` goes on as Kafka reads."""
     data = seg.log.read(0, seg.size)
     arr = as_array(data)
-    position, cap = 0, io_buffer
+    spans = Spans(data)
+    run = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr))
+    position, cap, i = 0, io_buffer, 0
+    while position < len(data) and i < len(spans):
+        j = spans.fitting(i, min(len(data), position + cap))
+        if j == i:
+            cap = _grown(cap, data, position, topic_max, broker_max, seg)
+            continue
+        out, max_offset, meta = run.chunk(spans, i, j)
+        if out:
+            dest.append(max_offset, -1, -1, b"".join(out), batches=meta)
+        position, i = int(spans.ends[j - 1]), j
+    _clean_windows(seg, data, arr, dest, flt, position, cap, topic_max, broker_max)
+
+
+def _filter_one(flt: SegmentFilter, b, arr) -> tuple[bytes, int]:
+    """One batch by the per-batch path: the bulk scan where it applies, else the reference filter."""
+    # the bulk scan keeps each magic as it is; a line that rewrites v0/v1 as v2 (row cleaner.legacy_to_v2)
+    # takes the filter's path for them
+    scan = None if b.magic < 2 and flt.legacy_to_v2 else _scan(b, arr)
+    if scan is None:
+        return flt.filter_batch(b)
+    return filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan)
+
+
+def _clean_windows(seg, data, arr, dest, flt: SegmentFilter, position: int, cap: int, topic_max: int,
+                   broker_max: int) -> None:
+    """``cleanInto``'s loop from ``position``, a window of ``cap`` bytes at a time."""
     while position < len(data):
         out, max_offset, read = [], -1, 0
         for b in MemoryRecords(data, start=position, end=min(len(data), position + cap)).batches():
-            # the compiled fast path keeps each magic as it is; a line that rewrites v0/v1 as v2
-            # (row cleaner.legacy_to_v2) takes the filter's path for them
-            scan = None if b.magic < 2 and flt.legacy_to_v2 else _scan(b, arr)
-            kept, m = (flt.filter_batch(b) if scan is None else
-                       filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan))
+            kept, m = _filter_one(flt, b, arr)
             read += b.size_in_bytes
             if kept:
                 out.append(kept)
@@ -404,7 +439,7 @@ def _line_rules(log, first_uncleanable: int) -> dict:
 
 
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,
-             result: CleanResult, hook) -> int:
+             result: CleanResult, hook, last_records: dict[int, LastRecord]) -> int:
     """``Cleaner.doClean``: returns the first offset not cleaned."""
     clean_part = _values(log, 0, first_dirty)
     retention = _setting(log, "delete.retention.ms")
@@ -413,7 +448,6 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     stats = result.stats
     build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats)
     end = omap.latest_offset + 1
-    last_records, _ = producer_state(log, now, cfg.producer_id_expiration_ms)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
                         last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
@@ -425,10 +459,9 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     return end
 
 
-def _choose(log, now: int, cfg: CleanerConfig, result: CleanResult, durable: bool):
+def _choose(log, now: int, result: CleanResult, durable: bool, unstable: int | None):
     """``grabFilthiestCompactedLog`` for one log: the range to clean, or None."""
     ckpt = read_cleaner_checkpoint(Path(log.dir).parent / CLEANER_OFFSET_CHECKPOINT)
-    _, unstable = producer_state(log, now, cfg.producer_id_expiration_ms)
     hw = log.high_watermark
     last_stable = unstable if unstable is not None and unstable < hw else hw
     dirty, uncleanable, force = cleanable_offsets(log, ckpt.get((log.topic, log.partition)), now, last_stable)
@@ -471,9 +504,10 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
     if not ckpt.exists():  # new LogCleaner(...) creates its checkpoint files, empty (CheckpointFile)
         ckpt.touch()
     if log.config.compact:
-        chosen = _choose(log, now, cfg, result, durable)
+        last_records, unstable = producer_state(log, now, cfg.producer_id_expiration_ms)
+        chosen = _choose(log, now, result, durable, unstable)
         if chosen is not None:
-            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook)
+            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook, last_records)
             _write_cleaner_checkpoint(log, end, durable)
             result.cleaned, result.end_offset, result.checkpoint = True, end, end
             hook("checkpoint")

@@ -5,7 +5,7 @@ cleaner thread gets ``log.cleaner.dedupe.buffer.size / log.cleaner.threads`` byt
 ``slots = memory // 24`` (an MD5 digest of 16 bytes plus an 8-byte offset), and the cleaner stops
 adding keys once ``slots * log.cleaner.io.buffer.load.factor`` are in it (``Cleaner.buildOffsetMap``),
 so a map that fills cleans only a prefix of the dirty range.  Keys are told apart by their MD5
-digest, as ``SkimpyOffsetMap`` does.
+digest, as ``SkimpyOffsetMap`` does, in a table laid out as Kafka's (:mod:`~kafkafmt.log.cleaner_table`).
 """
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..constants import INT32_MAX
 from ..errors import ConfigError
+from .cleaner_table import BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, new_table, table_get_many, table_put_many
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS"]
-
-#: SkimpyOffsetMap.bytesPerEntry: MD5 digest (16) + offset (8)
-BYTES_PER_ENTRY = 16 + 8
 
 #: broker setting (Kafka name) -> (CleanerConfig field, type, Kafka 3.9 default)
 CLEANER_KEYS: dict[str, tuple[str, type, Any]] = {
@@ -78,53 +78,62 @@ class CleanerConfig:
 
 
 class OffsetMap:
-    """``SkimpyOffsetMap``: key digest -> latest offset, with Kafka's slot count."""
+    """``SkimpyOffsetMap``: key digest -> latest offset in a preallocated table of Kafka's slot count
+    (:mod:`~kafkafmt.log.cleaner_table`): its memory is the dedupe buffer's, however many keys there are."""
 
     def __init__(self, memory: int):
         if memory < 0:
             raise ConfigError(f"offset map memory must be >= 0, got {memory}")
         self.memory = memory
         self.slots = memory // BYTES_PER_ENTRY
-        self._map: dict[bytes, int] = {}
-        self.latest_offset = -1
+        self.hashes, self.offsets, self.state = new_table(self.slots)
 
     def clear(self) -> None:
-        self._map.clear()
-        self.latest_offset = -1
+        """``SkimpyOffsetMap.clear``: every slot empty (a fresh table when any slot was used)."""
+        if self.size:
+            self.hashes, self.offsets, self.state = new_table(self.slots)
+        self.state[LATEST] = -1
 
     @property
     def size(self) -> int:
-        return len(self._map)
+        return int(self.state[ENTRIES])
 
     def __len__(self) -> int:
-        return len(self._map)
+        return self.size
+
+    @property
+    def latest_offset(self) -> int:
+        return int(self.state[LATEST])
 
     def put(self, key: bytes, offset: int) -> None:
-        self._map[hashlib.md5(key).digest()] = offset
-        self.latest_offset = offset
+        self.put_digests([hashlib.md5(key).digest()], [offset])
 
     def get(self, key: bytes) -> int:
         """The latest offset of ``key``, or -1 when it is not in the map."""
-        return self._map.get(hashlib.md5(key).digest(), -1)
+        return self.get_digest(hashlib.md5(key).digest())
 
     def get_digest(self, digest: bytes) -> int:
         """:meth:`get` by the key's MD5 digest."""
-        return self._map.get(digest, -1)
+        return self.get_digests([digest])[0]
 
     def get_digests(self, digests: list) -> list[int]:
         """:meth:`get_digest` of each digest (None, a null key, gives -1)."""
-        get = self._map.get
-        return [get(d, -1) for d in digests]
+        present = np.array([d is not None for d in digests], dtype=np.bool_)
+        rows = np.frombuffer(b"".join(d or bytes(DIGEST_SIZE) for d in digests), dtype=np.uint8)
+        out = np.empty(len(digests), dtype=np.int64)
+        table_get_many(self.hashes, self.offsets, rows.reshape(-1, DIGEST_SIZE), present, out)
+        return out.tolist()
 
     def put_digests(self, digests: list, offsets: list) -> None:
         """:meth:`put` of each (digest, offset) in order; the caller checks the capacity first."""
-        self._map.update(zip(digests, offsets))
-        if offsets:
-            self.latest_offset = offsets[-1]
+        if not digests:
+            return
+        rows = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, DIGEST_SIZE)
+        table_put_many(self.hashes, self.offsets, self.state, rows, np.asarray(offsets, dtype=np.int64))
 
     def update_latest_offset(self, offset: int) -> None:
-        self.latest_offset = offset
+        self.state[LATEST] = offset
 
     @property
     def utilization(self) -> float:
-        return len(self._map) / self.slots if self.slots else 0.0
+        return self.size / self.slots if self.slots else 0.0

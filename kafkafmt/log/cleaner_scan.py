@@ -19,8 +19,6 @@
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import compression as _compression
@@ -32,6 +30,7 @@ from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
 from ..records.fast.build_kernel import put_uvarint
 from ..records.fast.kernels import _varint, _varlong
+from .cleaner_table import MD5_K, MD5_S, md5_spans
 from ..records.legacy import encode_legacy_entry, legacy_attributes
 from ..varint import wrap64
 
@@ -153,87 +152,12 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
     return q
 
 
-#: MD5 (RFC 1321): the per-round shift amounts and the sine table
-_MD5_S = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4, np.uint64)
-_MD5_K = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint64)
-
-
-@inner
-def _md5_block(w, st, ks, ss):
-    m = np.uint64(0xFFFFFFFF)
-    a, b, c, d = st[0], st[1], st[2], st[3]
-    for i in range(64):
-        if i < 16:
-            f = (b & c) | (~b & d)
-            g = i
-        elif i < 32:
-            f = (d & b) | (~d & c)
-            g = (5 * i + 1) % 16
-        elif i < 48:
-            f = b ^ c ^ d
-            g = (3 * i + 5) % 16
-        else:
-            f = c ^ (b | (~d & m))
-            g = (7 * i) % 16
-        f = (f + a + ks[i] + w[g]) & m
-        a, d, c = d, c, b
-        b = (b + (((f << ss[i]) | (f >> (np.uint64(32) - ss[i]))) & m)) & m
-    st[0] = (st[0] + a) & m
-    st[1] = (st[1] + b) & m
-    st[2] = (st[2] + c) & m
-    st[3] = (st[3] + d) & m
-
-
-@inner
-def _md5_words(src, p, w):
-    for j in range(16):
-        q = p + 4 * j
-        w[j] = (np.uint64(src[q]) | (np.uint64(src[q + 1]) << np.uint64(8)) | (np.uint64(src[q + 2]) << np.uint64(16))
-                | (np.uint64(src[q + 3]) << np.uint64(24)))
-
-
-@kernel
-def md5_spans(data, pos, lengths, out, ks, ss):
-    """``out[i]`` = MD5 of ``data[pos[i]:pos[i]+lengths[i]]`` (``SkimpyOffsetMap.hashInto``); a negative
-    length (a null key) is skipped."""
-    w = np.empty(16, np.uint64)
-    st = np.empty(4, np.uint64)
-    tail = np.empty(128, np.uint8)
-    for i in range(pos.shape[0]):
-        n = lengths[i]
-        if n < 0:
-            continue
-        st[0], st[1], st[2], st[3] = np.uint64(0x67452301), np.uint64(0xefcdab89), np.uint64(0x98badcfe), \
-            np.uint64(0x10325476)
-        p = pos[i]
-        full = n // 64
-        for blk in range(full):
-            _md5_words(data, p + 64 * blk, w)
-            _md5_block(w, st, ks, ss)
-        rem = n - 64 * full
-        for j in range(128):
-            tail[j] = 0
-        for j in range(rem):
-            tail[j] = data[p + 64 * full + j]
-        tail[rem] = 0x80
-        blocks = 1 if rem < 56 else 2
-        bits = np.uint64(n) * np.uint64(8)
-        for j in range(8):
-            tail[64 * blocks - 8 + j] = np.uint8((bits >> np.uint64(8 * j)) & np.uint64(0xFF))
-        for blk in range(blocks):
-            _md5_words(tail, 64 * blk, w)
-            _md5_block(w, st, ks, ss)
-        for k in range(4):
-            for j in range(4):
-                out[i, 4 * k + j] = np.uint8((st[k] >> np.uint64(8 * j)) & np.uint64(0xFF))
-
-
 def md5_digests(arr: np.ndarray, kpos, klen) -> list:
     """Each span's MD5 digest as 16 bytes (None for a negative length), computed by :func:`md5_spans`."""
     kpos, klen = np.asarray(kpos, dtype=np.int64), np.asarray(klen, dtype=np.int64)
     n = len(kpos)
     out = np.zeros((n, 16), dtype=np.uint8)
-    md5_spans(arr, kpos, klen, out, _MD5_K, _MD5_S)
+    md5_spans(arr, kpos, klen, out, MD5_K, MD5_S)
     raw = out.tobytes()
     if n and klen.min() < 0:
         return [raw[16 * i:16 * i + 16] if k >= 0 else None for i, k in enumerate(klen.tolist())]

@@ -103,18 +103,21 @@ class AbstractIndex:
                     raise NoSuchFileError(f"{self._path} does not exist")
                 length = _round_down(max_index_size, self.ENTRY_SIZE)
                 create_file_atomically(self._path, length)
-                buf = bytearray(length)
+                buf = None
                 newly_created = True
         elif data is not None:
             buf = bytearray(data)
         else:
             if max_index_size < self.ENTRY_SIZE:
                 raise IllegalArgumentError(f"Invalid max index size: {max_index_size}")
-            buf = bytearray(_round_down(max_index_size, self.ENTRY_SIZE))
+            length = _round_down(max_index_size, self.ENTRY_SIZE)
+            buf = None
             newly_created = True
-        self._buf = buf
-        self._length = len(buf)
-        self._max_entries = len(buf) // self.ENTRY_SIZE
+        # a new index's zeros are not made until entries reach them (Kafka maps a sparse file):
+        # ``_buf`` holds the first bytes, the rest up to ``_length`` is zeros
+        self._buf = bytearray() if buf is None else buf
+        self._length = length if buf is None else len(buf)
+        self._max_entries = self._length // self.ENTRY_SIZE
         # createMappedBuffer: a new index starts at position 0; an existing one is assumed full
         self._entries = 0 if newly_created else _round_down(len(buf), self.ENTRY_SIZE) // self.ENTRY_SIZE
         self.newly_created = newly_created
@@ -167,7 +170,13 @@ class AbstractIndex:
 
     def to_bytes(self) -> bytes:
         """The whole index content (what the file holds)."""
-        return bytes(self._buf)
+        return bytes(self._buf) + bytes(self._length - len(self._buf))
+
+    def _room_for(self, at: int) -> None:
+        """Make the zeros of ``_buf`` reach the entry at byte ``at`` (growing by doubling, up to ``_length``)."""
+        need = at + self.ENTRY_SIZE
+        if need > len(self._buf):
+            self._buf.extend(bytes(min(self._length, max(need, 2 * len(self._buf), 4096)) - len(self._buf)))
 
     def _where(self) -> str:
         return str(self._path.absolute()) if self._path is not None else "<in-memory index>"
@@ -220,8 +229,6 @@ class AbstractIndex:
                                        f"{self._entries} entries")
         if rounded < len(self._buf):
             del self._buf[rounded:]
-        else:
-            self._buf.extend(bytes(rounded - len(self._buf)))
         self._persist_length(rounded)
         self._length = rounded
         self._max_entries = rounded // self.ENTRY_SIZE
@@ -381,6 +388,7 @@ class OffsetIndex(AbstractIndex):
         if self._entries == 0 or offset > self._last_offset:
             data = OFFSET_INDEX_ENTRY.pack(self.relative_offset(offset), position)
             at = self._entries * self.ENTRY_SIZE
+            self._room_for(at)
             self._buf[at:at + self.ENTRY_SIZE] = data
             self._persist(at, data)
             self._entries += 1
@@ -483,9 +491,10 @@ class TimeIndex(AbstractIndex):
 
     def _write_entry(self, timestamp: int, offset: int) -> None:
         at = self._entries * self.ENTRY_SIZE
-        if at + self.ENTRY_SIZE > len(self._buf):
+        if at + self.ENTRY_SIZE > self._length:
             # a java.nio.BufferOverflowException in Kafka (only reachable with skip_full_check)
             raise IndexFullError(f"Attempt to append to a full time index (size = {self._entries}).")
+        self._room_for(at)
         data = TIME_INDEX_ENTRY.pack(timestamp, self.relative_offset(offset))
         self._buf[at:at + self.ENTRY_SIZE] = data
         self._persist(at, data)

@@ -145,9 +145,10 @@ class Kip33LogSegment(LogSegment):
 
     def append(self, largest_offset: int, largest_timestamp_ms: int, shallow_offset_of_max_timestamp: int,
                records, *, first_offset: int | None = None, append_time: int | None = None,
-               companion_entries: Iterable[tuple[int, int]] | None = None) -> None:
+               companion_entries: Iterable[tuple[int, int]] | None = None, batches: list | None = None) -> None:
         was_empty = self.size == 0
-        super().append(largest_offset, largest_timestamp_ms, shallow_offset_of_max_timestamp, records)
+        super().append(largest_offset, largest_timestamp_ms, shallow_offset_of_max_timestamp, records,
+                       batches=batches)
         first = first_offset if first_offset is not None and first_offset >= 0 else \
             (self.base_offset if was_empty else largest_offset)
         ti = self.time_index

@@ -214,11 +214,12 @@ class LogSegment(SegmentReads):
 
     # --- append ---------------------------------------------------------------------------------
     def append(self, largest_offset: int, largest_timestamp_ms: int, shallow_offset_of_max_timestamp: int,
-               records) -> None:
+               records, *, batches: list | None = None) -> None:
         """``LogSegment.append``: write the records; maybe index them (kafka-rules §6.5).
 
         With ``index_granularity="batch"`` (the default, Kafka 3.9.1+) ``largest_timestamp_ms`` and
-        ``shallow_offset_of_max_timestamp`` are not used: Kafka takes them from each batch.
+        ``shallow_offset_of_max_timestamp`` are not used: Kafka takes them from each batch, or from
+        ``batches`` when the caller already knows them: each batch's [size, last offset, max timestamp].
         """
         data = _as_bytes(records)
         if not data:
@@ -227,16 +228,17 @@ class LogSegment(SegmentReads):
         if self.index_granularity == "batch":
             self._ensure_offset_in_range(largest_offset)
             self.log.append(data)
-            for b in MemoryRecords(data).batches():
-                max_ts, last = b.max_timestamp, b.last_offset
+            if batches is None:
+                batches = [(b.size_in_bytes, b.last_offset, b.max_timestamp) for b in MemoryRecords(data).batches()]
+            for size, last, max_ts in batches:
                 if max_ts > self.max_timestamp_so_far:
                     self._max_ts_and_offset = TimestampOffset(max_ts, last)
                 if self.bytes_since_last_index_entry > self.index_interval_bytes:
                     self.offset_index.append(last, physical_position)
                     self._time_index_on_offset_entry()
                     self.bytes_since_last_index_entry = 0
-                physical_position += b.size_in_bytes
-                self.bytes_since_last_index_entry += b.size_in_bytes
+                physical_position += size
+                self.bytes_since_last_index_entry += size
             return
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms

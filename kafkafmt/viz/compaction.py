@@ -30,13 +30,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import compression as _compression
+from ..log.cleaner_table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 
 T0 = 1_700_000_000_000
 MINUTE_MS = 60_000
 SEGMENT_BYTES = 1024
-#: a dedupe buffer entry: the key's MD5 (16 bytes) and its offset (8 bytes), ``SkimpyOffsetMap``
-BYTES_PER_ENTRY = 24
 FORMAT_VERSION = {0: "0.9.0", 1: "0.10.2"}
 
 

@@ -41,3 +41,37 @@ def test_a_map_too_small_for_one_key_is_refused(tmp_path):
     with pytest.raises(IllegalArgumentError, match="offset map is too small"):
         log.clean(now=0, cleaner=CleanerConfig(dedupe_buffer_size=24))
     log.close()
+
+
+def test_the_map_is_the_dedupe_buffer_whatever_the_keys():
+    """SkimpyOffsetMap's memory: slots x (16-byte MD5 + 8-byte offset), allocated once, not grown per key."""
+    m = OffsetMap(24 * 1000 + 7)
+    assert m.slots == 1000 and m.hashes.nbytes + m.offsets.nbytes == 24 * 1000
+    for i in range(900):  # Kafka's load factor 0.9: as full as the cleaner lets it get
+        m.put(b"key-%d" % i, 10 * i)
+    m.put(b"key-3", 7)
+    assert m.size == 900 and m.hashes.nbytes + m.offsets.nbytes == 24 * 1000
+    assert [m.get(b"key-%d" % i) for i in range(900)] == [7 if i == 3 else 10 * i for i in range(900)]
+    assert m.get(b"absent") == -1 and m.latest_offset == 7
+    m.clear()
+    assert (m.size, m.latest_offset, m.get(b"key-1")) == (0, -1, -1)
+
+
+def test_a_full_map_still_finds_every_key_and_misses_the_rest():
+    """Probing runs on past the 12th digest byte linearly (positionOf), and get gives up after
+    slots + 12 attempts: every slot taken, each key is still found and an absent one gives -1."""
+    m = OffsetMap(24 * 64)
+    for i in range(64):
+        m.put(b"k%d" % i, i)
+    assert m.size == 64 and all(m.get(b"k%d" % i) == i for i in range(64)) and m.get(b"other") == -1
+
+
+def test_probe_positions_follow_kafka():
+    """positionOf(hash, attempt): the big-endian int at byte min(attempt, 12), plus attempt - 12 beyond,
+    Utils.abs (Integer.MIN_VALUE -> 0), modulo the slots."""
+    import numpy as np
+    from kafkafmt.log.cleaner_table import _slot
+    dig = np.array([0x80, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF] + [0] * 4 + [0, 0, 0, 9], np.uint8)
+    assert _slot.py_func(dig, 0, 7) == 0  # Integer.MIN_VALUE
+    assert _slot.py_func(dig, 4, 7) == 1  # -1 -> abs 1
+    assert _slot.py_func(dig, 12, 7) == 9 % 7 and _slot.py_func(dig, 15, 7) == (9 + 3) % 7

@@ -108,3 +108,67 @@ def test_md5_kernel_equals_hashlib():
     pos = [sum(len(k) for k in keys[:i]) for i in range(len(keys))]
     got = md5_digests(np.frombuffer(buf, np.uint8), pos + [0], [len(k) for k in keys] + [-1])
     assert got == [hashlib.md5(k).digest() for k in keys] + [None]
+
+
+# --------------------------------------------------------------------------------------------- compiled runs
+def _segment(n_batches: int, *, pid_every: int = 0, seed: int = 5) -> bytes:
+    """Consecutive v2 uncompressed batches (some by an idempotent producer) with repeated keys and tombstones."""
+    rng, out, off = random.Random(seed), [], 0
+    for n in range(n_batches):
+        pid = 9 if pid_every and n % pid_every == 0 else -1
+        b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, off, producer_id=pid,
+                                 producer_epoch=0 if pid >= 0 else -1, base_sequence=off if pid >= 0 else -1)
+        for _ in range(10):
+            b.append(1_700_000_000_000 + off, b"k%d" % rng.randrange(30), None if rng.random() < 0.1 else b"v%d" % off)
+            off += 1
+        out.append(b.build())
+    return b"".join(out)
+
+
+def _filter(omap, **kw):
+    from kafkafmt.log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
+    return SegmentFilter(omap, now=1_700_000_000_000, delete_retention_ms=1000, txn=CleanedTransactionMetadata(),
+                         stats=CleanerStats(), **kw)
+
+
+def test_map_run_maps_plain_batches_in_one_call_and_stops_when_full():
+    from kafkafmt.log.cleaner_batches import Spans, map_segment_runs
+    from kafkafmt.log.cleaner_filter import CleanerStats
+    from kafkafmt.log.cleaner_map import OffsetMap
+    data = _segment(20)
+    keys = {r.key: r.offset for r in MemoryRecords(data).records()}
+    omap, stats = OffsetMap(24 * 100), CleanerStats()
+    handed = []
+    assert not map_segment_runs(data, as_array(data), Spans(data), omap, 0, 90, stats, handed.append)
+    assert handed == [] and stats.map_messages_read == 200 and stats.map_bytes_read == len(data)
+    assert omap.size == len(keys) and all(omap.get(k) == o for k, o in keys.items()) and omap.latest_offset == 199
+    small = OffsetMap(24 * 100)
+    assert map_segment_runs(data, as_array(data), Spans(data), small, 0, 5, CleanerStats(), handed.append)
+    assert small.size == 5  # buildOffsetMapForSegment: the map stops at the key that would not fit
+
+
+def test_filter_run_hands_back_what_it_must_not_decide():
+    """A batch an active producer's state may keep empty goes to the per-batch path; the others are
+    decided in the compiled run, with the bytes and statistics of that path."""
+    from kafkafmt.log.cleaner import _filter_one
+    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner_filter import CleanerStats, LastRecord
+    from kafkafmt.log.cleaner_map import OffsetMap
+    data = _segment(30, pid_every=4)
+    arr, spans = as_array(data), Spans(data)
+    omap = OffsetMap(24 * 1000)
+    map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: False)
+    last = next(b for b in reversed(list(MemoryRecords(data).batches())) if b.producer_id == 9)
+    flt = _filter(omap, last_records={9: LastRecord(last.last_offset, 0)})
+    handed = []
+    run = FilterRun(flt, data, arr, lambda b: handed.append(b.base_offset) or _filter_one(flt, b, arr))
+    out, max_offset, meta = run.chunk(spans, 0, len(spans))
+    assert handed == [last.base_offset]
+    ref = _filter(omap, last_records={9: LastRecord(last.last_offset, 0)})
+    pieces = [_filter_one(ref, b, arr) for b in MemoryRecords(data).batches()]
+    assert b"".join(out) == b"".join(p for p, _ in pieces)
+    assert max_offset == max(m for _, m in pieces)
+    assert meta == [[b.size_in_bytes, b.last_offset, b.max_timestamp] for b in MemoryRecords(b"".join(out)).batches()]
+    assert (flt.stats.messages_read, flt.stats.messages_written, flt.stats.tombstones_kept) == \
+        (ref.stats.messages_read, ref.stats.messages_written, ref.stats.tombstones_kept)
+    assert all(b.is_valid() for b in MemoryRecords(b"".join(out)).batches())  # the CRCs written after the run

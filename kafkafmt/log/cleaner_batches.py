@@ -1,0 +1,398 @@
+"""The log cleaner over a run of plain v2 batches in one compiled call, for its two passes over a
+segment (``Cleaner.buildOffsetMapForSegment`` and ``Cleaner.cleanInto`` with ``MemoryRecords.filterTo``).
+
+The batches' positions come from the one batch walker (:class:`~kafkafmt.records.walker.BatchWalker`);
+the kernels read each batch's header at those positions (offsets from :data:`kafkafmt.layout.DEFAULT_BATCH`)
+and handle the batches whose every rule is the plain one: magic 2, uncompressed, neither control nor
+transactional, records as ``DefaultRecord.writeTo`` writes them.  At any other batch (and at one whose
+producer state or position could make the cleaner keep it empty, ``RETAIN_EMPTY``) a kernel stops and
+returns its index with :data:`HANDBACK`, having changed nothing for it; the caller hands that batch to
+the per-batch path (:mod:`~kafkafmt.log.cleaner_scan`, :mod:`~kafkafmt.log.cleaner_filter`) and calls the
+kernel again after it.  Transactions need nothing here: only transactional and control batches change
+``CleanedTransactionMetadata``, and the aborted transactions a plain batch passes are taken up by the
+next batch that asks (``consumeAbortedTxnsUpTo`` is called with a larger offset then).
+
+* :func:`map_run`: each record's key digest into the offset map (:mod:`~kafkafmt.log.cleaner_table`)
+  while the map has room; :data:`FULL` when it fills (``buildOffsetMapForSegment`` returns true).
+* :func:`filter_run`: ``shouldRetainRecord`` for each record; a batch losing no record (and needing no
+  delete horizon) is copied whole, a batch losing all of them dropped, any other one re-encoded from its
+  retained records' bytes with the header ``MemoryRecordsBuilder`` writes (base offset and last offset
+  delta kept, ``deleteHorizonMs`` as the base timestamp when a tombstone is kept, KIP-534), its CRC left
+  for the caller (``crc32c``, hardware-accelerated) at the positions it lists.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..constants import (INT64_MIN, LOG_OVERHEAD, MAGIC_VALUE_V2, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK,
+                         V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
+                         V2_TRANSACTIONAL_FLAG_MASK)
+from ..crc import crc32c
+from ..errors import KafkaFmtError
+from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
+from ..limits import current_limits
+from ..records.fast.jit import inner, kernel
+from ..records.fast.kernels import _be_int
+from ..records.memory import MemoryRecords, read_batch, span_batch
+from ..records.walker import MEMORY, BatchWalker
+from .cleaner_scan import N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
+    scan_v2_records
+from .cleaner_table import ENTRIES, LATEST, MD5_K, MD5_S, md5_into, table_get, table_put
+
+__all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
+           "producer_batches", "FilterRun", "dest_capacity"]
+
+#: what a kernel returns with the index it stopped at
+DONE, HANDBACK, FULL = 0, 1, 2
+#: "no such offset" in the parameters (no batch end to keep, no horizon)
+NO_OFFSET = INT64_MIN
+
+_BASE_OFFSET_AT = DEFAULT_BATCH.offset_of("baseOffset")
+_LENGTH_AT = DEFAULT_BATCH.offset_of("length")
+_MAGIC_BYTE_AT = DEFAULT_BATCH.offset_of("magic")
+_CRC_FIELD_AT = DEFAULT_BATCH.offset_of("crc")
+_ATTRIBUTES_AT = DEFAULT_BATCH.offset_of("attributes")
+_LAST_DELTA_AT = DEFAULT_BATCH.offset_of("lastOffsetDelta")
+_BASE_TS_AT = DEFAULT_BATCH.offset_of("baseTimestamp")
+_MAX_TS_AT = DEFAULT_BATCH.offset_of("maxTimestamp")
+_PID_AT = DEFAULT_BATCH.offset_of("producerId")
+_EPOCH_AT = DEFAULT_BATCH.offset_of("producerEpoch")
+_BASE_SEQ_AT = DEFAULT_BATCH.offset_of("baseSequence")
+_COUNT_AT = DEFAULT_BATCH.offset_of("recordsCount")
+#: the smallest v2 record (one byte for each of its seven varint or byte fields)
+_MIN_RECORD = 7
+#: most bytes a re-encoded record can grow by: a timestamp delta of 10 bytes where 1 was, and its length
+_GROWTH_PER_RECORD = 10
+
+
+#: indices of :func:`filter_run`'s ``prm`` array
+P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS = range(5)
+N_PARAMS = 5
+#: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
+S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
+    S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN = range(11)
+N_STATS = 11
+#: indices of :func:`map_run`'s ``stats`` array
+M_MESSAGES_READ, M_BYTES_READ = range(2)
+N_MAP_STATS = 2
+
+
+def dest_capacity(nbytes: int) -> int:
+    """Bytes :func:`filter_run` may write for ``nbytes`` of input batches (records re-encoded may grow)."""
+    return nbytes + (nbytes // _MIN_RECORD + 1) * _GROWTH_PER_RECORD
+
+
+@inner
+def _be16(data, p):
+    v = (np.int64(data[p]) << 8) | np.int64(data[p + 1])
+    return v - 65536 if v >= 32768 else v
+
+
+@inner
+def _put_be(dest, p, v, n):
+    for k in range(n):
+        dest[p + n - 1 - k] = np.uint8((v >> np.int64(8 * k)) & np.int64(0xFF))
+
+
+@inner
+def _plain_count(data, p, size, max_records):
+    """The record count of a plain batch at ``p`` (see the module docstring), or -1."""
+    if data[p + _MAGIC_BYTE_AT] != MAGIC_VALUE_V2:
+        return -1
+    attrs = _be16(data, p + _ATTRIBUTES_AT)
+    if attrs & (V2_CONTROL_FLAG_MASK | V2_TRANSACTIONAL_FLAG_MASK | V2_COMPRESSION_CODEC_MASK):
+        return -1
+    count = _be_int(data, p + _COUNT_AT, 4)
+    if count < 0 or count > max_records or count > (size - RECORD_BATCH_OVERHEAD) // _MIN_RECORD:
+        return -1
+    return count
+
+
+@inner
+def _scanned(data, p, size, count):
+    rows = np.empty((N_ROWS, count), np.int64)
+    ok = scan_v2_records(data, p + RECORD_BATCH_OVERHEAD, p + size, count, rows) >= 0
+    return rows, ok
+
+
+@kernel
+def map_run(data, pos, size, i0, start_offset, max_entries, max_records, hashes, offs, state, stats, ks, ss):
+    """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
+    / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
+    than ``max_entries``; ``state[LATEST]`` follows each batch's last offset."""
+    w, st, dig = np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8)
+    for i in range(i0, pos.shape[0]):
+        p, n = pos[i], size[i]
+        count = _plain_count(data, p, n, max_records)
+        if count < 0:
+            return i, HANDBACK
+        rows, ok = _scanned(data, p, n, count)
+        if not ok:
+            return i, HANDBACK
+        base = _be_int(data, p + _BASE_OFFSET_AT, 8)
+        for j in range(count):
+            off = base + rows[R_OFF_DELTA, j]
+            if rows[R_KLEN, j] >= 0 and off >= start_offset:
+                if state[ENTRIES] >= max_entries:
+                    return i, FULL
+                md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
+                table_put(hashes, offs, state, dig, off)
+            stats[M_MESSAGES_READ] += 1
+        last = base + _be_int(data, p + _LAST_DELTA_AT, 4)
+        if last >= start_offset:
+            state[LATEST] = last
+        stats[M_BYTES_READ] += n
+    return pos.shape[0], DONE
+
+
+@inner
+def _member(sorted_values, v):
+    k = np.searchsorted(sorted_values, v)
+    return k < sorted_values.shape[0] and sorted_values[k] == v
+
+
+@inner
+def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch, ks, ss):
+    """``shouldRetainRecord`` of each record: the retained indices into ``keep``; ``counts``: [kept,
+    invalid, tombstones removed, tombstones kept]."""
+    w, st, dig = scratch
+    k = invalid = removed = tombs = 0
+    for j in range(count):
+        off = base + rows[R_OFF_DELTA, j]
+        retain = False
+        if off > latest_offset:
+            retain = True
+        elif rows[R_KLEN, j] < 0:
+            invalid += 1
+        else:
+            md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
+            if off >= table_get(hashes, offs, dig):
+                if rows[R_VLEN, j] >= 0 or keep_tombstones:
+                    retain = True
+                else:
+                    removed += 1
+        if retain:
+            keep[k] = j
+            k += 1
+            if rows[R_VLEN, j] < 0:
+                tombs += 1
+    counts[0], counts[1], counts[2], counts[3] = k, invalid, removed, tombs
+
+
+@inner
+def _rebuild(data, p, rows, keep, horizon, dest, q, info):
+    """The batch at ``p`` with only ``keep`` into ``dest[q:]`` as ``MemoryRecordsBuilder`` writes it (CRC
+    left zero): its size, or -1 where the per-batch path must decide."""
+    attrs = _be16(data, p + _ATTRIBUTES_AT)
+    pid = _be_int(data, p + _PID_AT, 8)
+    if pid != -1 and (_be16(data, p + _EPOCH_AT) == -1 or _be_int(data, p + _BASE_SEQ_AT, 4) < 0):
+        return -1
+    lat = (attrs & V2_TIMESTAMP_TYPE_MASK) != 0
+    base_ts, max_ts = _be_int(data, p + _BASE_TS_AT, 8), _be_int(data, p + _MAX_TS_AT, 8)
+    has_h = horizon != NO_OFFSET and horizon >= 0
+    new_base = horizon if has_h else (max_ts if lat else base_ts + rows[R_TS_DELTA, keep[0]])
+    info[0], info[1] = -1, 1 if lat else 0
+    n = rebuild_v2_records(data, rows, keep, base_ts, max_ts, new_base, dest[q + RECORD_BATCH_OVERHEAD:], info)
+    if n < 0:
+        return -1
+    for k in range(RECORD_BATCH_OVERHEAD):
+        dest[q + k] = data[p + k]
+    _put_be(dest, q + _LENGTH_AT, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + n, 4)
+    _put_be(dest, q + _CRC_FIELD_AT, 0, 4)
+    _put_be(dest, q + _ATTRIBUTES_AT, (attrs & V2_TIMESTAMP_TYPE_MASK) | (V2_DELETE_HORIZON_FLAG_MASK if has_h else 0), 2)
+    _put_be(dest, q + _BASE_TS_AT, new_base, 8)
+    _put_be(dest, q + _MAX_TS_AT, max_ts if lat else info[0], 8)
+    _put_be(dest, q + _COUNT_AT, keep.shape[0], 4)
+    return RECORD_BATCH_OVERHEAD + n
+
+
+@inner
+def _hand_back(data, p, prm, specials):
+    """Whether the batch at ``p`` may be kept empty (``RETAIN_EMPTY``): an active producer's last batch, or
+    the batch that ends where the round's batches must stay (KAFKA-17076)."""
+    last = _be_int(data, p + _BASE_OFFSET_AT, 8) + _be_int(data, p + _LAST_DELTA_AT, 4)
+    if prm[P_RETAIN_AT] != NO_OFFSET and last + 1 == prm[P_RETAIN_AT]:
+        return True
+    return _be_int(data, p + _PID_AT, 8) > -1 and _member(specials, last)
+
+
+@kernel
+def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, ks, ss):
+    """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
+    :data:`HANDBACK`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its CRC to write),
+    ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch written's (size,
+    last offset, max timestamp), what ``LogSegment.append`` indexes."""
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
+    counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
+    now, latest_offset = prm[P_NOW], prm[P_LATEST_OFFSET]
+    for i in range(i0, i1):
+        p, n = pos[i], size[i]
+        count = _plain_count(data, p, n, prm[P_MAX_RECORDS])
+        if count < 0 or _hand_back(data, p, prm, specials):
+            return i, HANDBACK
+        rows, ok = _scanned(data, p, n, count)
+        if not ok:
+            return i, HANDBACK
+        base, base_ts = _be_int(data, p + _BASE_OFFSET_AT, 8), _be_int(data, p + _BASE_TS_AT, 8)
+        has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
+        keep = np.empty(count, np.int64)
+        _decide(data, rows, count, base, not has_h or now < base_ts, latest_offset, hashes, offs, keep, counts,
+                scratch, ks, ss)
+        k, q = counts[0], stats[S_DEST]
+        written = 0
+        if k > 0:
+            need_h = counts[3] > 0 and not has_h
+            horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
+            max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+            if k == count and not need_h:
+                dest[q:q + n] = data[p:p + n]
+                written = n
+            else:
+                written = _rebuild(data, p, rows, keep[:k], horizon, dest, q, info)
+                if written < 0:
+                    return i, HANDBACK
+                rebuilt[stats[S_REBUILT], 0], rebuilt[stats[S_REBUILT], 1] = q, q + written
+                stats[S_REBUILT] += 1
+                max_ts = _be_int(dest, q + _MAX_TS_AT, 8)
+            w = stats[S_WRITTEN]
+            written_rows[w, 0], written_rows[w, 1] = written, base + _be_int(data, p + _LAST_DELTA_AT, 4)
+            written_rows[w, 2] = max_ts
+            stats[S_WRITTEN] += 1
+            for j in keep[:k]:
+                if rows[R_VLEN, j] < 0:
+                    tombs[stats[S_TOMBSTONES], 0], tombs[stats[S_TOMBSTONES], 1] = base + rows[R_OFF_DELTA, j], horizon
+                    stats[S_TOMBSTONES] += 1
+                stats[S_MAX_OFFSET] = max(stats[S_MAX_OFFSET], base + rows[R_OFF_DELTA, j])
+        stats[S_MESSAGES_READ] += count
+        stats[S_BYTES_READ] += n
+        stats[S_MESSAGES_WRITTEN] += k
+        stats[S_BYTES_WRITTEN] += written
+        stats[S_INVALID] += counts[1]
+        stats[S_TOMBSTONES_REMOVED] += counts[2]
+        stats[S_DEST] = q + written
+    return i1, DONE
+
+
+# --------------------------------------------------------------------------------------------- callers
+class Spans:
+    """The whole batches of ``data`` as the walker finds them (``MemoryRecords.batches``' rules): their
+    :class:`~kafkafmt.records.walker.BatchSpan` objects and positions and sizes as arrays.  A walk that
+    raises keeps the batches before and the error (``error``), for the caller to raise where Kafka would."""
+
+    def __init__(self, data):
+        self.items: list = []
+        self.error: Exception | None = None
+        try:
+            for span in BatchWalker(data, 0, len(data), rules=MEMORY):
+                self.items.append(span)
+        except KafkaFmtError as e:
+            self.error = e
+        self.pos = np.fromiter((s.position for s in self.items), np.int64, len(self.items))
+        self.size = np.fromiter((s.size for s in self.items), np.int64, len(self.items))
+        self.ends = self.pos + self.size
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def fitting(self, i: int, limit: int) -> int:
+        """The index after the last batch from ``i`` on that ends at or before ``limit``."""
+        return max(i, int(np.searchsorted(self.ends, limit, side="right")))
+
+
+def producer_batches(data) -> list:
+    """The v2 batches of ``data`` that carry a producer id (``hasProducerId``), in order: the header
+    fields of every batch read at once, only those batches made objects."""
+    spans = Spans(data)
+    if spans.error is not None:
+        raise spans.error
+    arr = np.frombuffer(data, np.uint8)
+    v2 = arr[spans.pos + _MAGIC_BYTE_AT].astype(np.int8) >= MAGIC_VALUE_V2
+    whole = v2 & (spans.size >= RECORD_BATCH_OVERHEAD)  # the others: read as batches, which say what is wrong
+    pid = np.full(len(spans), -1, np.int64)
+    pid[whole] = 0
+    for k in range(8):  # the big-endian int64 at producerId
+        pid[whole] = (pid[whole] << 8) | arr[spans.pos[whole] + _PID_AT + k].astype(np.int64)
+    chosen = (v2 & ~whole) | (pid > -1)
+    return [read_batch(data, int(p), int(e)) for p, e in zip(spans.pos[chosen], spans.ends[chosen])]
+
+
+def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int, stats, map_batch) -> bool:
+    """``buildOffsetMapForSegment`` over ``spans`` of ``data`` (``arr``: its bytes as uint8): plain runs by
+    :func:`map_run`, any other batch by ``map_batch(batch)`` (True when the map filled).  True when the
+    map filled."""
+    counters = np.zeros(N_MAP_STATS, np.int64)
+    max_records = current_limits().max_records_per_batch
+    i = 0
+    try:
+        while i < len(spans):
+            i, code = map_run(arr, spans.pos, spans.size, i, start, max_entries, max_records, omap.hashes,
+                              omap.offsets, omap.state, counters, MD5_K, MD5_S)
+            if code == FULL:
+                return True
+            if code == HANDBACK:
+                if map_batch(span_batch(data, spans.items[i])):
+                    return True
+                i += 1
+    finally:
+        stats.map_messages_read += int(counters[M_MESSAGES_READ])
+        stats.map_bytes_read += int(counters[M_BYTES_READ])
+    if spans.error is not None:
+        raise spans.error
+    return False
+
+
+class FilterRun:
+    """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner_filter.SegmentFilter`:
+    plain runs by :func:`filter_run`, any other batch by ``filter_batch(batch)`` -> (bytes, max offset)."""
+
+    def __init__(self, flt, data, arr, filter_batch):
+        self.flt, self.data, self.arr, self.filter_batch = flt, data, arr, filter_batch
+        self.prm = np.zeros(N_PARAMS, np.int64)
+        self.prm[P_NOW], self.prm[P_RETENTION] = flt.now, flt.delete_retention_ms
+        retain_at = flt.retain_batch_ending_at
+        self.prm[P_RETAIN_AT] = NO_OFFSET if retain_at is None else retain_at
+        self.prm[P_LATEST_OFFSET] = flt.map.latest_offset
+        self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
+        self.specials = np.array(sorted({r.last_data_offset for r in flt.last_records.values()
+                                         if r.last_data_offset is not None}), dtype=np.int64)
+
+    def chunk(self, spans: Spans, i: int, j: int) -> tuple[list, int, list]:
+        """The bytes kept of the batches ``i`` to ``j - 1`` (in order), the largest offset kept, and each
+        batch written's [size, last offset, max timestamp]."""
+        nbytes = int(spans.ends[j - 1] - spans.pos[i])
+        dest = np.empty(dest_capacity(nbytes), np.uint8)
+        rebuilt = np.empty((j - i, 2), np.int64)
+        tombs = np.empty((nbytes // _MIN_RECORD + 1, 2), np.int64)
+        written = np.empty((j - i, 3), np.int64)
+        out, meta, max_offset, k = [], [], -1, i
+        while k < j:
+            stats = np.zeros(N_STATS, np.int64)
+            stats[S_MAX_OFFSET] = -1
+            k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
+                                 self.flt.map.offsets, dest, rebuilt, tombs, written, stats, MD5_K, MD5_S)
+            if stats[S_DEST]:
+                out.append(self._collect(dest, rebuilt, tombs, stats))
+                meta.extend(written[:stats[S_WRITTEN]].tolist())
+                max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
+            if code == HANDBACK:
+                kept, m = self.filter_batch(span_batch(self.data, spans.items[k]))
+                if kept:
+                    out.append(kept)
+                    meta.extend([b.size_in_bytes, b.last_offset, b.max_timestamp] for b in MemoryRecords(kept).batches())
+                    max_offset = max(max_offset, m)
+                k += 1
+        return out, max_offset, meta
+
+    def _collect(self, dest, rebuilt, tombs, stats) -> bytes:
+        view = memoryview(dest)
+        for s, e in rebuilt[:stats[S_REBUILT]].tolist():
+            DEFAULT_BATCH.put(view, s, "crc", crc32c(view[s + DEFAULT_BATCH_CRC_START:e]))
+        st = self.flt.stats
+        st.messages_read += int(stats[S_MESSAGES_READ])
+        st.bytes_read += int(stats[S_BYTES_READ])
+        st.messages_written += int(stats[S_MESSAGES_WRITTEN])
+        st.bytes_written += int(stats[S_BYTES_WRITTEN])
+        st.invalid_messages += int(stats[S_INVALID])
+        st.tombstones_removed += int(stats[S_TOMBSTONES_REMOVED])
+        st.tombstones_kept.extend(map(tuple, tombs[:stats[S_TOMBSTONES]].tolist()))
+        return dest[:stats[S_DEST]].tobytes()

@@ -1,0 +1,216 @@
+"""The log cleaner's offset map as Kafka lays it out (``SkimpyOffsetMap``), compiled: a preallocated
+open-addressing table of ``memory // 24`` slots, each a key's MD5 digest (16 bytes,
+``SkimpyOffsetMap.hashInto``) and its latest offset (8 bytes), so the map takes exactly the dedupe
+buffer's bytes whatever the number of keys.
+
+* Slots are found as Kafka probes them (``positionOf``): attempt ``a`` reads the big-endian int at byte
+  ``min(a, 12)`` of the digest, adds ``max(0, a - 12)`` (Java int arithmetic), takes ``Utils.abs`` and
+  the remainder by the slot count.  A slot whose 24 bytes are all zero is empty (``isEmpty``).
+* ``put`` overwrites a key's offset or takes the first empty slot (the caller keeps the map below
+  ``slots * load factor``, as ``Cleaner.buildOffsetMap`` does); ``get`` gives -1 for a key not in the map
+  and gives up after ``slots + 12`` attempts.
+* The MD5 (RFC 1321) is compiled too, so a key is hashed where it is read, with no Python call per key.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..constants import INT32_MIN
+from ..records.fast.jit import inner, kernel
+
+__all__ = ["BYTES_PER_ENTRY", "DIGEST_SIZE", "MD5_K", "MD5_S", "md5_spans", "new_table", "table_put_many",
+           "table_get_many"]
+
+#: ``SkimpyOffsetMap.hashSize``: an MD5 digest
+DIGEST_SIZE = 16
+#: ``SkimpyOffsetMap.bytesPerEntry``: the digest and an 8-byte offset
+BYTES_PER_ENTRY = DIGEST_SIZE + 8
+#: ``hashSize - 4``: the last byte at which ``positionOf`` reads its int
+_LAST_PROBE_BYTE = DIGEST_SIZE - 4
+#: state[...] of a table: entries in use, the latest offset put (``lastOffset``)
+ENTRIES, LATEST = 0, 1
+
+#: MD5 (RFC 1321): the per-round shift amounts and the sine table
+MD5_S = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4, np.uint64)
+MD5_K = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint64)
+
+
+@inner
+def _rotl(x, c):
+    return ((x << c) | (x >> (np.uint64(32) - c))) & np.uint64(0xFFFFFFFF)
+
+
+@inner
+def _md5_block(w, st, ks, ss):
+    """One 64-byte block into the state ``st``; the four rounds as four loops (no test per step)."""
+    m = np.uint64(0xFFFFFFFF)
+    a, b, c, d = st[0], st[1], st[2], st[3]
+    for i in range(16):
+        f = (((b & c) | (~b & d)) + a + ks[i] + w[i]) & m
+        a, d, c = d, c, b
+        b = (b + _rotl(f, ss[i])) & m
+    for i in range(16, 32):
+        f = (((d & b) | (~d & c)) + a + ks[i] + w[(5 * i + 1) & 15]) & m
+        a, d, c = d, c, b
+        b = (b + _rotl(f, ss[i])) & m
+    for i in range(32, 48):
+        f = ((b ^ c ^ d) + a + ks[i] + w[(3 * i + 5) & 15]) & m
+        a, d, c = d, c, b
+        b = (b + _rotl(f, ss[i])) & m
+    for i in range(48, 64):
+        f = ((c ^ (b | (~d & m))) + a + ks[i] + w[(7 * i) & 15]) & m
+        a, d, c = d, c, b
+        b = (b + _rotl(f, ss[i])) & m
+    st[0] = (st[0] + a) & m
+    st[1] = (st[1] + b) & m
+    st[2] = (st[2] + c) & m
+    st[3] = (st[3] + d) & m
+
+
+@inner
+def _md5_words(src, p, w):
+    for j in range(16):
+        q = p + 4 * j
+        w[j] = (np.uint64(src[q]) | (np.uint64(src[q + 1]) << np.uint64(8)) | (np.uint64(src[q + 2]) << np.uint64(16))
+                | (np.uint64(src[q + 3]) << np.uint64(24)))
+
+
+@inner
+def _tail_words(data, p, rem, n, last, first, w):
+    """The words of a padding block: ``rem`` message bytes from ``p`` (``first``: the 0x80 marker goes
+    here), then zeros, then (``last``) the message length in bits."""
+    for j in range(16):
+        w[j] = np.uint64(0)
+    for t in range(rem):
+        w[t >> 2] |= np.uint64(data[p + t]) << np.uint64(8 * (t & 3))
+    if first:
+        w[rem >> 2] |= np.uint64(0x80) << np.uint64(8 * (rem & 3))
+    if last:
+        bits = np.uint64(n) * np.uint64(8)
+        w[14] = bits & np.uint64(0xFFFFFFFF)
+        w[15] = bits >> np.uint64(32)
+
+
+@inner
+def md5_into(data, p, n, dig, w, st, ks, ss):
+    """``dig[:16]`` = MD5 of ``data[p:p+n]``; ``w`` (16 uint64) and ``st`` (4 uint64) are the caller's scratch."""
+    st[0], st[1], st[2], st[3] = np.uint64(0x67452301), np.uint64(0xefcdab89), np.uint64(0x98badcfe), \
+        np.uint64(0x10325476)
+    full = n // 64
+    for blk in range(full):
+        _md5_words(data, p + 64 * blk, w)
+        _md5_block(w, st, ks, ss)
+    rem = n - 64 * full
+    tail = p + 64 * full
+    if rem < 56:
+        _tail_words(data, tail, rem, n, True, True, w)
+        _md5_block(w, st, ks, ss)
+    else:
+        _tail_words(data, tail, rem, n, False, True, w)
+        _md5_block(w, st, ks, ss)
+        _tail_words(data, tail, 0, n, True, False, w)
+        _md5_block(w, st, ks, ss)
+    for k in range(4):
+        for j in range(4):
+            dig[4 * k + j] = np.uint8((st[k] >> np.uint64(8 * j)) & np.uint64(0xFF))
+
+
+@kernel
+def md5_spans(data, pos, lengths, out, ks, ss):
+    """``out[i]`` = MD5 of ``data[pos[i]:pos[i]+lengths[i]]`` (``SkimpyOffsetMap.hashInto``); a negative
+    length (a null key) is skipped."""
+    w = np.empty(16, np.uint64)
+    st = np.empty(4, np.uint64)
+    for i in range(pos.shape[0]):
+        if lengths[i] >= 0:
+            md5_into(data, pos[i], lengths[i], out[i], w, st, ks, ss)
+
+
+# --------------------------------------------------------------------------------------------- the table
+@inner
+def _slot(dig, attempt, slots):
+    """``SkimpyOffsetMap.positionOf`` as a slot number."""
+    at = min(attempt, _LAST_PROBE_BYTE)
+    v = (np.int64(dig[at]) << 24) | (np.int64(dig[at + 1]) << 16) | (np.int64(dig[at + 2]) << 8) | np.int64(dig[at + 3])
+    v += max(0, attempt - _LAST_PROBE_BYTE)
+    v = ((v - INT32_MIN) & np.int64(0xFFFFFFFF)) + INT32_MIN  # Java int arithmetic
+    v = 0 if v == INT32_MIN else abs(v)  # Utils.abs
+    return v % slots
+
+
+@inner
+def _empty(hashes, offs, s):
+    if offs[s] != 0:
+        return False
+    for j in range(DIGEST_SIZE):
+        if hashes[s, j] != 0:
+            return False
+    return True
+
+
+@inner
+def _same(hashes, s, dig):
+    for j in range(DIGEST_SIZE):
+        if hashes[s, j] != dig[j]:
+            return False
+    return True
+
+
+@inner
+def table_put(hashes, offs, state, dig, offset):
+    """``SkimpyOffsetMap.put`` of a digest (the caller keeps a free slot)."""
+    slots = offs.shape[0]
+    attempt = 0
+    while True:
+        s = _slot(dig, attempt, slots)
+        if _empty(hashes, offs, s):
+            for j in range(DIGEST_SIZE):
+                hashes[s, j] = dig[j]
+            offs[s] = offset
+            state[ENTRIES] += 1
+            state[LATEST] = offset
+            return
+        if _same(hashes, s, dig):
+            offs[s] = offset
+            state[LATEST] = offset
+            return
+        attempt += 1
+
+
+@inner
+def table_get(hashes, offs, dig):
+    """``SkimpyOffsetMap.get`` of a digest: its offset, or -1."""
+    slots = offs.shape[0]
+    limit = slots + _LAST_PROBE_BYTE
+    attempt = 0
+    while attempt < limit:
+        s = _slot(dig, attempt, slots)
+        if _empty(hashes, offs, s):
+            return np.int64(-1)
+        if _same(hashes, s, dig):
+            return offs[s]
+        attempt += 1
+    return np.int64(-1)
+
+
+@kernel
+def table_put_many(hashes, offs, state, digs, offsets):
+    """:func:`table_put` of each row of ``digs`` with its offset, in order."""
+    for i in range(digs.shape[0]):
+        table_put(hashes, offs, state, digs[i], offsets[i])
+
+
+@kernel
+def table_get_many(hashes, offs, digs, present, out):
+    """``out[i]`` = :func:`table_get` of ``digs[i]`` where ``present[i]``, else -1."""
+    for i in range(digs.shape[0]):
+        out[i] = table_get(hashes, offs, digs[i]) if present[i] else np.int64(-1)
+
+
+def new_table(slots: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An empty table of ``slots`` slots: (digests, offsets, state).  ``np.zeros`` asks the system for
+    zeroed pages, so only the slots touched take memory."""
+    return (np.zeros((slots, DIGEST_SIZE), np.uint8), np.zeros(slots, np.int64),
+            np.array([0, -1], np.int64))
