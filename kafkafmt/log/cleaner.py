@@ -9,8 +9,10 @@ log's ``config.kafka_line``) that of Kafka 4.4.0, whose differences are the rows
    first dirty segment whose largest timestamp is within ``min.compaction.lag.ms``; then rounded down
    to a segment base (``calculateCleanableBytes``).  The log is cleaned when its dirty ratio exceeds
    ``min.cleanable.dirty.ratio`` or ``max.compaction.lag.ms`` has passed for a dirty segment.
-2. The offset map (:mod:`~kafkafmt.log.cleaner_map`) over the dirty range; a map that fills stops at
-   the batch before, and only the prefix up to the map's latest offset is cleaned.
+2. The offset map (:mod:`~kafkafmt.log.cleaner_map`, a table of the dedupe buffer's size) over the
+   dirty range; a map that fills stops at the batch before, and only the prefix up to the map's latest
+   offset is cleaned.  Plain v2 batches are mapped and filtered a run per compiled call
+   (:mod:`~kafkafmt.log.cleaner_batches`), the others one by one.
 3. The segments up to there, grouped by size (``segment.bytes``, ``segment.index.bytes``), each group
    filtered (:mod:`~kafkafmt.log.cleaner_filter`) into ``<base>.log.cleaned`` with indexes rebuilt
    by appending, given the last segment's modification time, renamed ``.swap``, the old segments

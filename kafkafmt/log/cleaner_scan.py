@@ -1,4 +1,6 @@
-"""The log cleaner's bulk read: a batch's records as arrays, without a Python object per record.
+"""The log cleaner's bulk read: a batch's records as arrays, without a Python object per record: the
+per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner_batches` hand back
+(compressed v2 batches, v0/v1 wrappers, batches with producer state to keep).
 
 * v2 data batches: one compiled pass over the records area (:func:`scan_v2_records`) gives each
   record's byte spans, offset and timestamp deltas and key span; v0/v1 compressed wrappers: the columnar
@@ -6,7 +8,7 @@
   non-minimal varints, a malformed records area, any error) returns None and the reference decoder
   runs, whose errors are Kafka's.
 * The keys' MD5 digests (``SkimpyOffsetMap.hashInto``) by a compiled MD5 over those spans
-  (:func:`md5_spans`).
+  (:func:`~kafkafmt.log.cleaner_table.md5_spans`).
 * :func:`filter_v2` / :func:`filter_legacy`: ``SegmentFilter.filter_batch``'s decisions on those
   arrays; a batch with nothing removed is copied whole; one with records removed is re-assembled from
   the retained records' own bytes, which are what ``MemoryRecordsBuilder`` writes

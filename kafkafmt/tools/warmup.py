@@ -62,8 +62,8 @@ def _crc32_agrees_with_zlib() -> bool:
 
 def _cleaner_agrees_with_reference() -> bool:
     """The log cleaner's kernels (``kafkafmt.log.cleaner_scan``: the record scan, the MD5 of the keys, the
-    rebuild of a batch with records removed), reached on one batch and checked against the builder and
-    :mod:`hashlib`."""
+    rebuild of a batch with records removed; ``kafkafmt.log.cleaner_batches``), reached on one batch and
+    checked against the builder and :mod:`hashlib`."""
     import hashlib
 
     from ..constants import CompressionType, TimestampType
@@ -78,7 +78,27 @@ def _cleaner_agrees_with_reference() -> bool:
     scan = scan_v2(batch, as_array(data), 1 << 20)
     records = list(batch.records())
     return scan is not None and digests(scan) == [hashlib.md5(r.key).digest() for r in records] and \
-        rebuild_v2(batch, scan, [1, 2], 1_700_000_100_000) == rebuild_batch(batch, records[1:], 1_700_000_100_000)
+        rebuild_v2(batch, scan, [1, 2], 1_700_000_100_000) == rebuild_batch(batch, records[1:], 1_700_000_100_000) \
+        and _cleaner_runs_agree(data, batch, records)
+
+
+def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
+    """The compiled runs (``kafkafmt.log.cleaner_batches``: the offset map's table, the map and filter
+    runs) on the same batch: the map holds each key's latest offset, the filtered batch is the builder's."""
+    from ..log.cleaner_batches import FilterRun, Spans, map_segment_runs
+    from ..log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter, rebuild_batch
+    from ..log.cleaner_map import OffsetMap
+    from ..log.cleaner_scan import as_array
+    omap, arr, spans = OffsetMap(24 * 16), as_array(data), Spans(data)
+    map_segment_runs(data, arr, spans, omap, 0, 10, CleanerStats(), lambda b: True)
+    now = records[-1].timestamp
+    flt = SegmentFilter(omap, now=now, delete_retention_ms=100_000, txn=CleanedTransactionMetadata(), last_records={},
+                        stats=CleanerStats())
+    out, _, _ = FilterRun(flt, data, arr, lambda b: (b"", -1)).chunk(spans, 0, len(spans))
+    one = OffsetMap(24 * 4)  # the per-batch path's put and get
+    one.put(b"x", 3)
+    return (omap.get(b"a"), omap.get(b"b"), one.get(b"x"), one.get(b"a")) == (2, 1, 3, -1) and \
+        b"".join(out) == rebuild_batch(batch, records[1:], now + 100_000)
 
 
 def run(args) -> int:
