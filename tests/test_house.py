@@ -18,11 +18,12 @@ PACKAGE = Path(kafkafmt.__file__).resolve().parent
 DEFINITIONS = {"layout.py", "constants.py"}
 #: the one Python batch walker
 WALKER = "records/walker.py"
-#: compiled (numba) mirrors of the walker's legacy rules: they cannot call Python, so they walk
-#: v0/v1 entries themselves, with the walker's constants (imported from constants.py / layout.py),
-#: and hand anything they do not expect back to it; tests/records/test_columnar_fast.py checks them against it
+#: compiled (numba) mirrors of the walker's rules: they cannot call Python, so they walk entries
+#: themselves, with the walker's constants (imported from constants.py / layout.py), and hand anything
+#: they do not expect back to it; tests/records/test_columnar_fast.py and tests/log/test_log_cleaner_scan.py
+#: (memory_spans) check them against it
 COMPILED_WALKS = {("records/fast/kernels.py", "decode_legacy_plain"), ("records/fast/kernels.py", "legacy_plain_run"),
-                  ("records/fast/kernels.py", "decode_legacy_inner")}
+                  ("records/fast/kernels.py", "decode_legacy_inner"), ("records/fast/kernels.py", "memory_spans")}
 
 #: names a batch loop needs: the entry framing (offset:int64 size:int32, magic at byte 16) or the walker's step
 FRAMING_NAMES = {"LOG_ENTRY", "LOG_OVERHEAD", "SIZE_OFFSET", "OFFSET_OFFSET", "MAGIC_OFFSET",

@@ -26,6 +26,7 @@ lz4-java for levels 3..17; levels 1-2 are liblz4 1.10's new "mid" mode there and
 """
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Callable, Iterator
 
@@ -65,6 +66,7 @@ def header_checksum(descriptor: bytes | memoryview) -> int:
     return (xxhash.xxh32_intdigest(bytes(descriptor), seed=0) >> 8) & 0xFF
 
 
+@functools.lru_cache(maxsize=None)
 def frame_header(magic: int = 2) -> bytes:
     """The 7-byte frame header ``Lz4BlockOutputStream.writeHeader`` writes for this message format."""
     head = LZ4_FRAME_HEADER.pack(magic=MAGIC, FLG=FLG, BD=BD, HC=0)

@@ -22,9 +22,12 @@ next batch that asks (``consumeAbortedTxnsUpTo`` is called with a larger offset 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..constants import (INT64_MIN, LOG_OVERHEAD, MAGIC_VALUE_V2, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK,
+                         CompressionType,
                          V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
                          V2_TRANSACTIONAL_FLAG_MASK)
 from ..crc import crc32c
@@ -32,10 +35,11 @@ from ..errors import KafkaFmtError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from ..limits import current_limits
 from ..records.fast.jit import inner, kernel
-from ..records.fast.kernels import _be_int
-from ..records.memory import MemoryRecords, read_batch, span_batch
+from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, memory_spans
+from ..records.fast.lz4_frame import lz4_frame_into
+from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
+from .cleaner_scan import encode_rebuilt, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
     scan_v2_records
 from .cleaner_table import ENTRIES, LATEST, MD5_K, MD5_S, md5_into, table_get, table_put
 
@@ -43,7 +47,7 @@ __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Sp
            "producer_batches", "FilterRun", "dest_capacity"]
 
 #: what a kernel returns with the index it stopped at
-DONE, HANDBACK, FULL = 0, 1, 2
+DONE, HANDBACK, FULL, RECOMPRESS = 0, 1, 2, 3
 #: "no such offset" in the parameters (no batch end to keep, no horizon)
 NO_OFFSET = INT64_MIN
 
@@ -59,6 +63,9 @@ _PID_AT = DEFAULT_BATCH.offset_of("producerId")
 _EPOCH_AT = DEFAULT_BATCH.offset_of("producerEpoch")
 _BASE_SEQ_AT = DEFAULT_BATCH.offset_of("baseSequence")
 _COUNT_AT = DEFAULT_BATCH.offset_of("recordsCount")
+_NONE, _LZ4 = int(CompressionType.NONE), int(CompressionType.LZ4)
+#: room for one lz4 batch's records decoded in a compiled run (a larger batch takes the per-batch path)
+PLAIN_ROOM = 1 << 20
 #: the smallest v2 record (one byte for each of its seven varint or byte fields)
 _MIN_RECORD = 7
 #: most bytes a re-encoded record can grow by: a timestamp delta of 10 bytes where 1 was, and its length
@@ -70,8 +77,9 @@ P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS = range(5)
 N_PARAMS = 5
 #: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
 S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
-    S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN = range(11)
-N_STATS = 11
+    S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN, S_RECS_LEN, S_RECS_MAX_TS, S_RECS_BASE_TS, S_RECS_HORIZON, \
+    S_RECS_COUNT = range(16)
+N_STATS = 16
 #: indices of :func:`map_run`'s ``stats`` array
 M_MESSAGES_READ, M_BYTES_READ = range(2)
 N_MAP_STATS = 2
@@ -100,44 +108,76 @@ def _plain_count(data, p, size, max_records):
     if data[p + _MAGIC_BYTE_AT] != MAGIC_VALUE_V2:
         return -1
     attrs = _be16(data, p + _ATTRIBUTES_AT)
-    if attrs & (V2_CONTROL_FLAG_MASK | V2_TRANSACTIONAL_FLAG_MASK | V2_COMPRESSION_CODEC_MASK):
+    codec = attrs & V2_COMPRESSION_CODEC_MASK
+    if attrs & (V2_CONTROL_FLAG_MASK | V2_TRANSACTIONAL_FLAG_MASK) or (codec != _NONE and codec != _LZ4):
         return -1
     count = _be_int(data, p + _COUNT_AT, 4)
-    if count < 0 or count > max_records or count > (size - RECORD_BATCH_OVERHEAD) // _MIN_RECORD:
+    if count < 0 or count > max_records or (codec == _NONE and count > (size - RECORD_BATCH_OVERHEAD) // _MIN_RECORD):
         return -1
     return count
 
 
 @inner
-def _scanned(data, p, size, count):
+def _records_area(data, p, size, plain):
+    """Where the batch at ``p`` has its records: (0, start, end) in ``data``, (1, 0, end) in ``plain``
+    (an lz4 frame decoded there), or (-1, 0, 0) for the per-batch path."""
+    if _be16(data, p + _ATTRIBUTES_AT) & V2_COMPRESSION_CODEC_MASK == _NONE:
+        return 0, p + RECORD_BATCH_OVERHEAD, p + size
+    n = lz4_frame_into(data, p + RECORD_BATCH_OVERHEAD, p + size, plain, plain.shape[0])
+    return (-1, 0, 0) if n < 0 else (1, 0, n)
+
+
+@inner
+def _scanned(src, start, end, count):
     rows = np.empty((N_ROWS, count), np.int64)
-    ok = scan_v2_records(data, p + RECORD_BATCH_OVERHEAD, p + size, count, rows) >= 0
+    ok = count <= (end - start) // _MIN_RECORD and scan_v2_records(src, start, end, count, rows) >= 0
     return rows, ok
 
 
+@inner
+def _map_records(src, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch, ks,
+                 ss):
+    """The keys of one batch's records ``src[start:end]`` into the table: :data:`DONE`, :data:`FULL`, or
+    :data:`HANDBACK` (nothing changed)."""
+    w, st, dig = scratch
+    rows, ok = _scanned(src, start, end, count)
+    if not ok:
+        return HANDBACK
+    for j in range(count):
+        off = base + rows[R_OFF_DELTA, j]
+        if rows[R_KLEN, j] >= 0 and off >= start_offset:
+            if state[ENTRIES] >= max_entries:
+                return FULL
+            md5_into(src, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
+            table_put(hashes, offs, state, dig, off)
+        stats[M_MESSAGES_READ] += 1
+    return DONE
+
+
 @kernel
-def map_run(data, pos, size, i0, start_offset, max_entries, max_records, hashes, offs, state, stats, ks, ss):
+def map_run(data, pos, size, i0, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, ks, ss):
     """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
     / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
-    than ``max_entries``; ``state[LATEST]`` follows each batch's last offset."""
-    w, st, dig = np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8)
+    than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
+    batch's records."""
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
     for i in range(i0, pos.shape[0]):
         p, n = pos[i], size[i]
         count = _plain_count(data, p, n, max_records)
         if count < 0:
             return i, HANDBACK
-        rows, ok = _scanned(data, p, n, count)
-        if not ok:
-            return i, HANDBACK
+        where, start, end = _records_area(data, p, n, plain)
         base = _be_int(data, p + _BASE_OFFSET_AT, 8)
-        for j in range(count):
-            off = base + rows[R_OFF_DELTA, j]
-            if rows[R_KLEN, j] >= 0 and off >= start_offset:
-                if state[ENTRIES] >= max_entries:
-                    return i, FULL
-                md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
-                table_put(hashes, offs, state, dig, off)
-            stats[M_MESSAGES_READ] += 1
+        if where < 0:
+            return i, HANDBACK
+        elif where == 0:
+            code = _map_records(data, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats,
+                                scratch, ks, ss)
+        else:
+            code = _map_records(plain, start, end, count, base, start_offset, max_entries, hashes, offs, state,
+                                stats, scratch, ks, ss)
+        if code != DONE:
+            return i, code
         last = base + _be_int(data, p + _LAST_DELTA_AT, 4)
         if last >= start_offset:
             state[LATEST] = last
@@ -180,23 +220,38 @@ def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, off
 
 
 @inner
-def _rebuild(data, p, rows, keep, horizon, dest, q, info):
-    """The batch at ``p`` with only ``keep`` into ``dest[q:]`` as ``MemoryRecordsBuilder`` writes it (CRC
-    left zero): its size, or -1 where the per-batch path must decide."""
-    attrs = _be16(data, p + _ATTRIBUTES_AT)
+def _new_base(data, p, rows, first, horizon):
+    """``MemoryRecordsBuilder``'s base timestamp for the batch at ``p`` rebuilt from record ``first`` on: the
+    delete horizon when there is one, else the LogAppendTime stamp or the first retained record's timestamp;
+    -1 for the per-batch path (producer state the builder refuses)."""
     pid = _be_int(data, p + _PID_AT, 8)
     if pid != -1 and (_be16(data, p + _EPOCH_AT) == -1 or _be_int(data, p + _BASE_SEQ_AT, 4) < 0):
+        return False, np.int64(0)
+    if horizon != NO_OFFSET and horizon >= 0:
+        return True, horizon
+    if _be16(data, p + _ATTRIBUTES_AT) & V2_TIMESTAMP_TYPE_MASK:
+        return True, _be_int(data, p + _MAX_TS_AT, 8)
+    return True, _be_int(data, p + _BASE_TS_AT, 8) + rows[R_TS_DELTA, first]
+
+
+@inner
+def _rebuild(data, p, rows, keep, horizon, dest, q, info):
+    """The uncompressed batch at ``p`` with only ``keep`` into ``dest[q:]`` as ``MemoryRecordsBuilder`` writes
+    it (CRC left zero): its size, or -1 where the per-batch path must decide."""
+    ok, new_base = _new_base(data, p, rows, keep[0], horizon)
+    if not ok:
         return -1
+    attrs = _be16(data, p + _ATTRIBUTES_AT)
     lat = (attrs & V2_TIMESTAMP_TYPE_MASK) != 0
-    base_ts, max_ts = _be_int(data, p + _BASE_TS_AT, 8), _be_int(data, p + _MAX_TS_AT, 8)
-    has_h = horizon != NO_OFFSET and horizon >= 0
-    new_base = horizon if has_h else (max_ts if lat else base_ts + rows[R_TS_DELTA, keep[0]])
+    max_ts = _be_int(data, p + _MAX_TS_AT, 8)
     info[0], info[1] = -1, 1 if lat else 0
-    n = rebuild_v2_records(data, rows, keep, base_ts, max_ts, new_base, dest[q + RECORD_BATCH_OVERHEAD:], info)
+    n = rebuild_v2_records(data, rows, keep, _be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base,
+                           dest[q + RECORD_BATCH_OVERHEAD:], info)
     if n < 0:
         return -1
     for k in range(RECORD_BATCH_OVERHEAD):
         dest[q + k] = data[p + k]
+    has_h = horizon != NO_OFFSET and horizon >= 0
     _put_be(dest, q + _LENGTH_AT, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + n, 4)
     _put_be(dest, q + _CRC_FIELD_AT, 0, 4)
     _put_be(dest, q + _ATTRIBUTES_AT, (attrs & V2_TIMESTAMP_TYPE_MASK) | (V2_DELETE_HORIZON_FLAG_MASK if has_h else 0), 2)
@@ -204,6 +259,22 @@ def _rebuild(data, p, rows, keep, horizon, dest, q, info):
     _put_be(dest, q + _MAX_TS_AT, max_ts if lat else info[0], 8)
     _put_be(dest, q + _COUNT_AT, keep.shape[0], 4)
     return RECORD_BATCH_OVERHEAD + n
+
+
+@inner
+def _rebuild_records(data, p, plain, rows, keep, horizon, recs, info):
+    """The retained records of the lz4 batch at ``p`` (read from ``plain``) re-encoded into ``recs`` for the
+    caller to compress: their length (``info``: max timestamp, base timestamp), or -1."""
+    ok, new_base = _new_base(data, p, rows, keep[0], horizon)
+    if not ok:
+        return -1
+    lat = (_be16(data, p + _ATTRIBUTES_AT) & V2_TIMESTAMP_TYPE_MASK) != 0
+    max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+    info[0], info[1] = -1, 1 if lat else 0
+    n = rebuild_v2_records(plain, rows, keep, _be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base, recs, info)
+    if n >= 0:
+        info[0], info[1] = (max_ts if lat else info[0]), new_base
+    return n
 
 
 @inner
@@ -216,83 +287,149 @@ def _hand_back(data, p, prm, specials):
     return _be_int(data, p + _PID_AT, 8) > -1 and _member(specials, last)
 
 
+@inner
+def _note_kept(rows, keep, base, horizon, tombs, stats):
+    """The kept tombstones' (offset, horizon) and the largest offset kept."""
+    for j in keep:
+        if rows[R_VLEN, j] < 0:
+            tombs[stats[S_TOMBSTONES], 0], tombs[stats[S_TOMBSTONES], 1] = base + rows[R_OFF_DELTA, j], horizon
+            stats[S_TOMBSTONES] += 1
+        stats[S_MAX_OFFSET] = max(stats[S_MAX_OFFSET], base + rows[R_OFF_DELTA, j])
+
+
+@inner
+def _count_batch(stats, counts, count, n, written):
+    stats[S_MESSAGES_READ] += count
+    stats[S_BYTES_READ] += n
+    stats[S_MESSAGES_WRITTEN] += counts[0]
+    stats[S_BYTES_WRITTEN] += written
+    stats[S_INVALID] += counts[1]
+    stats[S_TOMBSTONES_REMOVED] += counts[2]
+
+
+@inner
+def _filter_batch(src, data, compressed, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs, written_rows, stats,
+                  recs, counts, info, scratch, ks, ss):
+    """One plain batch whose records are ``src[start:end]`` (``data`` itself, or its decoded lz4 frame when
+    ``compressed``):
+    :data:`DONE` (written to ``dest``), :data:`RECOMPRESS` (retained records in ``recs``) or :data:`HANDBACK`."""
+    rows, ok = _scanned(src, start, end, count)
+    if not ok:
+        return HANDBACK
+    now = prm[P_NOW]
+    base, base_ts = _be_int(data, p + _BASE_OFFSET_AT, 8), _be_int(data, p + _BASE_TS_AT, 8)
+    has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
+    keep = np.empty(count, np.int64)
+    _decide(src, rows, count, base, not has_h or now < base_ts, prm[P_LATEST_OFFSET], hashes, offs, keep, counts,
+            scratch, ks, ss)
+    k, q, written = counts[0], stats[S_DEST], 0
+    if k > 0:
+        need_h = counts[3] > 0 and not has_h
+        horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
+        max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+        if k == count and not need_h:
+            dest[q:q + n] = data[p:p + n]
+            written = n
+        elif compressed:
+            m = _rebuild_records(data, p, src, rows, keep[:k], horizon, recs, info)
+            if m < 0:
+                return HANDBACK
+            stats[S_RECS_LEN], stats[S_RECS_MAX_TS], stats[S_RECS_BASE_TS] = m, info[0], info[1]
+            stats[S_RECS_HORIZON] = 1 if horizon != NO_OFFSET and horizon >= 0 else 0
+            stats[S_RECS_COUNT] = k
+            _note_kept(rows, keep[:k], base, horizon, tombs, stats)
+            _count_batch(stats, counts, count, n, 0)
+            return RECOMPRESS
+        else:
+            written = _rebuild(data, p, rows, keep[:k], horizon, dest, q, info)
+            if written < 0:
+                return HANDBACK
+            rebuilt[stats[S_REBUILT], 0], rebuilt[stats[S_REBUILT], 1] = q, q + written
+            stats[S_REBUILT] += 1
+            max_ts = _be_int(dest, q + _MAX_TS_AT, 8)
+        w = stats[S_WRITTEN]
+        written_rows[w, 0], written_rows[w, 1] = written, base + _be_int(data, p + _LAST_DELTA_AT, 4)
+        written_rows[w, 2] = max_ts
+        stats[S_WRITTEN] += 1
+        _note_kept(rows, keep[:k], base, horizon, tombs, stats)
+    _count_batch(stats, counts, count, n, written)
+    stats[S_DEST] = q + written
+    return DONE
+
+
 @kernel
-def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, ks, ss):
+def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
+               recs, ks, ss):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
-    :data:`HANDBACK`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its CRC to write),
-    ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch written's (size,
-    last offset, max timestamp), what ``LogSegment.append`` indexes."""
+    :data:`HANDBACK` / :data:`RECOMPRESS`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
+    CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
+    written's (size, last offset, max timestamp), what ``LogSegment.append`` indexes; ``plain``: room for
+    an lz4 batch's records, ``recs`` for those retained when some go (the caller compresses them)."""
     scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
-    now, latest_offset = prm[P_NOW], prm[P_LATEST_OFFSET]
     for i in range(i0, i1):
         p, n = pos[i], size[i]
         count = _plain_count(data, p, n, prm[P_MAX_RECORDS])
         if count < 0 or _hand_back(data, p, prm, specials):
             return i, HANDBACK
-        rows, ok = _scanned(data, p, n, count)
-        if not ok:
+        where, start, end = _records_area(data, p, n, plain)
+        if where < 0:
             return i, HANDBACK
-        base, base_ts = _be_int(data, p + _BASE_OFFSET_AT, 8), _be_int(data, p + _BASE_TS_AT, 8)
-        has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
-        keep = np.empty(count, np.int64)
-        _decide(data, rows, count, base, not has_h or now < base_ts, latest_offset, hashes, offs, keep, counts,
-                scratch, ks, ss)
-        k, q = counts[0], stats[S_DEST]
-        written = 0
-        if k > 0:
-            need_h = counts[3] > 0 and not has_h
-            horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
-            max_ts = _be_int(data, p + _MAX_TS_AT, 8)
-            if k == count and not need_h:
-                dest[q:q + n] = data[p:p + n]
-                written = n
-            else:
-                written = _rebuild(data, p, rows, keep[:k], horizon, dest, q, info)
-                if written < 0:
-                    return i, HANDBACK
-                rebuilt[stats[S_REBUILT], 0], rebuilt[stats[S_REBUILT], 1] = q, q + written
-                stats[S_REBUILT] += 1
-                max_ts = _be_int(dest, q + _MAX_TS_AT, 8)
-            w = stats[S_WRITTEN]
-            written_rows[w, 0], written_rows[w, 1] = written, base + _be_int(data, p + _LAST_DELTA_AT, 4)
-            written_rows[w, 2] = max_ts
-            stats[S_WRITTEN] += 1
-            for j in keep[:k]:
-                if rows[R_VLEN, j] < 0:
-                    tombs[stats[S_TOMBSTONES], 0], tombs[stats[S_TOMBSTONES], 1] = base + rows[R_OFF_DELTA, j], horizon
-                    stats[S_TOMBSTONES] += 1
-                stats[S_MAX_OFFSET] = max(stats[S_MAX_OFFSET], base + rows[R_OFF_DELTA, j])
-        stats[S_MESSAGES_READ] += count
-        stats[S_BYTES_READ] += n
-        stats[S_MESSAGES_WRITTEN] += k
-        stats[S_BYTES_WRITTEN] += written
-        stats[S_INVALID] += counts[1]
-        stats[S_TOMBSTONES_REMOVED] += counts[2]
-        stats[S_DEST] = q + written
+        if where == 0:
+            code = _filter_batch(data, data, False, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
+                                 written_rows, stats, recs, counts, info, scratch, ks, ss)
+        else:
+            code = _filter_batch(plain, data, True, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
+                                 written_rows, stats, recs, counts, info, scratch, ks, ss)
+        if code != DONE:
+            return i, code
     return i1, DONE
 
 
 # --------------------------------------------------------------------------------------------- callers
+_local = threading.local()
+
+
+def _scratch() -> tuple[np.ndarray, np.ndarray]:
+    """This thread's room for an lz4 batch's records and for those retained (made once per thread)."""
+    if not hasattr(_local, "scratch"):
+        _local.scratch = (np.empty(PLAIN_ROOM, np.uint8), np.empty(dest_capacity(PLAIN_ROOM), np.uint8))
+    return _local.scratch
+
+
 class Spans:
     """The whole batches of ``data`` as the walker finds them (``MemoryRecords.batches``' rules): their
-    :class:`~kafkafmt.records.walker.BatchSpan` objects and positions and sizes as arrays.  A walk that
-    raises keeps the batches before and the error (``error``), for the caller to raise where Kafka would."""
+    positions, sizes and ends as arrays, stepped by the walker's compiled mirror
+    (:func:`~kafkafmt.records.fast.kernels.memory_spans`) and, where that stops before the end, by the
+    walker itself.  A walk that raises keeps the batches before and the error (``error``), for the
+    caller to raise where Kafka would."""
 
     def __init__(self, data):
-        self.items: list = []
+        self.data = data
         self.error: Exception | None = None
+        arr = np.frombuffer(data, np.uint8)
+        room = len(data) // MIN_LEGACY_ENTRY + 1  # the smallest entry a walk can step over
+        pos, size = np.empty(room, np.int64), np.empty(room, np.int64)
+        n, stop = memory_spans(arr, 0, len(data), pos, size)
+        rest = []
         try:
-            for span in BatchWalker(data, 0, len(data), rules=MEMORY):
-                self.items.append(span)
+            for span in BatchWalker(data, stop, len(data), rules=MEMORY):
+                rest.append((span.position, span.size))
         except KafkaFmtError as e:
             self.error = e
-        self.pos = np.fromiter((s.position for s in self.items), np.int64, len(self.items))
-        self.size = np.fromiter((s.size for s in self.items), np.int64, len(self.items))
+        if rest:
+            pos = np.concatenate([pos[:n], np.array([p for p, _ in rest], np.int64)])
+            size = np.concatenate([size[:n], np.array([s for _, s in rest], np.int64)])
+            n = len(pos)
+        self.pos, self.size = pos[:n], size[:n]
         self.ends = self.pos + self.size
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.pos)
+
+    def batch(self, i: int):
+        """The batch view of the ``i``-th batch."""
+        return read_batch(self.data, int(self.pos[i]), int(self.ends[i]))
 
     def fitting(self, i: int, limit: int) -> int:
         """The index after the last batch from ``i`` on that ends at or before ``limit``."""
@@ -322,15 +459,16 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
     map filled."""
     counters = np.zeros(N_MAP_STATS, np.int64)
     max_records = current_limits().max_records_per_batch
+    plain, _ = _scratch()
     i = 0
     try:
         while i < len(spans):
             i, code = map_run(arr, spans.pos, spans.size, i, start, max_entries, max_records, omap.hashes,
-                              omap.offsets, omap.state, counters, MD5_K, MD5_S)
+                              omap.offsets, omap.state, counters, plain, MD5_K, MD5_S)
             if code == FULL:
                 return True
             if code == HANDBACK:
-                if map_batch(span_batch(data, spans.items[i])):
+                if map_batch(spans.batch(i)):
                     return True
                 i += 1
     finally:
@@ -355,6 +493,7 @@ class FilterRun:
         self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
         self.specials = np.array(sorted({r.last_data_offset for r in flt.last_records.values()
                                          if r.last_data_offset is not None}), dtype=np.int64)
+        self.plain, self.recs = _scratch()
 
     def chunk(self, spans: Spans, i: int, j: int) -> tuple[list, int, list]:
         """The bytes kept of the batches ``i`` to ``j - 1`` (in order), the largest offset kept, and each
@@ -369,13 +508,24 @@ class FilterRun:
             stats = np.zeros(N_STATS, np.int64)
             stats[S_MAX_OFFSET] = -1
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
-                                 self.flt.map.offsets, dest, rebuilt, tombs, written, stats, MD5_K, MD5_S)
-            if stats[S_DEST]:
-                out.append(self._collect(dest, rebuilt, tombs, stats))
+                                 self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
+                                 MD5_K, MD5_S)
+            piece = self._collect(dest, rebuilt, tombs, stats)
+            if piece:
+                out.append(piece)
                 meta.extend(written[:stats[S_WRITTEN]].tolist())
-                max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
-            if code == HANDBACK:
-                kept, m = self.filter_batch(span_batch(self.data, spans.items[k]))
+            max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
+            if code == RECOMPRESS:
+                b = spans.batch(k)
+                kept = encode_rebuilt(b, bool(stats[S_RECS_HORIZON]), int(stats[S_RECS_BASE_TS]),
+                                      int(stats[S_RECS_MAX_TS]), int(stats[S_RECS_COUNT]),
+                                      self.recs[:stats[S_RECS_LEN]].tobytes())
+                self.flt.stats.bytes_written += len(kept)
+                out.append(kept)
+                meta.append([len(kept), b.last_offset, int(stats[S_RECS_MAX_TS])])
+                k += 1
+            elif code == HANDBACK:
+                kept, m = self.filter_batch(spans.batch(k))
                 if kept:
                     out.append(kept)
                     meta.extend([b.size_in_bytes, b.last_offset, b.max_timestamp] for b in MemoryRecords(kept).batches())
@@ -395,4 +545,4 @@ class FilterRun:
         st.invalid_messages += int(stats[S_INVALID])
         st.tombstones_removed += int(stats[S_TOMBSTONES_REMOVED])
         st.tombstones_kept.extend(map(tuple, tombs[:stats[S_TOMBSTONES]].tolist()))
-        return dest[:stats[S_DEST]].tobytes()
+        return dest[:stats[S_DEST]].tobytes() if stats[S_DEST] else b""

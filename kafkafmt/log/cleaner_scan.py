@@ -235,14 +235,22 @@ def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> byt
                            batch.max_timestamp, base_ts, dest, info)
     if n < 0:
         return None
-    max_ts = batch.max_timestamp if lat else int(info[0])
-    attrs = batch_attributes(batch.compression, ts_type, transactional=transactional, control=False,
-                             delete_horizon=horizon is not None)
+    return encode_rebuilt(batch, horizon is not None, base_ts, batch.max_timestamp if lat else int(info[0]), len(keep),
+                          dest[:n].tobytes())
+
+
+def encode_rebuilt(batch, delete_horizon: bool, base_timestamp: int, max_timestamp: int, count: int,
+                   records: bytes) -> bytes:
+    """The header ``MemoryRecordsBuilder`` writes for ``batch`` rebuilt with ``count`` retained ``records``
+    (encoded, not compressed): base offset, last offset delta and producer state kept, attributes its
+    codec, timestamp type and transactional bit (and bit 6 with a delete horizon, KIP-534)."""
+    attrs = batch_attributes(batch.compression, batch.timestamp_type, transactional=batch.is_transactional,
+                             control=False, delete_horizon=delete_horizon)
     return encode_default_batch(
         base_offset=batch.base_offset, partition_leader_epoch=batch.partition_leader_epoch, attributes=attrs,
-        last_offset_delta=batch.last_offset - batch.base_offset, base_timestamp=base_ts, max_timestamp=max_ts,
-        producer_id=pid, producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-        records_count=len(keep), records=dest[:n].tobytes())
+        last_offset_delta=batch.last_offset - batch.base_offset, base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp, producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence, records_count=count, records=records)
 
 
 def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:

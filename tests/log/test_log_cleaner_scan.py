@@ -172,3 +172,35 @@ def test_filter_run_hands_back_what_it_must_not_decide():
     assert (flt.stats.messages_read, flt.stats.messages_written, flt.stats.tombstones_kept) == \
         (ref.stats.messages_read, ref.stats.messages_written, ref.stats.tombstones_kept)
     assert all(b.is_valid() for b in MemoryRecords(b"".join(out)).batches())  # the CRCs written after the run
+
+
+@pytest.mark.parametrize("damage", ["none", "trailing", "size", "magic", "v0-entries"])
+def test_spans_step_as_the_walker(damage):
+    """The compiled MEMORY steps (memory_spans) and the walker going on where they stop: the same batches,
+    and the walker's own error where it raises."""
+    from kafkafmt.log.cleaner_batches import Spans
+    from kafkafmt.records.walker import MEMORY, BatchWalker
+    data = bytearray(_segment(12))
+    if damage == "v0-entries":
+        legacy = MemoryRecordsBuilder(0, CompressionType.NONE, TimestampType.CREATE_TIME, 500)
+        for i in range(5):
+            legacy.append(-1, b"k", b"v%d" % i)
+        data += legacy.build()
+    cut = next(b.position for i, b in enumerate(MemoryRecords(bytes(data)).batches()) if i == 7)
+    if damage == "trailing":
+        data = data[:-5]
+    elif damage == "size":
+        data[cut + 8:cut + 12] = (3).to_bytes(4, "big")
+    elif damage == "magic":
+        data[cut + 16] = 7
+    data = bytes(data)
+    spans = Spans(data)
+    walked, error = [], None
+    try:
+        walked = [(s.position, s.size) for s in BatchWalker(data, 0, len(data), rules=MEMORY)]
+    except KafkaFmtError as e:
+        error = e
+        walked = [(s.position, s.size) for s in BatchWalker(data, 0, cut, rules=MEMORY)]
+    assert list(zip(spans.pos.tolist(), spans.size.tolist())) == walked
+    assert (type(spans.error), str(spans.error)) == (type(error), str(error))
+    assert (error is not None) == (damage in ("size", "magic"))

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...constants import (INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_RECORD_OVERHEAD_V0,
-                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP)
+from ...constants import (HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
+                          LEGACY_RECORD_OVERHEAD_V0, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_OFFSET,
+                          MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP, SIZE_OFFSET)
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
 
@@ -536,3 +537,24 @@ def gather(data, pos, lengths, offsets, dest):
         d = np.uint64(offsets[i])
         for j in range(np.uint64(lengths[i])):
             dest[d + j] = data[s + j]
+
+
+@kernel
+def memory_spans(data, start, end, positions, sizes):
+    """The batch walker's MEMORY steps (``ByteBufferLogInputStream.nextBatch``) from ``start``, while each
+    entry is whole and plainly valid: size field at least ``RECORD_OVERHEAD_V0``, magic 0..2, inside
+    ``end``.  Writes each entry's position and size (``LOG_OVERHEAD`` + its size field); returns
+    ``(count, position)``: where the run stopped, for :class:`~kafkafmt.records.walker.BatchWalker` to go
+    on from (it raises or records the trailing bytes with Kafka's messages)."""
+    p = start
+    k = 0
+    while k < positions.shape[0] and end - p >= HEADER_SIZE_UP_TO_MAGIC:
+        size = _be_int(data, p + SIZE_OFFSET, 4)
+        magic = data[p + MAGIC_OFFSET]
+        if size < LEGACY_RECORD_OVERHEAD_V0 or magic > MAGIC_VALUE_V2 or size > end - p - LOG_OVERHEAD:
+            break
+        positions[k] = p
+        sizes[k] = size + LOG_OVERHEAD
+        k += 1
+        p += size + LOG_OVERHEAD
+    return k, p

@@ -1,0 +1,114 @@
+"""Kafka's lz4 frames decoded in compiled code: the frames Kafka writes (``Lz4BlockOutputStream``: FLG
+``0x60``, BD ``0x40``, no checksums, independent blocks of at most 64 KiB, see
+:mod:`kafkafmt.compression.lz4`), each block an LZ4 block (``LZ4_decompress_safe``).
+
+Like the other kernels this one is stricter than the reference, never looser: any other frame
+descriptor, a block or match that liblz4's safe decoder would refuse or that comes near its limits
+(``MFLIMIT``, ``LASTLITERALS``), or an output larger than the room given returns -1, and the caller
+decodes that frame with :func:`kafkafmt.compression.lz4.decompress`, whose errors are Kafka's.
+"""
+from __future__ import annotations
+
+from ...compression.lz4 import BD, BLOCK_SIZE, FLG, LZ4_FRAME_INCOMPRESSIBLE_MASK, MAGIC, header_checksum
+from ...layout import LZ4_FRAME_HEADER
+from .jit import inner
+
+__all__ = ["lz4_frame_into"]
+
+#: the frame descriptor Kafka writes for message format v1/v2, magic and header checksum included
+_HC_AT = LZ4_FRAME_HEADER.offset_of("HC")
+_DESCRIPTOR = tuple(MAGIC.to_bytes(4, "little")) + (FLG, BD, header_checksum(bytes([FLG, BD])))
+_D0, _D1, _D2, _D3, _D4, _D5, _D6 = _DESCRIPTOR
+#: liblz4's end-of-block rules (lz4.c): the last 5 bytes are literals, the last match starts 12 bytes before the end
+_LASTLITERALS = 5
+_MFLIMIT = 12
+
+
+@inner
+def _u32le(src, p):
+    return (src[p] | (src[p + 1] << 8) | (src[p + 2] << 16)) + (src[p + 3] * 16777216)
+
+
+@inner
+def _block_into(src, ip, iend, dst, op, oend):
+    """One LZ4 block ``src[ip:iend]`` into ``dst[op:oend]``: the end of the output, or -1."""
+    start = op
+    while True:
+        if ip >= iend:
+            return -1
+        token = src[ip]
+        ip += 1
+        lit = token >> 4
+        if lit == 15:
+            while True:
+                if ip >= iend:
+                    return -1
+                b = src[ip]
+                ip += 1
+                lit += b
+                if b != 255:
+                    break
+        if ip + lit > iend or op + lit > oend:
+            return -1
+        dst[op:op + lit] = src[ip:ip + lit]
+        ip += lit
+        op += lit
+        if ip == iend:
+            return op  # the last sequence: literals only
+        if ip > iend - (2 + 1 + _LASTLITERALS) or op > oend - _MFLIMIT:
+            return -1  # a match this near the end: liblz4 refuses or decides on rules not mirrored here
+        offset = src[ip] | (src[ip + 1] << 8)
+        ip += 2
+        if offset == 0 or offset > op - start:
+            return -1
+        mlen = token & 15
+        if mlen == 15:
+            while True:
+                if ip >= iend:
+                    return -1
+                b = src[ip]
+                ip += 1
+                mlen += b
+                if b != 255:
+                    break
+        mlen += 4
+        if op + mlen > oend - _LASTLITERALS:
+            return -1
+        if offset >= mlen:
+            dst[op:op + mlen] = dst[op - offset:op - offset + mlen]
+        else:
+            for k in range(mlen):  # byte by byte: the match overlaps what it writes
+                dst[op + k] = dst[op - offset + k]
+        op += mlen
+
+
+@inner
+def lz4_frame_into(src, p, end, dst, cap):
+    """The frame ``src[p:end]`` decoded into ``dst[:cap]``: the decoded length, or -1 (see the module docstring)."""
+    if end - p < _HC_AT + 1 + 4:
+        return -1
+    if (src[p] != _D0 or src[p + 1] != _D1 or src[p + 2] != _D2 or src[p + 3] != _D3 or src[p + 4] != _D4
+            or src[p + 5] != _D5 or src[p + _HC_AT] != _D6):
+        return -1
+    p += _HC_AT + 1
+    q = 0
+    while True:
+        if end - p < 4:
+            return -1
+        word = _u32le(src, p)
+        p += 4
+        if word == 0:
+            return q  # the end mark; Kafka's reader ignores what follows
+        size = word & (LZ4_FRAME_INCOMPRESSIBLE_MASK - 1)
+        if size > BLOCK_SIZE or end - p < size:
+            return -1
+        if word & LZ4_FRAME_INCOMPRESSIBLE_MASK:
+            if q + size > cap:
+                return -1
+            dst[q:q + size] = src[p:p + size]
+            q += size
+        else:
+            q = _block_into(src, p, p + size, dst, q, min(cap, q + BLOCK_SIZE))
+            if q < 0:
+                return -1
+        p += size
