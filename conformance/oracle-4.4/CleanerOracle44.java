@@ -23,7 +23,8 @@
 //   {"op": "records", "dir", "now", "config"}: Kafka 4.4's loader after a crash, every record
 //     as [offset, key hex, value hex], with each batch's magic in "magics".
 //   {"op": "runScheduled", "now": <ms>}: as CleanerOracle.java (3.9.2) -- the last clean's deferred deletions.
-// Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
+// Scheduled one-shot tasks due at once run on the calling thread; later ones (the asynchronous deletion of
+// segment files renamed .deleted) wait for runScheduled; periodic tasks never run.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

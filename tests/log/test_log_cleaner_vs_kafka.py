@@ -309,17 +309,23 @@ def test_file_delete_delay(cleaner_oracle, tmp_path, delay):
     (at once with 0).  After one pass both directories hold the same segment files, ``.deleted`` ones
     included, byte for byte; once the delay has passed Kafka's are gone, and kafkafmt's next open removes
     its own (as LogLoader does)."""
-    from test_log_cleaner_crash import _append as append_small
     props = _props(2, {"file.delete.delay.ms": str(delay), "segment.bytes": "3000"})
+    delete_delay_case(cleaner_oracle, tmp_path, props, _config(props))
+
+
+def delete_delay_case(oracle, tmp_path: Path, props: dict, config: LogConfig) -> None:
+    """:func:`test_file_delete_delay` against ``oracle`` with topic ``props`` (kafkafmt's ``config``)."""
+    from test_log_cleaner_crash import _append as append_small
+    delay = int(props["file.delete.delay.ms"])
     base = tmp_path / "base" / "t-0"
     append_small(base, 0, 35, T0, 2, "none")  # 700-byte segments, 4 of them merged into one group
     # Kafka opens and closes it once, as a broker restarting would: producer snapshots at the last two
     # segments' bases and the log end (UnifiedLog.rebuildProducerState), in both copies
-    cleaner_oracle.call("records", dir=str(base), now=T0, config=props, clean=True)
+    oracle.call("records", dir=str(base), now=T0, config=props, clean=True)
     kafka, fmt = (shutil.copytree(base.parent, tmp_path / n) / "t-0" for n in ("kafka", "fmt"))
     at = T0 + PHASE_MS
-    k = cleaner_oracle.clean(kafka, now=at, config=props)
-    log = Log(fmt, _config(props), SimulatedClock(at), clean_shutdown=True)
+    k = oracle.clean(kafka, now=at, config=props)
+    log = Log(fmt, config, SimulatedClock(at), clean_shutdown=True)
     r = log.clean(now=at)
     log.close()
     assert r.cleaned and k["cleaned"] and any(len(g) > 1 for g in r.groups)
@@ -333,10 +339,10 @@ def test_file_delete_delay(cleaner_oracle, tmp_path, delay):
         return
     assert any(n.endswith(".log.deleted") for n in waiting) and any(n.endswith(".snapshot.deleted") for n in waiting)
     assert {t["dueMs"] for t in k["scheduled"]} == {at + delay}
-    assert cleaner_oracle.run_scheduled(at + delay - 1)["ran"] == []
-    done = cleaner_oracle.run_scheduled(at + delay)
+    assert oracle.run_scheduled(at + delay - 1)["ran"] == []
+    done = oracle.run_scheduled(at + delay)
     assert done["ran"] and done["scheduled"] == []
     gone = {n: b for n, b in theirs.items() if not n.endswith(".deleted")}
     assert _segment_files(kafka) == gone
-    Log(fmt, _config(props), SimulatedClock(at + delay), clean_shutdown=True).close()
+    Log(fmt, config, SimulatedClock(at + delay), clean_shutdown=True).close()
     assert _segment_files(fmt) == gone
