@@ -18,9 +18,13 @@
 //        The cleaner writes `cleaner-offset-checkpoint` into the log dir, as a broker's does.
 //     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...]}
 //        Before closing, the active segment's indexes are trimmed as a broker's clean shutdown leaves them.
+//        "scheduled": [{"name", "dueMs"}...]: the one-shot tasks waiting (files left .deleted for
+//        file.delete.delay.ms), as in CleanerOracle.java.
 //   {"op": "records", "dir", "now", "config"}: Kafka 4.4's loader after a crash, every record
 //     as [offset, key hex, value hex], with each batch's magic in "magics".
-// Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
+//   {"op": "runScheduled", "now": <ms>}: as CleanerOracle.java (3.9.2) -- the last clean's deferred deletions.
+// Scheduled one-shot tasks due at once run on the calling thread; later ones (the asynchronous deletion of
+// segment files renamed .deleted) wait for runScheduled; periodic tasks never run.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -103,6 +107,8 @@ public final class CleanerOracle44 {
                 return clean(req, out);
             case "records":
                 return records(req, out);
+            case "runScheduled":
+                return InlineScheduler.runDue(req.get("now").asLong(), out);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -118,13 +124,14 @@ public final class CleanerOracle44 {
         return UnifiedLog.create(
             new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(), new BrokerTopicStats(false), time, 60000,
+            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             clean, Optional.empty(), new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
     }
 
     static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
         MutableTime time = new MutableTime(req.get("now").asLong());
+        InlineScheduler.PENDING.clear();
         File logDir = new File(req.get("dir").asText()).getAbsoluteFile().getParentFile();
         JsonNode c = req.path("cleaner");
         CleanerConfig cleanerConfig = new CleanerConfig(
@@ -156,6 +163,7 @@ public final class CleanerOracle44 {
         } finally {
             log.close();
         }
+        InlineScheduler.listPending(out);
         return out;
     }
 
@@ -206,14 +214,43 @@ public final class CleanerOracle44 {
         }
     }
 
-    /** Runs one-shot tasks at once on the caller's thread; periodic tasks never run. */
+    /** Runs one-shot tasks due at once on the caller's thread and keeps later ones in PENDING (in order of
+     *  scheduling) until runDue; periodic tasks never run. */
     static final class InlineScheduler implements Scheduler {
+        static final java.util.List<Object[]> PENDING = new java.util.ArrayList<>();  // {name, dueMs, task}
+        private final Time time;
+
+        InlineScheduler(Time time) {
+            this.time = time;
+        }
+
         @Override public void startup() { }
         @Override public void shutdown() { }
         @Override public void resizeThreadPool(int newSize) { }
         @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
-            if (periodMs <= 0) task.run();
+            if (periodMs > 0) return new Done();
+            if (delayMs <= 0) task.run();
+            else PENDING.add(new Object[] {name, time.milliseconds() + delayMs, task});
             return new Done();
+        }
+
+        static void listPending(ObjectNode out) {
+            ArrayNode list = out.putArray("scheduled");
+            for (Object[] p : PENDING) list.addObject().put("name", (String) p[0]).put("dueMs", (Long) p[1]);
+        }
+
+        static ObjectNode runDue(long now, ObjectNode out) {
+            ArrayNode ran = out.putArray("ran");
+            java.util.List<Object[]> due = new java.util.ArrayList<>();
+            for (Object[] p : PENDING) if ((Long) p[1] <= now) due.add(p);
+            due.sort(java.util.Comparator.comparingLong(p -> (Long) p[1]));  // stable: ties keep their order
+            for (Object[] p : due) {
+                PENDING.remove(p);
+                ((Runnable) p[2]).run();
+                ran.add((String) p[0]);
+            }
+            listPending(out);
+            return out;
         }
     }
 

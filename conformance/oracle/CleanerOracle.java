@@ -16,8 +16,15 @@
 //        The cleaner writes `cleaner-offset-checkpoint` into the log dir, as a broker's does.
 //     <- {"ok": true, "cleaned": bool, "logStartOffset", "logEndOffset", "segments": [baseOffset...],
 //         "cleanNanos", "cleanCpuNanos": the wall time and the calling thread's CPU time of the
-//         cleanFilthiestLog call alone (benchmarks/cleaner.py)}
-// Scheduled one-shot tasks (asynchronous segment deletion) run at once on the calling thread.
+//         cleanFilthiestLog call alone (benchmarks/cleaner.py), "scheduled": [{"name", "dueMs"}...]: the
+//         one-shot tasks still waiting (below)}
+//   {"op": "runScheduled", "now": <ms>}
+//     -> runs the last clean's waiting tasks due at `now`, in due order, on the calling thread
+//     <- {"ok": true, "ran": [name...], "scheduled": [{"name", "dueMs"}...] (still waiting)}
+// The scheduler runs one-shot tasks due at once (delay <= 0) on the calling thread; a later one (the
+// deletion of segment files renamed .deleted, after file.delete.delay.ms: LocalLog.deleteSegmentFiles with
+// asyncDelete) waits for runScheduled, so the directory after a clean is what a broker's holds before its
+// scheduler fires.  Each clean drops the tasks the previous one left.  Periodic tasks never run.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -104,6 +111,8 @@ public final class CleanerOracle {
                 return clean(req, out);
             case "records":
                 return records(req, out);
+            case "runScheduled":
+                return InlineScheduler.runDue(req.get("now").asLong(), out);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -117,6 +126,7 @@ public final class CleanerOracle {
 
     static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
         MutableTime time = new MutableTime(req.get("now").asLong());
+        InlineScheduler.PENDING.clear();
         File dir = new File(req.get("dir").asText()).getAbsoluteFile();
         File logDir = dir.getParentFile();
         JsonNode c = req.path("cleaner");
@@ -132,7 +142,7 @@ public final class CleanerOracle {
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
             dir, new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(), new BrokerTopicStats(false), time, 60000,
+            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             true, scala.Option.empty(), false,
             new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
@@ -169,6 +179,7 @@ public final class CleanerOracle {
         } finally {
             log.close();
         }
+        InlineScheduler.listPending(out);
         return out;
     }
 
@@ -179,7 +190,7 @@ public final class CleanerOracle {
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
             new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(), new BrokerTopicStats(false), time, 60000,
+            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             req.path("clean").asBoolean(false), scala.Option.empty(), false,
             new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
@@ -226,14 +237,43 @@ public final class CleanerOracle {
         }
     }
 
-    /** Runs one-shot tasks at once on the caller's thread; periodic tasks never run. */
+    /** Runs one-shot tasks due at once on the caller's thread and keeps later ones in PENDING (in order of
+     *  scheduling) until runDue; periodic tasks never run. */
     static final class InlineScheduler implements Scheduler {
+        static final java.util.List<Object[]> PENDING = new java.util.ArrayList<>();  // {name, dueMs, task}
+        private final Time time;
+
+        InlineScheduler(Time time) {
+            this.time = time;
+        }
+
         @Override public void startup() { }
         @Override public void shutdown() { }
         @Override public void resizeThreadPool(int newSize) { }
         @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
-            if (periodMs <= 0) task.run();
+            if (periodMs > 0) return new Done();
+            if (delayMs <= 0) task.run();
+            else PENDING.add(new Object[] {name, time.milliseconds() + delayMs, task});
             return new Done();
+        }
+
+        static void listPending(ObjectNode out) {
+            ArrayNode list = out.putArray("scheduled");
+            for (Object[] p : PENDING) list.addObject().put("name", (String) p[0]).put("dueMs", (Long) p[1]);
+        }
+
+        static ObjectNode runDue(long now, ObjectNode out) {
+            ArrayNode ran = out.putArray("ran");
+            java.util.List<Object[]> due = new java.util.ArrayList<>();
+            for (Object[] p : PENDING) if ((Long) p[1] <= now) due.add(p);
+            due.sort(java.util.Comparator.comparingLong(p -> (Long) p[1]));  // stable: ties keep their order
+            for (Object[] p : due) {
+                PENDING.remove(p);
+                ((Runnable) p[2]).run();
+                ran.add((String) p[0]);
+            }
+            listPending(out);
+            return out;
         }
     }
 

@@ -16,13 +16,18 @@ log's ``config.kafka_line``) that of Kafka 4.4.0, whose differences are the rows
 3. The segments up to there, grouped by size (``segment.bytes``, ``segment.index.bytes``), each group
    filtered (:mod:`~kafkafmt.log.cleaner_filter`) into ``<base>.log.cleaned`` with indexes rebuilt
    by appending, given the last segment's modification time, renamed ``.swap``, the old segments
-   deleted, and renamed into place (``LocalLog.replaceSegments``); a crash in between recovers as
-   ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
+   deleted (:func:`_replace_segments`), and renamed into place (``LocalLog.replaceSegments``); a crash
+   in between recovers as ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
 4. The checkpoint advanced to the end of the cleaned prefix; then ``deleteOldSegments`` runs on the
    compacted log: segments below the log start offset go, and with ``cleanup.policy=compact,delete``
    the retention rules too.
 
-Deleted files go at once (the broker's ``file.delete.delay.ms`` wait is not simulated).  Legacy
+The replaced segments' files (and producer snapshots) are deleted as ``LocalLog.deleteSegmentFiles``
+with ``asyncDelete = true`` leaves them: renamed ``<name>.deleted`` at once; with ``file.delete.delay.ms``
+0 unlinked at once too, otherwise left for Kafka's scheduler, which unlinks them after the delay
+(kafkafmt does not run that later step: the next :class:`~kafkafmt.log.Log` open removes ``*.deleted``,
+as ``LogLoader`` does; :attr:`CleanResult.deleted_files` lists them).  The segments retention then
+deletes (``deleteOldSegments``) still go at once.  Legacy
 (v0/v1) tombstones live by file times, so a cleaned segment takes its last source segment's
 modification time, as Kafka sets it.
 """
@@ -41,9 +46,9 @@ from .cleaner_batches import FilterRun, Spans, map_segment_runs, producer_batche
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
 from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
-from .files import (CLEANED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX, delete_if_exists,
-                    log_file, offset_index_file, read_checkpoint, time_index_file, transaction_index_file,
-                    write_checkpoint)
+from .files import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX,
+                    delete_if_exists, log_file, move_if_exists, offset_index_file, read_checkpoint, time_index_file,
+                    transaction_index_file, write_checkpoint)
 
 __all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CLEANER_OFFSET_CHECKPOINT",
            "read_cleaner_checkpoint"]
@@ -67,6 +72,8 @@ class CleanResult:
     stats: CleanerStats = field(default_factory=CleanerStats)
     deleted_segments: int = 0
     checkpoint: int | None = None
+    #: the replaced segments' files left renamed ``.deleted`` for Kafka's scheduler (``file.delete.delay.ms`` > 0)
+    deleted_files: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -388,8 +395,9 @@ def _open_cleaned(log, base: int):
         index_granularity=log.index_granularity, durable=log.durable, **log._policy.segment_options(log))
 
 
-def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook) -> None:
-    """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in."""
+def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook) -> list:
+    """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in; returns the files
+    left renamed ``.deleted`` (:func:`_replace_segments`)."""
     cleaned = _open_cleaned(log, group[0].base_offset)
     flt.txn.cleaned_index = []
     try:
@@ -411,11 +419,20 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
         cleaned.delete_if_exists()
         raise
     hook("cleaned")
-    _replace_segments(log, cleaned, group, hook)
+    return _replace_segments(log, cleaned, group, hook)
 
 
-def _replace_segments(log, cleaned, old: list, hook) -> None:
-    """``LocalLog.replaceSegments``: ``.cleaned`` -> ``.swap``, the old segments deleted, ``.swap`` -> final."""
+def _replace_segments(log, cleaned, old: list, hook) -> list:
+    """``LocalLog.replaceSegments``: ``.cleaned`` -> ``.swap``, the old segments deleted, ``.swap`` -> final.
+
+    Each old segment goes through ``deleteSegmentFiles(asyncDelete = true)``: its files renamed
+    ``.deleted`` at once, unlinked by the scheduler ``file.delete.delay.ms`` later (here: at once when
+    0, else left); the producer snapshots of the segments not replaced in place likewise
+    (``UnifiedLog.deleteProducerSnapshots``, ``ProducerStateManager.removeAndMarkSnapshotForDeletion``).
+    Returns the files left ``.deleted``.
+    """
+    wait = log.config.file_delete_delay_ms > 0
+    left = []
     cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
     hook("swap")
     log._add_segment(cleaned)
@@ -423,12 +440,24 @@ def _replace_segments(log, cleaned, old: list, hook) -> None:
         if seg.base_offset != cleaned.base_offset:
             log._remove_segment(seg.base_offset)
         seg.close_handlers()
-        seg.mark_deleted_and_delete()
+        if not seg.has_suffix(DELETED_FILE_SUFFIX):
+            seg.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        names = [f(log.dir, seg.base_offset, DELETED_FILE_SUFFIX)
+                 for f in (log_file, offset_index_file, time_index_file, transaction_index_file)]
         if seg.base_offset != cleaned.base_offset:  # UnifiedLog.deleteProducerSnapshots(deletedSegments)
-            delete_if_exists(Path(log.dir) / f"{seg.base_offset:020d}{PRODUCER_SNAPSHOT_FILE_SUFFIX}")
+            snapshot = Path(log.dir) / f"{seg.base_offset:020d}{PRODUCER_SNAPSHOT_FILE_SUFFIX}"
+            names.append(snapshot.with_name(snapshot.name + DELETED_FILE_SUFFIX))
+            move_if_exists(snapshot, names[-1])
+        if wait:
+            left += [str(f) for f in names if f.exists()]
+        else:
+            seg.delete_if_exists()
+            for f in names:
+                delete_if_exists(f)
         hook("deleted")
     cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")
     hook("renamed")
+    return left
 
 
 # --------------------------------------------------------------------------------------------- the pass
@@ -456,7 +485,7 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
                                     first_uncleanable)
     for group in groups:
         result.groups.append([s.base_offset for s in group])
-        clean_segments(log, group, flt, legacy_horizon, cfg, hook)
+        result.deleted_files += clean_segments(log, group, flt, legacy_horizon, cfg, hook)
     stats.buffer_utilization = omap.utilization
     return end
 

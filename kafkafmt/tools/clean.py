@@ -66,6 +66,9 @@ def _report(result, dry: bool) -> None:
                 "until the segment's mtime + delete.retention.ms (v0/v1)"
             print(f"tombstone at offset {offset} kept {until}")
         print(f"cleaner-offset-checkpoint: {result.checkpoint}")
+        if result.deleted_files:
+            print(f"{len(result.deleted_files)} replaced file(s) {'would wait' if dry else 'wait'} as .deleted; "
+                  "Kafka deletes them after file.delete.delay.ms (the next open here removes them)")
     if result.deleted_segments:
         print(f"retention {verb} {result.deleted_segments} segment(s)")
 

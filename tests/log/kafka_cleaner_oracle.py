@@ -3,7 +3,8 @@
 ``cleaner_oracle_or_skip().clean(partition_dir, now=..., config={...}, cleaner={...})`` opens the partition
 directory (a copy: Kafka writes into it) as ``UnifiedLog``, sets the high watermark to the log end and runs
 ``CleanerThread.cleanFilthiestLog()`` once at the mock time ``now``; the checkpoint lands in the parent
-directory as ``cleaner-offset-checkpoint``.  Without Java or the compiled oracle the test is skipped
+directory as ``cleaner-offset-checkpoint``.  Tasks Kafka schedules for later (the replaced segments' files,
+left ``.deleted`` for ``file.delete.delay.ms``) wait until ``run_scheduled(now)``.  Without Java or the compiled oracle the test is skipped
 (a failure when ``CI=true``).
 """
 from __future__ import annotations
@@ -54,6 +55,12 @@ class KafkaCleanerOracle(JsonLinesJvm):
         return self.call("clean", dir=str(partition_dir), now=now,
                          config={k: str(v) for k, v in (config or {}).items()},
                          cleaner=cleaner or {}, logStartOffset=log_start_offset, **extra)
+
+    def run_scheduled(self, now: int) -> dict:
+        """Kafka's scheduler at ``now``: the last clean's one-shot tasks due by then run (the deletion of the
+        files ``replaceSegments`` left ``.deleted``, ``file.delete.delay.ms`` after); ``ran``: their names,
+        ``scheduled``: those still waiting."""
+        return self.call("runScheduled", now=now)
 
     def records(self, partition_dir, *, now: int, config: dict | None = None, log_start_offset: int = 0) -> dict:
         """Kafka's loader after a crash (no clean shutdown): every record as [offset, key hex, value hex]."""

@@ -23,7 +23,8 @@ from kafkafmt.config import BrokerConfig, LogConfig
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.records import MemoryRecords
-from test_log_cleaner_vs_kafka import PHASE_MS, T0, _append, _compare, _config, _phase_batches, _props
+from test_log_cleaner_vs_kafka import (PHASE_MS, T0, _append, _compare, _config, _phase_batches, _props,
+                                      delete_delay_case)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kafka4"))
 
@@ -333,3 +334,12 @@ def test_kill_at_each_step(cleaner44, tmp_path, magic, codec):
         ours = _kafkafmt_records(work / "t-0")
         assert ours == theirs, f"after step {k} ({steps[k - 1]})"
         assert _latest(ours) == before, f"a key's latest value was lost after step {k} ({steps[k - 1]})"
+
+
+@pytest.mark.parametrize("delay", [0, 45_000])
+def test_file_delete_delay(cleaner44, tmp_path, delay):
+    """As for 3.9.2 (test_log_cleaner_vs_kafka.test_file_delete_delay): Kafka 4.4.0's replaceSegments leaves
+    the replaced files and merged-away producer snapshots ``.deleted`` for file.delete.delay.ms, and so
+    does kafkafmt on line 4.4; after the delay Kafka's scheduler and kafkafmt's next open remove them."""
+    props = props44(_props(2, {"file.delete.delay.ms": str(delay)}))
+    delete_delay_case(cleaner44, tmp_path, props, _config44(props))

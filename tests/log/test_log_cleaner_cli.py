@@ -47,7 +47,8 @@ def test_dry_run_changes_nothing(tmp_path, capsys):
     d = _make(tmp_path / "a")
     before = _state(tmp_path / "a")
     assert main(_args(d) + ["--dry-run"]) == 0
-    assert "would remove" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "would remove" in out and "would wait as .deleted" in out  # file.delete.delay.ms: 60000 by default
     assert _state(tmp_path / "a") == before
 
 
@@ -58,8 +59,12 @@ def test_clean_equals_log_clean(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "removed" in out and "tombstone at offset" in out
     log = Log(tmp_path / "b" / "t-0", LogConfig.from_properties(PROPS), SimulatedClock(T0 + 1000))
-    log.clean(now=T0 + 1000, cleaner=CleanerConfig(dedupe_buffer_size=100000))
+    r = log.clean(now=T0 + 1000, cleaner=CleanerConfig(dedupe_buffer_size=100000))
     log.close()
+    # the replaced segments' files wait as .deleted for Kafka's scheduler (file.delete.delay.ms=60000)
+    waiting = sorted(p.name for p in (tmp_path / "a" / "t-0").glob("*.deleted"))
+    assert waiting and waiting == sorted(Path(f).name for f in r.deleted_files)
+    assert f"{len(waiting)} replaced file(s) wait as .deleted; Kafka deletes them after file.delete.delay.ms" in out
     for p in (tmp_path / "a" / "t-0").glob("*.log"):
         assert p.read_bytes() == (tmp_path / "b" / "t-0" / p.name).read_bytes()
     assert (tmp_path / "a" / "cleaner-offset-checkpoint").read_text() == \

@@ -1,7 +1,8 @@
 """A cleaning pass killed (SIGKILL) after each of its steps -- ``.cleaned`` written, renamed ``.swap``, each
 replaced segment deleted, ``.swap`` renamed into place, checkpoint written -- leaves a directory that
 kafkafmt's loader and Kafka 3.9.2's LogLoader (restarting after a crash) open to the same records, with
-every key's latest value still there (``LogLoader`` completing or dropping the interrupted swap).
+every key's latest value still there (``LogLoader`` completing or dropping the interrupted swap).  With
+``file.delete.delay.ms`` > 0 a replaced segment's files stay renamed ``.deleted`` past each later step.
 """
 from __future__ import annotations
 
@@ -91,11 +92,13 @@ def _chosen(steps: list[str]) -> list[int]:
     return sorted(chosen)
 
 
-@pytest.mark.parametrize("magic,codec,every", [
-    (2, "none", False),
-    pytest.param(2, "none", True, marks=pytest.mark.slow),
-    pytest.param(1, "gzip", True, marks=pytest.mark.slow)])
-def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every):
+@pytest.mark.parametrize("magic,codec,every,delay", [
+    (2, "none", False, 0),
+    (2, "none", False, 60000),  # the replaced files left .deleted for the scheduler
+    pytest.param(2, "none", True, 0, marks=pytest.mark.slow),
+    pytest.param(1, "gzip", True, 0, marks=pytest.mark.slow)])
+def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every, delay):
+    props = {**PROPS, "file.delete.delay.ms": str(delay)}
     base = tmp_path / "base" / "t-0"
     off = _append(base, 0, 30, T0, magic, codec)
     log = Log(base, _config(), SimulatedClock(T0 + 1000), clean_shutdown=True)
@@ -105,17 +108,19 @@ def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every):
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
     now = T0 + 3000
     full = subprocess.run([sys.executable, "-c", CHILD, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
-                           "0", str(now), json.dumps(PROPS)], capture_output=True, text=True, check=True)
+                           "0", str(now), json.dumps(props)], capture_output=True, text=True, check=True)
     steps = json.loads(full.stdout)
     assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps)
     assert steps.count("cleaned") >= 2
     for k in (range(1, len(steps) + 1) if every else _chosen(steps)):
         work = shutil.copytree(base.parent, tmp_path / f"k{k}")
-        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(PROPS)],
+        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(props)],
                            capture_output=True, text=True)
         assert r.returncode == -signal.SIGKILL, r.stderr
+        if delay and steps[k - 1] in ("renamed", "checkpoint"):
+            assert list((work / "t-0").glob("*.log.deleted")), f"after step {k} ({steps[k - 1]})"
         kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
-        theirs = cleaner_oracle.records(kafka, now=now, config=PROPS)["records"]
+        theirs = cleaner_oracle.records(kafka, now=now, config=props)["records"]
         ours = _kafkafmt_records(work / "t-0")
         assert ours == theirs, f"after step {k} ({steps[k - 1]})"
         assert _latest(ours) == before, f"a key's latest value was lost after step {k} ({steps[k - 1]})"

@@ -10,6 +10,7 @@ rebuilds is compared record for record, header field for header field (every oth
 from __future__ import annotations
 
 import random
+import shutil
 import warnings
 from pathlib import Path
 
@@ -291,3 +292,57 @@ def test_when_a_log_is_cleaned(cleaner_oracle, tmp_path, extra, cleans):
     for a dirty segment's first batch (LogCleanerManager.grabFilthiestCompactedLog)."""
     results = run_and_compare(cleaner_oracle, tmp_path, [(2, "none")] * 2, seed=19, props_extra=extra)
     assert [r.cleaned for r in results] == [True, cleans]  # the first pass: all dirty, ratio 1.0
+
+
+
+def _segment_files(d: Path) -> dict:
+    """A partition directory's segment files (``.log``, indexes, producer snapshots, ``.deleted`` ones
+    included) by name: their bytes."""
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file() and p.name[:20].isdigit()}
+
+
+@pytest.mark.parametrize("delay", [0, 45_000])
+def test_file_delete_delay(cleaner_oracle, tmp_path, delay):
+    """file.delete.delay.ms: replaceSegments renames each replaced segment's files, and the producer snapshot
+    of each segment merged away, ``.deleted`` at once (LocalLog.deleteSegmentFiles with asyncDelete,
+    ProducerStateManager.removeAndMarkSnapshotForDeletion); Kafka's scheduler unlinks them after the delay
+    (at once with 0).  After one pass both directories hold the same segment files, ``.deleted`` ones
+    included, byte for byte; once the delay has passed Kafka's are gone, and kafkafmt's next open removes
+    its own (as LogLoader does)."""
+    props = _props(2, {"file.delete.delay.ms": str(delay), "segment.bytes": "3000"})
+    delete_delay_case(cleaner_oracle, tmp_path, props, _config(props))
+
+
+def delete_delay_case(oracle, tmp_path: Path, props: dict, config: LogConfig) -> None:
+    """:func:`test_file_delete_delay` against ``oracle`` with topic ``props`` (kafkafmt's ``config``)."""
+    from test_log_cleaner_crash import _append as append_small
+    delay = int(props["file.delete.delay.ms"])
+    base = tmp_path / "base" / "t-0"
+    append_small(base, 0, 35, T0, 2, "none")  # 700-byte segments, 4 of them merged into one group
+    # Kafka opens and closes it once, as a broker restarting would: producer snapshots at the last two
+    # segments' bases and the log end (UnifiedLog.rebuildProducerState), in both copies
+    oracle.call("records", dir=str(base), now=T0, config=props, clean=True)
+    kafka, fmt = (shutil.copytree(base.parent, tmp_path / n) / "t-0" for n in ("kafka", "fmt"))
+    at = T0 + PHASE_MS
+    k = oracle.clean(kafka, now=at, config=props)
+    log = Log(fmt, config, SimulatedClock(at), clean_shutdown=True)
+    r = log.clean(now=at)
+    log.close()
+    assert r.cleaned and k["cleaned"] and any(len(g) > 1 for g in r.groups)
+    _compare(kafka, fmt, {"none"})
+    theirs = _segment_files(kafka)
+    assert theirs == _segment_files(fmt)
+    waiting = sorted(n for n in theirs if n.endswith(".deleted"))
+    assert sorted(Path(f).name for f in r.deleted_files) == waiting
+    if delay == 0:
+        assert waiting == [] and k["scheduled"] == []
+        return
+    assert any(n.endswith(".log.deleted") for n in waiting) and any(n.endswith(".snapshot.deleted") for n in waiting)
+    assert {t["dueMs"] for t in k["scheduled"]} == {at + delay}
+    assert oracle.run_scheduled(at + delay - 1)["ran"] == []
+    done = oracle.run_scheduled(at + delay)
+    assert done["ran"] and done["scheduled"] == []
+    gone = {n: b for n, b in theirs.items() if not n.endswith(".deleted")}
+    assert _segment_files(kafka) == gone
+    Log(fmt, config, SimulatedClock(at + delay), clean_shutdown=True).close()
+    assert _segment_files(fmt) == gone
