@@ -58,10 +58,12 @@ def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(tmp_pa
     report = _run(["-m", "kafkafmt", "warmup"], cache)
     m = re.search(r"(\d+) kernels ready in [\d.]+ s: (\d+) compiled, (\d+) loaded from the cache; cache: (.+)", report)
     assert m, report
-    n, compiled, loaded, where = int(m[1]), int(m[2]), int(m[3]), m[4].strip().split(", ")
+    n, loaded, where = int(m[1]), int(m[3]), m[4].strip().split(", ")
     assert n == len(jit.KERNELS)
-    assert loaded > 0  # the cold process's kernels, loaded rather than compiled again
-    assert compiled < n  # only what the decode above did not reach (the builder, the legacy CRC pass, the cleaner)
+    # every signature the cold process compiled is loaded, not compiled again; warmup compiles only what
+    # the decode above did not reach (the builder, the legacy CRC pass, the cleaner's kernels and the
+    # specializations they compile of the kernels they call)
+    assert loaded >= stats["compiled"] > 0
     assert all(w.startswith(str(cache)) for w in where)  # one directory per package folder holding kernels
     assert "agrees with the reference on 11 sample record sets" in report
     cached = {f.split("-")[0] for w in where for f in os.listdir(w) if f.endswith(".nbi")}

@@ -26,20 +26,23 @@ import threading
 
 import numpy as np
 
-from ..constants import (INT64_MIN, LOG_OVERHEAD, MAGIC_VALUE_V2, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK,
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
+                         MAGIC_OFFSET, MAGIC_VALUE_V2, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK,
                          CompressionType,
                          V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
                          V2_TRANSACTIONAL_FLAG_MASK)
 from ..crc import crc32c
 from ..errors import KafkaFmtError
-from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
+from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
 from ..limits import current_limits
 from ..records.fast.jit import inner, kernel
-from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, memory_spans
+from ..records import fast
+from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _stored_crc, decode_legacy_inner, \
+    memory_spans
 from ..records.fast.lz4_frame import lz4_frame_into
 from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import encode_rebuilt, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
+from .cleaner_scan import encode_rebuilt, encode_rebuilt_legacy, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
     scan_v2_records
 from .cleaner_table import ENTRIES, LATEST, MD5_K, MD5_S, md5_into, table_get, table_put
 
@@ -55,6 +58,11 @@ _BASE_OFFSET_AT = DEFAULT_BATCH.offset_of("baseOffset")
 _LENGTH_AT = DEFAULT_BATCH.offset_of("length")
 _MAGIC_BYTE_AT = DEFAULT_BATCH.offset_of("magic")
 _CRC_FIELD_AT = DEFAULT_BATCH.offset_of("crc")
+_LEGACY_ATTRS_AT = LEGACY_V0.offset_of("attributes")
+_LEGACY_TS_AT = LEGACY_V1.offset_of("timestamp")
+_LEGACY_OFFSET_AT = LEGACY_V0.offset_of("offset")
+#: where a legacy entry's bytes after its offset field start (the size field on)
+_LEGACY_OFFSET_END = LEGACY_V0.offset_of("size")
 _ATTRIBUTES_AT = DEFAULT_BATCH.offset_of("attributes")
 _LAST_DELTA_AT = DEFAULT_BATCH.offset_of("lastOffsetDelta")
 _BASE_TS_AT = DEFAULT_BATCH.offset_of("baseTimestamp")
@@ -66,6 +74,8 @@ _COUNT_AT = DEFAULT_BATCH.offset_of("recordsCount")
 _NONE, _LZ4 = int(CompressionType.NONE), int(CompressionType.LZ4)
 #: room for one lz4 batch's records decoded in a compiled run (a larger batch takes the per-batch path)
 PLAIN_ROOM = 1 << 20
+#: bytes of batches the map pass takes per compiled call (their v0/v1 wrappers' values decoded first)
+MAP_WINDOW = 1 << 20
 #: the smallest v2 record (one byte for each of its seven varint or byte fields)
 _MIN_RECORD = 7
 #: most bytes a re-encoded record can grow by: a timestamp delta of 10 bytes where 1 was, and its length
@@ -73,8 +83,8 @@ _GROWTH_PER_RECORD = 10
 
 
 #: indices of :func:`filter_run`'s ``prm`` array
-P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS = range(5)
-N_PARAMS = 5
+P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEGACY_TOMBSTONES = range(7)
+N_PARAMS = 7
 #: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
 S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
     S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN, S_RECS_LEN, S_RECS_MAX_TS, S_RECS_BASE_TS, S_RECS_HORIZON, \
@@ -155,14 +165,21 @@ def _map_records(src, start, end, count, base, start_offset, max_entries, hashes
 
 
 @kernel
-def map_run(data, pos, size, i0, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, ks, ss):
+def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, inner,
+            istart, iend, ks, ss):
     """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
     / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
     than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
-    batch's records."""
+    batch's records; ``inner[istart[i]:iend[i]]``: v0/v1 wrapper ``i``'s value, decoded by the caller."""
     scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
-    for i in range(i0, pos.shape[0]):
+    for i in range(i0, i1):
         p, n = pos[i], size[i]
+        if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+            code = _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, state, stats, inner,
+                                     istart, iend, scratch, ks, ss)
+            if code != DONE:
+                return i, code
+            continue
         count = _plain_count(data, p, n, max_records)
         if count < 0:
             return i, HANDBACK
@@ -182,7 +199,31 @@ def map_run(data, pos, size, i0, start_offset, max_entries, max_records, hashes,
         if last >= start_offset:
             state[LATEST] = last
         stats[M_BYTES_READ] += n
-    return pos.shape[0], DONE
+    return i1, DONE
+
+
+@inner
+def _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, state, stats, inner, istart, iend,
+                      scratch, ks, ss):
+    where, start, end = _legacy_area(data, p, n, i, inner, istart, iend)
+    if where < 0:
+        return HANDBACK
+    if where == 0:
+        rows, count = _legacy_rows(data, start, end, data, p, False)
+        if count <= 0:
+            return HANDBACK
+        code = _map_legacy(data, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss)
+    else:
+        rows, count = _legacy_rows(inner, start, end, data, p, True)
+        if count <= 0:
+            return HANDBACK
+        code = _map_legacy(inner, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss)
+    if code == DONE:
+        last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
+        if last >= start_offset:
+            state[LATEST] = last
+        stats[M_BYTES_READ] += n
+    return code
 
 
 @inner
@@ -357,9 +398,27 @@ def _filter_batch(src, data, compressed, start, end, p, n, count, prm, hashes, o
     return DONE
 
 
+@inner
+def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs, inner, istart, iend,
+                         counts, info, scratch, ks, ss):
+    if prm[P_LEGACY] == 0:
+        return HANDBACK
+    last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
+    if prm[P_RETAIN_AT] != NO_OFFSET and last + 1 == prm[P_RETAIN_AT]:
+        return HANDBACK
+    where, start, end = _legacy_area(data, p, n, i, inner, istart, iend)
+    if where < 0:
+        return HANDBACK
+    if where == 0:
+        return _filter_legacy(data, data, False, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
+                              recs, counts, info, scratch, ks, ss)
+    return _filter_legacy(inner, data, True, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
+                          recs, counts, info, scratch, ks, ss)
+
+
 @kernel
 def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
-               recs, ks, ss):
+               recs, inner, istart, iend, ks, ss):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
     :data:`HANDBACK` / :data:`RECOMPRESS`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
     CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
@@ -369,6 +428,12 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
+        if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+            code = _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs,
+                                        inner, istart, iend, counts, info, scratch, ks, ss)
+            if code != DONE:
+                return i, code
+            continue
         count = _plain_count(data, p, n, prm[P_MAX_RECORDS])
         if count < 0 or _hand_back(data, p, prm, specials):
             return i, HANDBACK
@@ -386,8 +451,154 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
     return i1, DONE
 
 
+# --------------------------------------------------------------------------------------------- v0/v1 entries
+@inner
+def _legacy_rows(src, start, end, data, p, compressed):
+    """The messages of the v0/v1 entry at ``p``: a wrapper's inner messages (its value decoded into
+    ``src[start:end]``, ``decode_legacy_inner``) or a plain message itself; (rows, count), count <= 0
+    for the per-batch path."""
+    magic = data[p + MAGIC_OFFSET]
+    rows = np.empty((fast.N_FIELDS, (end - start) // MIN_LEGACY_ENTRY + 1), np.int64)
+    if not compressed:
+        return rows, decode_legacy_inner(src, start, end, 0, 0, NO_TIMESTAMP, 0, 0, 0, rows, True)
+    ts_type = -1
+    ts = NO_TIMESTAMP
+    if magic == 1:
+        ts_type = 1 if data[p + _LEGACY_ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK else 0
+        ts = _be_int(data, p + _LEGACY_TS_AT, 8)
+    return rows, decode_legacy_inner(src, start, end, magic, _be_int(data, p + _LEGACY_OFFSET_AT, 8), ts, ts_type,
+                                     0, 0, rows, True)
+
+
+@inner
+def _legacy_area(data, p, n, i, inner, istart, iend):
+    """Where the v0/v1 entry ``i`` at ``p`` has its messages: (0, p, p + n) itself when plain, (1, start, end)
+    in ``inner`` for a wrapper the caller decoded, (-1, 0, 0) otherwise."""
+    if data[p + _LEGACY_ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK == 0:
+        return 0, p, p + n
+    if istart[i] < 0:
+        return -1, 0, 0
+    return 1, istart[i], iend[i]
+
+
+@inner
+def _map_legacy(src, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss):
+    w, st, dig = scratch
+    for r in range(count):
+        off = rows[fast.F_OFFSET, r]
+        if rows[fast.F_KEY_LEN, r] >= 0 and off >= start_offset:
+            if state[ENTRIES] >= max_entries:
+                return FULL
+            md5_into(src, rows[fast.F_KEY_POS, r], rows[fast.F_KEY_LEN, r], dig, w, st, ks, ss)
+            table_put(hashes, offs, state, dig, off)
+        stats[M_MESSAGES_READ] += 1
+    return DONE
+
+
+@inner
+def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch, ks, ss):
+    """:func:`_decide` over ``decode_legacy_inner``'s rows."""
+    w, st, dig = scratch
+    k = invalid = removed = tombs = 0
+    for j in range(count):
+        off = rows[fast.F_OFFSET, j]
+        retain = False
+        if off > latest_offset:
+            retain = True
+        elif rows[fast.F_KEY_LEN, j] < 0:
+            invalid += 1
+        else:
+            md5_into(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], dig, w, st, ks, ss)
+            if off >= table_get(hashes, offs, dig):
+                if rows[fast.F_VALUE_LEN, j] >= 0 or keep_tombstones:
+                    retain = True
+                else:
+                    removed += 1
+        if retain:
+            keep[k] = j
+            k += 1
+            if rows[fast.F_VALUE_LEN, j] < 0:
+                tombs += 1
+    counts[0], counts[1], counts[2], counts[3] = k, invalid, removed, tombs
+
+
+@inner
+def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
+    """``rebuild_legacy`` in compiled form: the retained inner messages re-offset (v1: relative to the
+    first retained, v0: absolute) into ``recs``; their length (``info``: wrapper offset, timestamp), or -1
+    where ``MemoryRecordsBuilder`` would write differently or refuse (see ``rebuild_legacy``)."""
+    magic = data[p + MAGIC_OFFSET]
+    lat = magic == 1 and (data[p + _LEGACY_ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK) != 0
+    lat_ts = _be_int(data, p + _LEGACY_TS_AT, 8) if lat else NO_TIMESTAMP
+    inner_attrs = LEGACY_TIMESTAMP_TYPE_MASK if lat else 0
+    base = rows[fast.F_OFFSET, keep[0]]
+    starts, ends, crcs = np.empty(keep.shape[0], np.int64), np.empty(keep.shape[0], np.int64), \
+        np.empty(keep.shape[0], np.uint32)
+    q, last, max_ts = 0, np.int64(0), np.int64(NO_TIMESTAMP)
+    for j in range(keep.shape[0]):
+        r = keep[j]
+        off, t, pos, n = rows[fast.F_OFFSET, r], rows[fast.F_TIMESTAMP, r], rows[fast.F_RECORD_POS, r], rows[fast.F_SIZE, r]
+        if (rows[fast.F_MAGIC, r] != magic or rows[fast.F_ATTRIBUTES, r] != inner_attrs or (j > 0 and off <= last)
+                or (t < 0 and t != NO_TIMESTAMP) or (lat and rows[fast.F_STORED_TIMESTAMP, r] != lat_ts)):
+            return -1
+        last = off
+        t = lat_ts if lat else t
+        if magic > 0 and t > max_ts:
+            max_ts = t
+        _put_be(recs, q, off - base if magic > 0 else off, 8)
+        recs[q + _LEGACY_OFFSET_END:q + n] = src[pos + _LEGACY_OFFSET_END:pos + n]
+        starts[j], ends[j] = pos + MAGIC_OFFSET, pos + n
+        q += n
+    _crc32_spans(src, starts, ends, 0, keep.shape[0], crcs)
+    for j in range(keep.shape[0]):
+        if crcs[j] != _stored_crc(src, rows[fast.F_RECORD_POS, keep[j]]):
+            return -1
+    info[0], info[1] = last, lat_ts if lat else max_ts
+    return q
+
+
+@inner
+def _filter_legacy(src, data, compressed, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
+                   recs, counts, info, scratch, ks, ss):
+    """One v0/v1 entry (``filter_legacy`` / ``filter_batch``): :data:`DONE`, :data:`RECOMPRESS` or
+    :data:`HANDBACK`."""
+    rows, count = _legacy_rows(src, start, end, data, p, compressed)
+    if count <= 0:
+        return HANDBACK
+    keep = np.empty(count, np.int64)
+    _decide_legacy(src, rows, count, prm[P_LEGACY_TOMBSTONES] != 0, prm[P_LATEST_OFFSET], hashes, offs, keep,
+                   counts, scratch, ks, ss)
+    k, q, written = counts[0], stats[S_DEST], 0
+    magic = data[p + MAGIC_OFFSET]
+    if k > 0:
+        same = True
+        for r in range(count):
+            same = same and rows[fast.F_MAGIC, r] == magic
+        if k == count and same:
+            dest[q:q + n] = data[p:p + n]
+            written = n
+            w = stats[S_WRITTEN]
+            written_rows[w, 0], written_rows[w, 1] = n, _be_int(data, p + _LEGACY_OFFSET_AT, 8)
+            written_rows[w, 2] = _be_int(data, p + _LEGACY_TS_AT, 8) if magic == 1 else NO_TIMESTAMP
+            stats[S_WRITTEN] += 1
+        else:
+            m = _rebuild_legacy_into(src, data, p, rows, keep[:k], recs, info) if compressed else -1
+            if m < 0:
+                return HANDBACK
+            stats[S_RECS_LEN], stats[S_RECS_BASE_TS], stats[S_RECS_MAX_TS], stats[S_RECS_COUNT] = m, info[0], info[1], k
+        for j in keep[:k]:
+            if rows[fast.F_VALUE_LEN, j] < 0:
+                tombs[stats[S_TOMBSTONES], 0], tombs[stats[S_TOMBSTONES], 1] = rows[fast.F_OFFSET, j], NO_OFFSET
+                stats[S_TOMBSTONES] += 1
+            stats[S_MAX_OFFSET] = max(stats[S_MAX_OFFSET], rows[fast.F_OFFSET, j])
+    _count_batch(stats, counts, count, n, written)
+    stats[S_DEST] = q + written
+    return RECOMPRESS if k > 0 and written == 0 else DONE
+
+
 # --------------------------------------------------------------------------------------------- callers
 _local = threading.local()
+_NO_VALUES = (np.empty(0, np.uint8), np.empty(0, np.int64), np.empty(0, np.int64))
 
 
 def _scratch() -> tuple[np.ndarray, np.ndarray]:
@@ -436,6 +647,30 @@ class Spans:
         return max(i, int(np.searchsorted(self.ends, limit, side="right")))
 
 
+def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values of the compressed v0/v1 wrappers among batches ``i`` to ``j - 1``, decompressed as the
+    reference reads them (``decompressed_value``): (values joined, start and end of batch ``k``'s, -1 where
+    there is none or it cannot be read: the per-batch path then says why)."""
+    istart = np.full(len(spans), -1, np.int64)
+    iend = np.full(len(spans), -1, np.int64)
+    pos = spans.pos[i:j]
+    legacy = (arr[pos + MAGIC_OFFSET] < MAGIC_VALUE_V2) & (arr[pos + _LEGACY_ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0)
+    parts, at = [], 0
+    for k in (np.flatnonzero(legacy) + i).tolist():
+        b = spans.batch(k)
+        if b.message.value is None or b.compression == CompressionType.ZSTD:
+            continue
+        try:
+            value = b.decompressed_value(max_decompressed_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
+        except KafkaFmtError:
+            continue
+        parts.append(value)
+        istart[k], iend[k] = at, at + len(value)
+        at += len(value)
+    inner = np.frombuffer(b"".join(parts), np.uint8) if parts else np.empty(0, np.uint8)
+    return inner, istart, iend
+
+
 def producer_batches(data) -> list:
     """The v2 batches of ``data`` that carry a producer id (``hasProducerId``), in order: the header
     fields of every batch read at once, only those batches made objects."""
@@ -463,14 +698,18 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
     i = 0
     try:
         while i < len(spans):
-            i, code = map_run(arr, spans.pos, spans.size, i, start, max_entries, max_records, omap.hashes,
-                              omap.offsets, omap.state, counters, plain, MD5_K, MD5_S)
-            if code == FULL:
-                return True
-            if code == HANDBACK:
-                if map_batch(spans.batch(i)):
+            window = spans.fitting(i, int(spans.pos[i]) + MAP_WINDOW) if i < len(spans) else i
+            window = max(window, i + 1)
+            inner, istart, iend = legacy_values(spans, arr, i, window)
+            while i < window:
+                i, code = map_run(arr, spans.pos, spans.size, i, window, start, max_entries, max_records, omap.hashes,
+                                  omap.offsets, omap.state, counters, plain, inner, istart, iend, MD5_K, MD5_S)
+                if code == FULL:
                     return True
-                i += 1
+                if code == HANDBACK:
+                    if map_batch(spans.batch(i)):
+                        return True
+                    i += 1
     finally:
         stats.map_messages_read += int(counters[M_MESSAGES_READ])
         stats.map_bytes_read += int(counters[M_BYTES_READ])
@@ -491,6 +730,8 @@ class FilterRun:
         self.prm[P_RETAIN_AT] = NO_OFFSET if retain_at is None else retain_at
         self.prm[P_LATEST_OFFSET] = flt.map.latest_offset
         self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
+        self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 else 1  # a line that rewrites v0/v1 as v2 (cleaner.legacy_to_v2)
+        self.prm[P_LEGACY_TOMBSTONES] = 1 if flt.retain_legacy_deletes else 0
         self.specials = np.array(sorted({r.last_data_offset for r in flt.last_records.values()
                                          if r.last_data_offset is not None}), dtype=np.int64)
         self.plain, self.recs = _scratch()
@@ -504,25 +745,20 @@ class FilterRun:
         tombs = np.empty((nbytes // _MIN_RECORD + 1, 2), np.int64)
         written = np.empty((j - i, 3), np.int64)
         out, meta, max_offset, k = [], [], -1, i
+        inner, istart, iend = legacy_values(spans, self.arr, i, j) if self.prm[P_LEGACY] else _NO_VALUES
         while k < j:
             stats = np.zeros(N_STATS, np.int64)
             stats[S_MAX_OFFSET] = -1
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
                                  self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
-                                 MD5_K, MD5_S)
+                                 inner, istart, iend, MD5_K, MD5_S)
             piece = self._collect(dest, rebuilt, tombs, stats)
             if piece:
                 out.append(piece)
                 meta.extend(written[:stats[S_WRITTEN]].tolist())
             max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
             if code == RECOMPRESS:
-                b = spans.batch(k)
-                kept = encode_rebuilt(b, bool(stats[S_RECS_HORIZON]), int(stats[S_RECS_BASE_TS]),
-                                      int(stats[S_RECS_MAX_TS]), int(stats[S_RECS_COUNT]),
-                                      self.recs[:stats[S_RECS_LEN]].tobytes())
-                self.flt.stats.bytes_written += len(kept)
-                out.append(kept)
-                meta.append([len(kept), b.last_offset, int(stats[S_RECS_MAX_TS])])
+                out.append(self._recompressed(spans.batch(k), stats, meta))
                 k += 1
             elif code == HANDBACK:
                 kept, m = self.filter_batch(spans.batch(k))
@@ -532,6 +768,19 @@ class FilterRun:
                     max_offset = max(max_offset, m)
                 k += 1
         return out, max_offset, meta
+
+    def _recompressed(self, b, stats, meta: list) -> bytes:
+        """The batch the run re-encoded into ``recs`` (the retained records), compressed with its header."""
+        records = self.recs[:stats[S_RECS_LEN]].tobytes()
+        if b.magic >= MAGIC_VALUE_V2:
+            kept = encode_rebuilt(b, bool(stats[S_RECS_HORIZON]), int(stats[S_RECS_BASE_TS]),
+                                  int(stats[S_RECS_MAX_TS]), int(stats[S_RECS_COUNT]), records)
+        else:
+            kept = encode_rebuilt_legacy(b, int(stats[S_RECS_BASE_TS]), int(stats[S_RECS_MAX_TS]), records)
+        self.flt.stats.bytes_written += len(kept)
+        meta.append([len(kept), b.last_offset if b.magic >= MAGIC_VALUE_V2 else int(stats[S_RECS_BASE_TS]),
+                     int(stats[S_RECS_MAX_TS])])
+        return kept
 
     def _collect(self, dest, rebuilt, tombs, stats) -> bytes:
         view = memoryview(dest)
@@ -544,5 +793,5 @@ class FilterRun:
         st.bytes_written += int(stats[S_BYTES_WRITTEN])
         st.invalid_messages += int(stats[S_INVALID])
         st.tombstones_removed += int(stats[S_TOMBSTONES_REMOVED])
-        st.tombstones_kept.extend(map(tuple, tombs[:stats[S_TOMBSTONES]].tolist()))
+        st.tombstones_kept.extend((o, None if h == NO_OFFSET else h) for o, h in tombs[:stats[S_TOMBSTONES]].tolist())
         return dest[:stats[S_DEST]].tobytes() if stats[S_DEST] else b""

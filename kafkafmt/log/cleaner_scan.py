@@ -417,7 +417,14 @@ def rebuild_legacy(batch, scan: LegacyScan, keep: list[int]) -> bytes | None:
                      stored, valid)
     if not valid.all():
         return None
-    codec = batch.compression
-    compressed = _compression.compress(codec, b"".join(parts), magic=magic)
-    ts = lat if lat is not None else max_ts
-    return encode_legacy_entry(last, magic, legacy_attributes(magic, codec, ts_type), ts, None, compressed)
+    return encode_rebuilt_legacy(batch, last, lat if lat is not None else max_ts, b"".join(parts))
+
+
+def encode_rebuilt_legacy(batch, last_offset: int, timestamp: int, messages: bytes) -> bytes:
+    """The wrapper ``MemoryRecordsBuilder`` writes for a v0/v1 ``batch`` rebuilt from its retained inner
+    ``messages`` (already re-offset): compressed with the batch's codec, at the last retained offset."""
+    magic, codec = batch.magic, batch.compression
+    ts_type = batch.timestamp_type if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
+    compressed = _compression.compress(codec, messages, magic=magic)
+    return encode_legacy_entry(last_offset, magic, legacy_attributes(magic, codec, ts_type), timestamp, None,
+                               compressed)
