@@ -204,3 +204,37 @@ def test_spans_step_as_the_walker(damage):
     assert list(zip(spans.pos.tolist(), spans.size.tolist())) == walked
     assert (type(spans.error), str(spans.error)) == (type(error), str(error))
     assert (error is not None) == (damage in ("size", "magic"))
+
+
+@pytest.mark.parametrize("magic,codec", [(0, "none"), (1, "none"), (0, "gzip"), (1, "gzip"), (1, "lz4"), (2, "lz4")])
+def test_compiled_runs_take_legacy_entries_and_lz4_batches(magic, codec):
+    """v0/v1 entries (plain and wrappers) and lz4 v2 batches are decided in the compiled runs, with the
+    bytes and statistics of the per-batch path (which test_log_cleaner_vs_kafka.py checks against Kafka)."""
+    from kafkafmt.log.cleaner import _filter_one
+    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner_filter import CleanerStats
+    from kafkafmt.log.cleaner_map import OffsetMap
+    rng, parts, off = random.Random(magic * 10 + len(codec)), [], 0
+    for n in range(25):
+        b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, off)
+        for _ in range(1 if codec == "none" and magic < 2 and n % 2 else 8):
+            b.append_with_offset(off, 1_700_000_000_000 + off, b"k%d" % rng.randrange(20),
+                                 None if rng.random() < 0.15 else b"v%d" % off)
+            off += 1
+        parts.append(b.build())
+    data = b"".join(parts)
+    arr, spans = as_array(data), Spans(data)
+    omap = OffsetMap(24 * 1000)
+    mapped = []
+    map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: mapped.append(b) or False)
+    flt, handed = _filter(omap, last_records={}), []
+    out, max_offset, _ = FilterRun(flt, data, arr, lambda b: handed.append(b) or _filter_one(flt, b, arr)).chunk(
+        spans, 0, len(spans))
+    assert mapped == [] and handed == []
+    ref = _filter(omap, last_records={})
+    pieces = [_filter_one(ref, b, arr) for b in MemoryRecords(data).batches()]
+    assert b"".join(out) == b"".join(p for p, _ in pieces) and max_offset == max(m for _, m in pieces)
+    assert (flt.stats.messages_read, flt.stats.messages_written, flt.stats.bytes_written, flt.stats.tombstones_kept,
+            flt.stats.invalid_messages, flt.stats.tombstones_removed) == \
+        (ref.stats.messages_read, ref.stats.messages_written, ref.stats.bytes_written, ref.stats.tombstones_kept,
+         ref.stats.invalid_messages, ref.stats.tombstones_removed)
