@@ -84,3 +84,33 @@ def test_too_little_room_and_other_descriptors_are_handed_back():
     assert _kernel(frame, room=len(data) - 1) is None and _kernel(frame, room=len(data)) == data
     assert _kernel(kafka_lz4.compress(data, magic=0)) is None  # KAFKA-3160's header checksum: the reference decides
     assert _kernel(kafka_lz4.compress(data, magic=2)[:-4]) is None  # no end mark
+
+
+def test_the_stand_in_block_decoder_is_never_looser_than_liblz4():
+    """Where liblz4 cannot be linked, _block_into decodes: each block as lz4.block.decompress does, or -1."""
+    import lz4.block
+
+    from kafkafmt.records.fast.lz4_frame import _block_into
+
+    @njit
+    def block(src, room):
+        out = np.empty(room, np.uint8)
+        n = _block_into(src, 0, src.shape[0], out, 0, room)
+        return out[:max(n, 0)].copy(), n
+
+    rng = random.Random(13)
+    agreed = 0
+    for i in range(1500):
+        data = _payload(rng)[:65536] if i % 3 else (b"key-%d value " % rng.randrange(100)) * rng.randrange(1, 400)
+        packed = bytearray(lz4.block.compress(data, store_size=False))
+        if i % 2 and packed:
+            packed[rng.randrange(len(packed))] = rng.randrange(256)
+        try:
+            ref = lz4.block.decompress(bytes(packed), uncompressed_size=65536)
+        except Exception:
+            ref = None
+        out, n = block(np.frombuffer(bytes(packed), np.uint8), 65536)
+        if n >= 0:
+            agreed += 1
+            assert out.tobytes() == ref
+    assert agreed > 700

@@ -2,12 +2,19 @@
 ``0x60``, BD ``0x40``, no checksums, independent blocks of at most 64 KiB, see
 :mod:`kafkafmt.compression.lz4`), each block an LZ4 block (``LZ4_decompress_safe``).
 
-Like the other kernels this one is stricter than the reference, never looser: any other frame
-descriptor, a block or match that liblz4's safe decoder would refuse or that comes near its limits
-(``MFLIMIT``, ``LASTLITERALS``), or an output larger than the room given returns -1, and the caller
-decodes that frame with :func:`kafkafmt.compression.lz4.decompress`, whose errors are Kafka's.
+Each block goes to the very function the reference decoder calls, liblz4's ``LZ4_decompress_safe``, called
+from compiled code (the ``lz4`` package's copy of liblz4, the one ``lz4.block.decompress`` runs); where
+that library cannot be linked, a compiled decoder stricter than liblz4 takes its place.  Like the other
+kernels this one is stricter than the reference, never looser: any other frame descriptor, a block
+liblz4 refuses (or, in the stand-in, one near liblz4's limits ``MFLIMIT``, ``LASTLITERALS``), or an
+output larger than the room given returns -1, and the caller decodes that frame with
+:func:`kafkafmt.compression.lz4.decompress`, whose errors are Kafka's.
 """
 from __future__ import annotations
+
+import llvmlite.binding as _llvm
+import lz4.block._block as _liblz4_module
+from numba import types
 
 from ...compression.lz4 import BD, BLOCK_SIZE, FLG, LZ4_FRAME_INCOMPRESSIBLE_MASK, MAGIC, header_checksum
 from ...layout import LZ4_FRAME_HEADER
@@ -82,6 +89,31 @@ def _block_into(src, ip, iend, dst, op, oend):
         op += mlen
 
 
+#: ``int LZ4_decompress_safe(const char* src, char* dst, int compressedSize, int dstCapacity)``
+_lz4_decompress_safe = types.ExternalFunction("LZ4_decompress_safe",
+                                              types.int32(types.intp, types.intp, types.int32, types.int32))
+
+
+def _liblz4_linked() -> bool:
+    """Whether ``LZ4_decompress_safe`` can be linked into compiled code (the ``lz4`` package's library loaded)."""
+    try:
+        _llvm.load_library_permanently(_liblz4_module.__file__)
+    except RuntimeError:
+        return False
+    return bool(_llvm.address_of_symbol("LZ4_decompress_safe"))
+
+
+@inner
+def _block_liblz4(src, ip, iend, dst, op, oend):
+    """One LZ4 block by liblz4 itself: the end of the output, or -1."""
+    n = _lz4_decompress_safe(src.ctypes.data + ip, dst.ctypes.data + op, iend - ip, oend - op)
+    return -1 if n < 0 else op + n
+
+
+#: the block decoder the frame decoder calls
+_block = _block_liblz4 if _liblz4_linked() else _block_into
+
+
 @inner
 def lz4_frame_into(src, p, end, dst, cap):
     """The frame ``src[p:end]`` decoded into ``dst[:cap]``: the decoded length, or -1 (see the module docstring)."""
@@ -108,7 +140,7 @@ def lz4_frame_into(src, p, end, dst, cap):
             dst[q:q + size] = src[p:p + size]
             q += size
         else:
-            q = _block_into(src, p, p + size, dst, q, min(cap, q + BLOCK_SIZE))
+            q = _block(src, p, p + size, dst, q, min(cap, q + BLOCK_SIZE))
             if q < 0:
                 return -1
         p += size
