@@ -50,7 +50,7 @@ __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Sp
            "producer_batches", "FilterRun", "dest_capacity"]
 
 #: what a kernel returns with the index it stopped at
-DONE, HANDBACK, FULL, RECOMPRESS = 0, 1, 2, 3
+DONE, HANDBACK, FULL, ROOM = 0, 1, 2, 3
 #: "no such offset" in the parameters (no batch end to keep, no horizon)
 NO_OFFSET = INT64_MIN
 
@@ -87,9 +87,12 @@ P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEG
 N_PARAMS = 7
 #: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
 S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
-    S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN, S_RECS_LEN, S_RECS_MAX_TS, S_RECS_BASE_TS, S_RECS_HORIZON, \
-    S_RECS_COUNT = range(16)
-N_STATS = 16
+    S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN, S_RECS_POS, S_PENDING = range(13)
+N_STATS = 13
+#: columns of :func:`filter_run`'s ``pending`` rows: a compressed batch re-encoded into ``recs`` for the caller
+#: to compress, where it goes in ``dest``, which batch it is, its header's new values, its ``written`` row
+PD_START, PD_END, PD_DEST, PD_INDEX, PD_BASE, PD_MAX_TS, PD_HORIZON, PD_COUNT, PD_WRITTEN = range(9)
+N_PENDING = 9
 #: indices of :func:`map_run`'s ``stats`` array
 M_MESSAGES_READ, M_BYTES_READ = range(2)
 N_MAP_STATS = 2
@@ -303,7 +306,7 @@ def _rebuild(data, p, rows, keep, horizon, dest, q, info):
 
 
 @inner
-def _rebuild_records(data, p, plain, rows, keep, horizon, recs, info):
+def _rebuild_records(data, p, plain, rows, keep, horizon, recs, info):  # recs: the free part of the buffer
     """The retained records of the lz4 batch at ``p`` (read from ``plain``) re-encoded into ``recs`` for the
     caller to compress: their length (``info``: max timestamp, base timestamp), or -1."""
     ok, new_base = _new_base(data, p, rows, keep[0], horizon)
@@ -349,11 +352,25 @@ def _count_batch(stats, counts, count, n, written):
 
 
 @inner
-def _filter_batch(src, data, compressed, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs, written_rows, stats,
-                  recs, counts, info, scratch, ks, ss):
+def _queue(pending, written_rows, stats, recs_end, i, base, max_ts, horizon, count, last_offset):
+    """A re-encoded compressed batch (``recs[stats[RECS_POS]:recs_end]``) queued for the caller, at the current
+    place in ``dest`` and in ``written`` (its size filled in by the caller)."""
+    r, w = stats[S_PENDING], stats[S_WRITTEN]
+    pending[r, PD_START], pending[r, PD_END], pending[r, PD_DEST] = stats[S_RECS_POS], recs_end, stats[S_DEST]
+    pending[r, PD_INDEX], pending[r, PD_BASE], pending[r, PD_MAX_TS] = i, base, max_ts
+    pending[r, PD_HORIZON], pending[r, PD_COUNT], pending[r, PD_WRITTEN] = horizon, count, w
+    written_rows[w, 0], written_rows[w, 1], written_rows[w, 2] = -1, last_offset, max_ts
+    stats[S_WRITTEN] += 1
+    stats[S_PENDING] += 1
+    stats[S_RECS_POS] = recs_end
+
+
+@inner
+def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
+                  written_rows, stats, recs, pending, counts, info, scratch, ks, ss):
     """One plain batch whose records are ``src[start:end]`` (``data`` itself, or its decoded lz4 frame when
-    ``compressed``):
-    :data:`DONE` (written to ``dest``), :data:`RECOMPRESS` (retained records in ``recs``) or :data:`HANDBACK`."""
+    ``compressed``): :data:`DONE` (written to ``dest``, or its retained records queued in ``recs``),
+    :data:`ROOM` (``recs`` is full) or :data:`HANDBACK`."""
     rows, ok = _scanned(src, start, end, count)
     if not ok:
         return HANDBACK
@@ -372,15 +389,17 @@ def _filter_batch(src, data, compressed, start, end, p, n, count, prm, hashes, o
             dest[q:q + n] = data[p:p + n]
             written = n
         elif compressed:
-            m = _rebuild_records(data, p, src, rows, keep[:k], horizon, recs, info)
+            r0 = stats[S_RECS_POS]
+            if r0 + (end - start) + count * _GROWTH_PER_RECORD > recs.shape[0]:
+                return ROOM if r0 > 0 else HANDBACK
+            m = _rebuild_records(data, p, src, rows, keep[:k], horizon, recs[r0:], info)
             if m < 0:
                 return HANDBACK
-            stats[S_RECS_LEN], stats[S_RECS_MAX_TS], stats[S_RECS_BASE_TS] = m, info[0], info[1]
-            stats[S_RECS_HORIZON] = 1 if horizon != NO_OFFSET and horizon >= 0 else 0
-            stats[S_RECS_COUNT] = k
+            _queue(pending, written_rows, stats, r0 + m, i, info[1], info[0],
+                   1 if horizon != NO_OFFSET and horizon >= 0 else 0, k, base + _be_int(data, p + _LAST_DELTA_AT, 4))
             _note_kept(rows, keep[:k], base, horizon, tombs, stats)
             _count_batch(stats, counts, count, n, 0)
-            return RECOMPRESS
+            return DONE
         else:
             written = _rebuild(data, p, rows, keep[:k], horizon, dest, q, info)
             if written < 0:
@@ -399,8 +418,8 @@ def _filter_batch(src, data, compressed, start, end, p, n, count, prm, hashes, o
 
 
 @inner
-def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs, inner, istart, iend,
-                         counts, info, scratch, ks, ss):
+def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs, pending, inner,
+                         istart, iend, counts, info, scratch, ks, ss):
     if prm[P_LEGACY] == 0:
         return HANDBACK
     last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
@@ -410,27 +429,28 @@ def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_
     if where < 0:
         return HANDBACK
     if where == 0:
-        return _filter_legacy(data, data, False, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
-                              recs, counts, info, scratch, ks, ss)
-    return _filter_legacy(inner, data, True, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
-                          recs, counts, info, scratch, ks, ss)
+        return _filter_legacy(data, data, False, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows,
+                              stats, recs, pending, counts, info, scratch, ks, ss)
+    return _filter_legacy(inner, data, True, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
+                          recs, pending, counts, info, scratch, ks, ss)
 
 
 @kernel
 def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
-               recs, inner, istart, iend, ks, ss):
+               recs, pending, inner, istart, iend, ks, ss):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
-    :data:`HANDBACK` / :data:`RECOMPRESS`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
+    :data:`HANDBACK` / :data:`ROOM`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
     CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
     written's (size, last offset, max timestamp), what ``LogSegment.append`` indexes; ``plain``: room for
-    an lz4 batch's records, ``recs`` for those retained when some go (the caller compresses them)."""
+    an lz4 batch's records, ``recs`` for those retained when some go, listed in ``pending`` (the caller
+    compresses them and puts them in place: :data:`ROOM` when ``recs`` is full)."""
     scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
         if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
             code = _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs,
-                                        inner, istart, iend, counts, info, scratch, ks, ss)
+                                        pending, inner, istart, iend, counts, info, scratch, ks, ss)
             if code != DONE:
                 return i, code
             continue
@@ -441,11 +461,11 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
         if where < 0:
             return i, HANDBACK
         if where == 0:
-            code = _filter_batch(data, data, False, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
-                                 written_rows, stats, recs, counts, info, scratch, ks, ss)
+            code = _filter_batch(data, data, False, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt,
+                                 tombs, written_rows, stats, recs, pending, counts, info, scratch, ks, ss)
         else:
-            code = _filter_batch(plain, data, True, start, end, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
-                                 written_rows, stats, recs, counts, info, scratch, ks, ss)
+            code = _filter_batch(plain, data, True, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt,
+                                 tombs, written_rows, stats, recs, pending, counts, info, scratch, ks, ss)
         if code != DONE:
             return i, code
     return i1, DONE
@@ -558,10 +578,10 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
 
 
 @inner
-def _filter_legacy(src, data, compressed, start, end, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
-                   recs, counts, info, scratch, ks, ss):
-    """One v0/v1 entry (``filter_legacy`` / ``filter_batch``): :data:`DONE`, :data:`RECOMPRESS` or
-    :data:`HANDBACK`."""
+def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
+                   recs, pending, counts, info, scratch, ks, ss):
+    """One v0/v1 entry (``filter_legacy`` / ``filter_batch``): :data:`DONE` (a rebuilt wrapper's messages
+    queued in ``recs``), :data:`ROOM` or :data:`HANDBACK`."""
     rows, count = _legacy_rows(src, start, end, data, p, compressed)
     if count <= 0:
         return HANDBACK
@@ -582,10 +602,13 @@ def _filter_legacy(src, data, compressed, start, end, p, n, prm, hashes, offs, d
             written_rows[w, 2] = _be_int(data, p + _LEGACY_TS_AT, 8) if magic == 1 else NO_TIMESTAMP
             stats[S_WRITTEN] += 1
         else:
-            m = _rebuild_legacy_into(src, data, p, rows, keep[:k], recs, info) if compressed else -1
+            r0 = stats[S_RECS_POS]
+            if r0 + (end - start) > recs.shape[0]:
+                return ROOM if r0 > 0 else HANDBACK
+            m = _rebuild_legacy_into(src, data, p, rows, keep[:k], recs[r0:], info) if compressed else -1
             if m < 0:
                 return HANDBACK
-            stats[S_RECS_LEN], stats[S_RECS_BASE_TS], stats[S_RECS_MAX_TS], stats[S_RECS_COUNT] = m, info[0], info[1], k
+            _queue(pending, written_rows, stats, r0 + m, i, info[0], info[1], 0, k, info[0])
         for j in keep[:k]:
             if rows[fast.F_VALUE_LEN, j] < 0:
                 tombs[stats[S_TOMBSTONES], 0], tombs[stats[S_TOMBSTONES], 1] = rows[fast.F_OFFSET, j], NO_OFFSET
@@ -593,7 +616,7 @@ def _filter_legacy(src, data, compressed, start, end, p, n, prm, hashes, offs, d
             stats[S_MAX_OFFSET] = max(stats[S_MAX_OFFSET], rows[fast.F_OFFSET, j])
     _count_batch(stats, counts, count, n, written)
     stats[S_DEST] = q + written
-    return RECOMPRESS if k > 0 and written == 0 else DONE
+    return DONE
 
 
 # --------------------------------------------------------------------------------------------- callers
@@ -744,6 +767,7 @@ class FilterRun:
         rebuilt = np.empty((j - i, 2), np.int64)
         tombs = np.empty((nbytes // _MIN_RECORD + 1, 2), np.int64)
         written = np.empty((j - i, 3), np.int64)
+        pending = np.empty((j - i, N_PENDING), np.int64)
         out, meta, max_offset, k = [], [], -1, i
         inner, istart, iend = legacy_values(spans, self.arr, i, j) if self.prm[P_LEGACY] else _NO_VALUES
         while k < j:
@@ -751,16 +775,11 @@ class FilterRun:
             stats[S_MAX_OFFSET] = -1
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
                                  self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
-                                 inner, istart, iend, MD5_K, MD5_S)
-            piece = self._collect(dest, rebuilt, tombs, stats)
-            if piece:
-                out.append(piece)
-                meta.extend(written[:stats[S_WRITTEN]].tolist())
+                                 pending, inner, istart, iend, MD5_K, MD5_S)
+            out.extend(self._collect(spans, dest, rebuilt, tombs, written, pending, stats))
+            meta.extend(written[:stats[S_WRITTEN]].tolist())
             max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
-            if code == RECOMPRESS:
-                out.append(self._recompressed(spans.batch(k), stats, meta))
-                k += 1
-            elif code == HANDBACK:
+            if code == HANDBACK:
                 kept, m = self.filter_batch(spans.batch(k))
                 if kept:
                     out.append(kept)
@@ -769,20 +788,16 @@ class FilterRun:
                 k += 1
         return out, max_offset, meta
 
-    def _recompressed(self, b, stats, meta: list) -> bytes:
-        """The batch the run re-encoded into ``recs`` (the retained records), compressed with its header."""
-        records = self.recs[:stats[S_RECS_LEN]].tobytes()
+    def _compressed(self, b, row) -> bytes:
+        """A queued batch: its re-encoded records (``recs``) compressed, with its header."""
+        records = self.recs[row[PD_START]:row[PD_END]].tobytes()
         if b.magic >= MAGIC_VALUE_V2:
-            kept = encode_rebuilt(b, bool(stats[S_RECS_HORIZON]), int(stats[S_RECS_BASE_TS]),
-                                  int(stats[S_RECS_MAX_TS]), int(stats[S_RECS_COUNT]), records)
-        else:
-            kept = encode_rebuilt_legacy(b, int(stats[S_RECS_BASE_TS]), int(stats[S_RECS_MAX_TS]), records)
-        self.flt.stats.bytes_written += len(kept)
-        meta.append([len(kept), b.last_offset if b.magic >= MAGIC_VALUE_V2 else int(stats[S_RECS_BASE_TS]),
-                     int(stats[S_RECS_MAX_TS])])
-        return kept
+            return encode_rebuilt(b, bool(row[PD_HORIZON]), row[PD_BASE], row[PD_MAX_TS], row[PD_COUNT], records)
+        return encode_rebuilt_legacy(b, row[PD_BASE], row[PD_MAX_TS], records)
 
-    def _collect(self, dest, rebuilt, tombs, stats) -> bytes:
+    def _collect(self, spans, dest, rebuilt, tombs, written, pending, stats) -> list[bytes]:
+        """One run's output in order (``dest`` with the queued batches compressed into their places), its
+        CRCs written and its statistics added."""
         view = memoryview(dest)
         for s, e in rebuilt[:stats[S_REBUILT]].tolist():
             DEFAULT_BATCH.put(view, s, "crc", crc32c(view[s + DEFAULT_BATCH_CRC_START:e]))
@@ -794,4 +809,15 @@ class FilterRun:
         st.invalid_messages += int(stats[S_INVALID])
         st.tombstones_removed += int(stats[S_TOMBSTONES_REMOVED])
         st.tombstones_kept.extend((o, None if h == NO_OFFSET else h) for o, h in tombs[:stats[S_TOMBSTONES]].tolist())
-        return dest[:stats[S_DEST]].tobytes() if stats[S_DEST] else b""
+        pieces, at = [], 0
+        for row in pending[:stats[S_PENDING]].tolist():
+            if row[PD_DEST] > at:
+                pieces.append(dest[at:row[PD_DEST]].tobytes())
+                at = row[PD_DEST]
+            kept = self._compressed(spans.batch(row[PD_INDEX]), row)
+            written[row[PD_WRITTEN], 0] = len(kept)
+            st.bytes_written += len(kept)
+            pieces.append(kept)
+        if stats[S_DEST] > at:
+            pieces.append(dest[at:stats[S_DEST]].tobytes())
+        return pieces
