@@ -44,7 +44,7 @@ from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
 from .cleaner_scan import encode_rebuilt, encode_rebuilt_legacy, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
     scan_v2_records
-from .cleaner_table import ENTRIES, LATEST, MD5_K, MD5_S, md5_into, table_get, table_put
+from .cleaner_table import ENTRIES, LATEST, md5_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
            "producer_batches", "FilterRun", "dest_capacity"]
@@ -148,8 +148,7 @@ def _scanned(src, start, end, count):
 
 
 @inner
-def _map_records(src, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch, ks,
-                 ss):
+def _map_records(src, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch):
     """The keys of one batch's records ``src[start:end]`` into the table: :data:`DONE`, :data:`FULL`, or
     :data:`HANDBACK` (nothing changed)."""
     w, st, dig = scratch
@@ -161,7 +160,7 @@ def _map_records(src, start, end, count, base, start_offset, max_entries, hashes
         if rows[R_KLEN, j] >= 0 and off >= start_offset:
             if state[ENTRIES] >= max_entries:
                 return FULL
-            md5_into(src, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
+            md5_into(src, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st)
             table_put(hashes, offs, state, dig, off)
         stats[M_MESSAGES_READ] += 1
     return DONE
@@ -169,7 +168,7 @@ def _map_records(src, start, end, count, base, start_offset, max_entries, hashes
 
 @kernel
 def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, inner,
-            istart, iend, ks, ss):
+            istart, iend):
     """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
     / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
     than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
@@ -179,7 +178,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
         p, n = pos[i], size[i]
         if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
             code = _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, state, stats, inner,
-                                     istart, iend, scratch, ks, ss)
+                                     istart, iend, scratch)
             if code != DONE:
                 return i, code
             continue
@@ -192,10 +191,10 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
             return i, HANDBACK
         elif where == 0:
             code = _map_records(data, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats,
-                                scratch, ks, ss)
+                                scratch)
         else:
             code = _map_records(plain, start, end, count, base, start_offset, max_entries, hashes, offs, state,
-                                stats, scratch, ks, ss)
+                                stats, scratch)
         if code != DONE:
             return i, code
         last = base + _be_int(data, p + _LAST_DELTA_AT, 4)
@@ -207,7 +206,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
 
 @inner
 def _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, state, stats, inner, istart, iend,
-                      scratch, ks, ss):
+                      scratch):
     where, start, end = _legacy_area(data, p, n, i, inner, istart, iend)
     if where < 0:
         return HANDBACK
@@ -215,12 +214,12 @@ def _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, st
         rows, count = _legacy_rows(data, start, end, data, p, False)
         if count <= 0:
             return HANDBACK
-        code = _map_legacy(data, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss)
+        code = _map_legacy(data, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
     else:
         rows, count = _legacy_rows(inner, start, end, data, p, True)
         if count <= 0:
             return HANDBACK
-        code = _map_legacy(inner, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss)
+        code = _map_legacy(inner, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
     if code == DONE:
         last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
         if last >= start_offset:
@@ -236,7 +235,7 @@ def _member(sorted_values, v):
 
 
 @inner
-def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch, ks, ss):
+def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """``shouldRetainRecord`` of each record: the retained indices into ``keep``; ``counts``: [kept,
     invalid, tombstones removed, tombstones kept]."""
     w, st, dig = scratch
@@ -249,7 +248,7 @@ def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, off
         elif rows[R_KLEN, j] < 0:
             invalid += 1
         else:
-            md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st, ks, ss)
+            md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st)
             if off >= table_get(hashes, offs, dig):
                 if rows[R_VLEN, j] >= 0 or keep_tombstones:
                     retain = True
@@ -367,7 +366,7 @@ def _queue(pending, written_rows, stats, recs_end, i, base, max_ts, horizon, cou
 
 @inner
 def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
-                  written_rows, stats, recs, pending, counts, info, scratch, ks, ss):
+                  written_rows, stats, recs, pending, counts, info, scratch):
     """One plain batch whose records are ``src[start:end]`` (``data`` itself, or its decoded lz4 frame when
     ``compressed``): :data:`DONE` (written to ``dest``, or its retained records queued in ``recs``),
     :data:`ROOM` (``recs`` is full) or :data:`HANDBACK`."""
@@ -379,7 +378,7 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
     has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
     keep = np.empty(count, np.int64)
     _decide(src, rows, count, base, not has_h or now < base_ts, prm[P_LATEST_OFFSET], hashes, offs, keep, counts,
-            scratch, ks, ss)
+            scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     if k > 0:
         need_h = counts[3] > 0 and not has_h
@@ -419,7 +418,7 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
 
 @inner
 def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs, pending, inner,
-                         istart, iend, counts, info, scratch, ks, ss):
+                         istart, iend, counts, info, scratch):
     if prm[P_LEGACY] == 0:
         return HANDBACK
     last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
@@ -430,14 +429,14 @@ def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_
         return HANDBACK
     if where == 0:
         return _filter_legacy(data, data, False, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows,
-                              stats, recs, pending, counts, info, scratch, ks, ss)
+                              stats, recs, pending, counts, info, scratch)
     return _filter_legacy(inner, data, True, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
-                          recs, pending, counts, info, scratch, ks, ss)
+                          recs, pending, counts, info, scratch)
 
 
 @kernel
 def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
-               recs, pending, inner, istart, iend, ks, ss):
+               recs, pending, inner, istart, iend):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
     :data:`HANDBACK` / :data:`ROOM`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
     CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
@@ -450,7 +449,7 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
         p, n = pos[i], size[i]
         if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
             code = _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs,
-                                        pending, inner, istart, iend, counts, info, scratch, ks, ss)
+                                        pending, inner, istart, iend, counts, info, scratch)
             if code != DONE:
                 return i, code
             continue
@@ -462,10 +461,10 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
             return i, HANDBACK
         if where == 0:
             code = _filter_batch(data, data, False, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt,
-                                 tombs, written_rows, stats, recs, pending, counts, info, scratch, ks, ss)
+                                 tombs, written_rows, stats, recs, pending, counts, info, scratch)
         else:
             code = _filter_batch(plain, data, True, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt,
-                                 tombs, written_rows, stats, recs, pending, counts, info, scratch, ks, ss)
+                                 tombs, written_rows, stats, recs, pending, counts, info, scratch)
         if code != DONE:
             return i, code
     return i1, DONE
@@ -502,21 +501,21 @@ def _legacy_area(data, p, n, i, inner, istart, iend):
 
 
 @inner
-def _map_legacy(src, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch, ks, ss):
+def _map_legacy(src, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch):
     w, st, dig = scratch
     for r in range(count):
         off = rows[fast.F_OFFSET, r]
         if rows[fast.F_KEY_LEN, r] >= 0 and off >= start_offset:
             if state[ENTRIES] >= max_entries:
                 return FULL
-            md5_into(src, rows[fast.F_KEY_POS, r], rows[fast.F_KEY_LEN, r], dig, w, st, ks, ss)
+            md5_into(src, rows[fast.F_KEY_POS, r], rows[fast.F_KEY_LEN, r], dig, w, st)
             table_put(hashes, offs, state, dig, off)
         stats[M_MESSAGES_READ] += 1
     return DONE
 
 
 @inner
-def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch, ks, ss):
+def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """:func:`_decide` over ``decode_legacy_inner``'s rows."""
     w, st, dig = scratch
     k = invalid = removed = tombs = 0
@@ -528,7 +527,7 @@ def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, off
         elif rows[fast.F_KEY_LEN, j] < 0:
             invalid += 1
         else:
-            md5_into(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], dig, w, st, ks, ss)
+            md5_into(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], dig, w, st)
             if off >= table_get(hashes, offs, dig):
                 if rows[fast.F_VALUE_LEN, j] >= 0 or keep_tombstones:
                     retain = True
@@ -579,7 +578,7 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
 
 @inner
 def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs, dest, tombs, written_rows, stats,
-                   recs, pending, counts, info, scratch, ks, ss):
+                   recs, pending, counts, info, scratch):
     """One v0/v1 entry (``filter_legacy`` / ``filter_batch``): :data:`DONE` (a rebuilt wrapper's messages
     queued in ``recs``), :data:`ROOM` or :data:`HANDBACK`."""
     rows, count = _legacy_rows(src, start, end, data, p, compressed)
@@ -587,7 +586,7 @@ def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs
         return HANDBACK
     keep = np.empty(count, np.int64)
     _decide_legacy(src, rows, count, prm[P_LEGACY_TOMBSTONES] != 0, prm[P_LATEST_OFFSET], hashes, offs, keep,
-                   counts, scratch, ks, ss)
+                   counts, scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     magic = data[p + MAGIC_OFFSET]
     if k > 0:
@@ -726,7 +725,7 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
             inner, istart, iend = legacy_values(spans, arr, i, window)
             while i < window:
                 i, code = map_run(arr, spans.pos, spans.size, i, window, start, max_entries, max_records, omap.hashes,
-                                  omap.offsets, omap.state, counters, plain, inner, istart, iend, MD5_K, MD5_S)
+                                  omap.offsets, omap.state, counters, plain, inner, istart, iend)
                 if code == FULL:
                     return True
                 if code == HANDBACK:
@@ -775,7 +774,7 @@ class FilterRun:
             stats[S_MAX_OFFSET] = -1
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
                                  self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
-                                 pending, inner, istart, iend, MD5_K, MD5_S)
+                                 pending, inner, istart, iend)
             out.extend(self._collect(spans, dest, rebuilt, tombs, written, pending, stats))
             meta.extend(written[:stats[S_WRITTEN]].tolist())
             max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))

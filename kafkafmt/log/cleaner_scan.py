@@ -32,7 +32,7 @@ from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
 from ..records.fast.build_kernel import put_uvarint
 from ..records.fast.kernels import _varint, _varlong
-from .cleaner_table import MD5_K, MD5_S, md5_spans
+from .cleaner_table import md5_spans
 from ..records.legacy import encode_legacy_entry, legacy_attributes
 from ..varint import wrap64
 
@@ -159,7 +159,7 @@ def md5_digests(arr: np.ndarray, kpos, klen) -> list:
     kpos, klen = np.asarray(kpos, dtype=np.int64), np.asarray(klen, dtype=np.int64)
     n = len(kpos)
     out = np.zeros((n, 16), dtype=np.uint8)
-    md5_spans(arr, kpos, klen, out, MD5_K, MD5_S)
+    md5_spans(arr, kpos, klen, out)
     raw = out.tobytes()
     if n and klen.min() < 0:
         return [raw[16 * i:16 * i + 16] if k >= 0 else None for i, k in enumerate(klen.tolist())]

@@ -37,36 +37,33 @@ MD5_S = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 
 MD5_K = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint64)
 
 
-@inner
-def _rotl(x, c):
-    return ((x << c) | (x >> (np.uint64(32) - c))) & np.uint64(0xFFFFFFFF)
+def _md5_block_source() -> str:
+    """The source of ``_md5_block(w, st)``: RFC 1321's 64 steps written out, each with its own sine
+    constant, shift and message word, so the compiler sees constants instead of table lookups
+    (measured 1.3x faster than a loop over :data:`MD5_K` and :data:`MD5_S`)."""
+    lines = ["def _md5_block(w, st):", "    m = np.uint64(0xFFFFFFFF)", "    a, b, c, d = st[0], st[1], st[2], st[3]"]
+    lines += [f"    w{j} = w[{j}]" for j in range(16)]
+    names = ["a", "b", "c", "d"]
+    for i in range(64):
+        a, b, c, d = names
+        f, g = [(f"(({b} & {c}) | (~{b} & {d}))", i), (f"(({d} & {b}) | (~{d} & {c}))", (5 * i + 1) % 16),
+                (f"({b} ^ {c} ^ {d})", (3 * i + 5) % 16), (f"({c} ^ ({b} | (~{d} & m)))", (7 * i) % 16)][i // 16]
+        k, r = int(MD5_K[i]), int(MD5_S[i])
+        lines.append(f"    x = ({f} + {a} + np.uint64({k}) + w{g}) & m")
+        lines.append(f"    {a} = ({b} + (((x << np.uint64({r})) | (x >> np.uint64({32 - r}))) & m)) & m")
+        names = [d, a, b, c]
+    lines += [f"    st[{j}] = (st[{j}] + {v}) & m" for j, v in enumerate("abcd")]
+    return "\n".join(lines)
 
 
-@inner
-def _md5_block(w, st, ks, ss):
-    """One 64-byte block into the state ``st``; the four rounds as four loops (no test per step)."""
-    m = np.uint64(0xFFFFFFFF)
-    a, b, c, d = st[0], st[1], st[2], st[3]
-    for i in range(16):
-        f = (((b & c) | (~b & d)) + a + ks[i] + w[i]) & m
-        a, d, c = d, c, b
-        b = (b + _rotl(f, ss[i])) & m
-    for i in range(16, 32):
-        f = (((d & b) | (~d & c)) + a + ks[i] + w[(5 * i + 1) & 15]) & m
-        a, d, c = d, c, b
-        b = (b + _rotl(f, ss[i])) & m
-    for i in range(32, 48):
-        f = ((b ^ c ^ d) + a + ks[i] + w[(3 * i + 5) & 15]) & m
-        a, d, c = d, c, b
-        b = (b + _rotl(f, ss[i])) & m
-    for i in range(48, 64):
-        f = ((c ^ (b | (~d & m))) + a + ks[i] + w[(7 * i) & 15]) & m
-        a, d, c = d, c, b
-        b = (b + _rotl(f, ss[i])) & m
-    st[0] = (st[0] + a) & m
-    st[1] = (st[1] + b) & m
-    st[2] = (st[2] + c) & m
-    st[3] = (st[3] + d) & m
+def _compiled_md5_block():
+    scope = {"np": np}
+    exec(compile(_md5_block_source(), f"<{__name__}._md5_block>", "exec"), scope)  # noqa: S102 (our own source)
+    return inner(scope["_md5_block"])
+
+
+#: one 64-byte block (16 little-endian words ``w``) into the state ``st``
+_md5_block = _compiled_md5_block()
 
 
 @inner
@@ -94,38 +91,38 @@ def _tail_words(data, p, rem, n, last, first, w):
 
 
 @inner
-def md5_into(data, p, n, dig, w, st, ks, ss):
+def md5_into(data, p, n, dig, w, st):
     """``dig[:16]`` = MD5 of ``data[p:p+n]``; ``w`` (16 uint64) and ``st`` (4 uint64) are the caller's scratch."""
     st[0], st[1], st[2], st[3] = np.uint64(0x67452301), np.uint64(0xefcdab89), np.uint64(0x98badcfe), \
         np.uint64(0x10325476)
     full = n // 64
     for blk in range(full):
         _md5_words(data, p + 64 * blk, w)
-        _md5_block(w, st, ks, ss)
+        _md5_block(w, st)
     rem = n - 64 * full
     tail = p + 64 * full
     if rem < 56:
         _tail_words(data, tail, rem, n, True, True, w)
-        _md5_block(w, st, ks, ss)
+        _md5_block(w, st)
     else:
         _tail_words(data, tail, rem, n, False, True, w)
-        _md5_block(w, st, ks, ss)
+        _md5_block(w, st)
         _tail_words(data, tail, 0, n, True, False, w)
-        _md5_block(w, st, ks, ss)
+        _md5_block(w, st)
     for k in range(4):
         for j in range(4):
             dig[4 * k + j] = np.uint8((st[k] >> np.uint64(8 * j)) & np.uint64(0xFF))
 
 
 @kernel
-def md5_spans(data, pos, lengths, out, ks, ss):
+def md5_spans(data, pos, lengths, out):
     """``out[i]`` = MD5 of ``data[pos[i]:pos[i]+lengths[i]]`` (``SkimpyOffsetMap.hashInto``); a negative
     length (a null key) is skipped."""
     w = np.empty(16, np.uint64)
     st = np.empty(4, np.uint64)
     for i in range(pos.shape[0]):
         if lengths[i] >= 0:
-            md5_into(data, pos[i], lengths[i], out[i], w, st, ks, ss)
+            md5_into(data, pos[i], lengths[i], out[i], w, st)
 
 
 # --------------------------------------------------------------------------------------------- the table
