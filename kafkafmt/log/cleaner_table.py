@@ -37,6 +37,10 @@ MD5_S = np.array([7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 
 MD5_K = np.array([int(abs(math.sin(i + 1)) * 2**32) & 0xFFFFFFFF for i in range(64)], np.uint64)
 
 
+#: MD5's four rounds of 16 steps each
+_STEPS_PER_ROUND = 16
+
+
 def _md5_block_source() -> str:
     """The source of ``_md5_block(w, st)``: RFC 1321's 64 steps written out, each with its own sine
     constant, shift and message word, so the compiler sees constants instead of table lookups
@@ -47,7 +51,7 @@ def _md5_block_source() -> str:
     for i in range(64):
         a, b, c, d = names
         f, g = [(f"(({b} & {c}) | (~{b} & {d}))", i), (f"(({d} & {b}) | (~{d} & {c}))", (5 * i + 1) % 16),
-                (f"({b} ^ {c} ^ {d})", (3 * i + 5) % 16), (f"({c} ^ ({b} | (~{d} & m)))", (7 * i) % 16)][i // 16]
+                (f"({b} ^ {c} ^ {d})", (3 * i + 5) % 16), (f"({c} ^ ({b} | (~{d} & m)))", (7 * i) % 16)][i // _STEPS_PER_ROUND]
         k, r = int(MD5_K[i]), int(MD5_S[i])
         lines.append(f"    x = ({f} + {a} + np.uint64({k}) + w{g}) & m")
         lines.append(f"    {a} = ({b} + (((x << np.uint64({r})) | (x >> np.uint64({32 - r}))) & m)) & m")
