@@ -76,6 +76,8 @@ _NONE, _LZ4 = int(CompressionType.NONE), int(CompressionType.LZ4)
 PLAIN_ROOM = 1 << 20
 #: bytes of batches the map pass takes per compiled call (their v0/v1 wrappers' values decoded first)
 MAP_WINDOW = 1 << 20
+#: batches the compiled walk steps over per call (its arrays are this long)
+_SPANS_PER_STEP = 1 << 16
 #: the smallest v2 record (one byte for each of its seven varint or byte fields)
 _MIN_RECORD = 7
 #: most bytes a re-encoded record can grow by: a timestamp delta of 10 bytes where 1 was, and its length
@@ -641,9 +643,17 @@ class Spans:
         self.data = data
         self.error: Exception | None = None
         arr = np.frombuffer(data, np.uint8)
-        room = len(data) // MIN_LEGACY_ENTRY + 1  # the smallest entry a walk can step over
-        pos, size = np.empty(room, np.int64), np.empty(room, np.int64)
-        n, stop = memory_spans(arr, 0, len(data), pos, size)
+        room = min(len(data) // MIN_LEGACY_ENTRY + 1, _SPANS_PER_STEP)  # the smallest entry a walk can step over
+        pos_parts, size_parts, stop = [], [], 0
+        while True:
+            pos, size = np.empty(room, np.int64), np.empty(room, np.int64)
+            n, stop = memory_spans(arr, stop, len(data), pos, size)
+            pos_parts.append(pos[:n])
+            size_parts.append(size[:n])
+            if n < room:
+                break
+        pos, size = np.concatenate(pos_parts), np.concatenate(size_parts)
+        n = len(pos)
         rest = []
         try:
             for span in BatchWalker(data, stop, len(data), rules=MEMORY):

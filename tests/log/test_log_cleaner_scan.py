@@ -238,3 +238,10 @@ def test_compiled_runs_take_legacy_entries_and_lz4_batches(magic, codec):
             flt.stats.invalid_messages, flt.stats.tombstones_removed) == \
         (ref.stats.messages_read, ref.stats.messages_written, ref.stats.bytes_written, ref.stats.tombstones_kept,
          ref.stats.invalid_messages, ref.stats.tombstones_removed)
+
+
+def test_spans_of_more_batches_than_one_compiled_step(monkeypatch):
+    from kafkafmt.log import cleaner_batches
+    monkeypatch.setattr(cleaner_batches, "_SPANS_PER_STEP", 7)
+    data = _segment(40)
+    assert cleaner_batches.Spans(data).pos.tolist() == [b.position for b in MemoryRecords(data).batches()]
