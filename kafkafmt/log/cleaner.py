@@ -223,7 +223,7 @@ def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn,
     def map_batch(b) -> bool:
         return _map_batch(b, arr, omap, start, max_size, txn, stats)
 
-    if map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch):
+    if map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch, (seg.base_offset, position)):
         return True
     omap.update_latest_offset(nxt - 1)
     return False
@@ -319,7 +319,7 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     data = seg.log.read(0, seg.size)
     arr = as_array(data)
     spans = Spans(data)
-    run = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr))
+    run = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (seg.base_offset, 0))
     position, cap, i = 0, io_buffer, 0
     while position < len(data) and i < len(spans):
         j = spans.fitting(i, min(len(data), position + cap))

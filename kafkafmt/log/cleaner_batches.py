@@ -44,7 +44,7 @@ from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
 from .cleaner_scan import encode_rebuilt, encode_rebuilt_legacy, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
     scan_v2_records
-from .cleaner_table import ENTRIES, LATEST, md5_into, table_get, table_put
+from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
            "producer_batches", "FilterRun", "dest_capacity"]
@@ -150,10 +150,50 @@ def _scanned(src, start, end, count):
 
 
 @inner
-def _map_records(src, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch):
+def _place(scratch, p, j):
+    """Where record ``j`` of the batch at ``p`` lies: (segment base offset, position << 31 | j)."""
+    here = scratch[6]
+    return here[0], ((here[1] + p) << 31) | j
+
+
+@inner
+def _remember(scratch, p, j):
+    """Keep the digest just computed (``scratch[2]``) for the filter pass, by the record's place in the log,
+    while there is room (``scratch[3:6]``: places, digests, [count, read position])."""
+    places, digests, state = scratch[3], scratch[4], scratch[5]
+    n = state[0]
+    if n < places.shape[0]:
+        places[n, 0], places[n, 1] = _place(scratch, p, j)
+        dig = scratch[2]
+        for b in range(DIGEST_SIZE):
+            digests[n, b] = dig[b]
+        state[0] = n + 1
+
+
+@inner
+def _digest(src, kpos, klen, p, j, scratch):
+    """The key digest of record ``j`` of the batch at ``p`` into ``scratch[2]``: the one the map pass kept
+    for that very place in the log, else computed.  Both passes meet the records in the same order (the
+    segments by base offset, the batches by position), so the kept digests are read forward once."""
+    places, digests, state = scratch[3], scratch[4], scratch[5]
+    seg, at = _place(scratch, p, j)
+    k = state[1]
+    while k < state[0] and (places[k, 0] < seg or (places[k, 0] == seg and places[k, 1] < at)):
+        k += 1
+    state[1] = k
+    if k < state[0] and places[k, 0] == seg and places[k, 1] == at:
+        dig = scratch[2]
+        for b in range(DIGEST_SIZE):
+            dig[b] = digests[k, b]
+    else:
+        md5_into(src, kpos, klen, scratch[2], scratch[0], scratch[1])
+
+
+@inner
+def _map_records(src, start, end, p, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch):
     """The keys of one batch's records ``src[start:end]`` into the table: :data:`DONE`, :data:`FULL`, or
     :data:`HANDBACK` (nothing changed)."""
-    w, st, dig = scratch
+    w, st, dig = scratch[0], scratch[1], scratch[2]
     rows, ok = _scanned(src, start, end, count)
     if not ok:
         return HANDBACK
@@ -163,6 +203,7 @@ def _map_records(src, start, end, count, base, start_offset, max_entries, hashes
             if state[ENTRIES] >= max_entries:
                 return FULL
             md5_into(src, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st)
+            _remember(scratch, p, j)
             table_put(hashes, offs, state, dig, off)
         stats[M_MESSAGES_READ] += 1
     return DONE
@@ -170,12 +211,13 @@ def _map_records(src, start, end, count, base, start_offset, max_entries, hashes
 
 @kernel
 def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, inner,
-            istart, iend):
+            istart, iend, seen_places, seen_digests, seen_state, place):
     """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
     / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
     than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
     batch's records; ``inner[istart[i]:iend[i]]``: v0/v1 wrapper ``i``'s value, decoded by the caller."""
-    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
+               seen_state, place)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
         if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
@@ -192,10 +234,10 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
         if where < 0:
             return i, HANDBACK
         elif where == 0:
-            code = _map_records(data, start, end, count, base, start_offset, max_entries, hashes, offs, state, stats,
+            code = _map_records(data, start, end, p, count, base, start_offset, max_entries, hashes, offs, state, stats,
                                 scratch)
         else:
-            code = _map_records(plain, start, end, count, base, start_offset, max_entries, hashes, offs, state,
+            code = _map_records(plain, start, end, p, count, base, start_offset, max_entries, hashes, offs, state,
                                 stats, scratch)
         if code != DONE:
             return i, code
@@ -216,12 +258,12 @@ def _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, st
         rows, count = _legacy_rows(data, start, end, data, p, False)
         if count <= 0:
             return HANDBACK
-        code = _map_legacy(data, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
+        code = _map_legacy(data, rows, p, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
     else:
         rows, count = _legacy_rows(inner, start, end, data, p, True)
         if count <= 0:
             return HANDBACK
-        code = _map_legacy(inner, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
+        code = _map_legacy(inner, rows, p, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
     if code == DONE:
         last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
         if last >= start_offset:
@@ -237,10 +279,10 @@ def _member(sorted_values, v):
 
 
 @inner
-def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
+def _decide(data, rows, p, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """``shouldRetainRecord`` of each record: the retained indices into ``keep``; ``counts``: [kept,
     invalid, tombstones removed, tombstones kept]."""
-    w, st, dig = scratch
+    w, st, dig = scratch[0], scratch[1], scratch[2]
     k = invalid = removed = tombs = 0
     for j in range(count):
         off = base + rows[R_OFF_DELTA, j]
@@ -250,7 +292,7 @@ def _decide(data, rows, count, base, keep_tombstones, latest_offset, hashes, off
         elif rows[R_KLEN, j] < 0:
             invalid += 1
         else:
-            md5_into(data, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st)
+            _digest(data, rows[R_KPOS, j], rows[R_KLEN, j], p, j, scratch)
             if off >= table_get(hashes, offs, dig):
                 if rows[R_VLEN, j] >= 0 or keep_tombstones:
                     retain = True
@@ -379,7 +421,7 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
     base, base_ts = _be_int(data, p + _BASE_OFFSET_AT, 8), _be_int(data, p + _BASE_TS_AT, 8)
     has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
     keep = np.empty(count, np.int64)
-    _decide(src, rows, count, base, not has_h or now < base_ts, prm[P_LATEST_OFFSET], hashes, offs, keep, counts,
+    _decide(src, rows, p, count, base, not has_h or now < base_ts, prm[P_LATEST_OFFSET], hashes, offs, keep, counts,
             scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     if k > 0:
@@ -438,14 +480,15 @@ def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_
 
 @kernel
 def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
-               recs, pending, inner, istart, iend):
+               recs, pending, inner, istart, iend, seen_places, seen_digests, seen_state, place):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
     :data:`HANDBACK` / :data:`ROOM`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
     CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
     written's (size, last offset, max timestamp), what ``LogSegment.append`` indexes; ``plain``: room for
     an lz4 batch's records, ``recs`` for those retained when some go, listed in ``pending`` (the caller
     compresses them and puts them in place: :data:`ROOM` when ``recs`` is full)."""
-    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8))
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
+               seen_state, place)
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
@@ -503,23 +546,24 @@ def _legacy_area(data, p, n, i, inner, istart, iend):
 
 
 @inner
-def _map_legacy(src, rows, count, start_offset, max_entries, hashes, offs, state, stats, scratch):
-    w, st, dig = scratch
+def _map_legacy(src, rows, p, count, start_offset, max_entries, hashes, offs, state, stats, scratch):
+    w, st, dig = scratch[0], scratch[1], scratch[2]
     for r in range(count):
         off = rows[fast.F_OFFSET, r]
         if rows[fast.F_KEY_LEN, r] >= 0 and off >= start_offset:
             if state[ENTRIES] >= max_entries:
                 return FULL
             md5_into(src, rows[fast.F_KEY_POS, r], rows[fast.F_KEY_LEN, r], dig, w, st)
+            _remember(scratch, p, r)
             table_put(hashes, offs, state, dig, off)
         stats[M_MESSAGES_READ] += 1
     return DONE
 
 
 @inner
-def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
+def _decide_legacy(src, rows, p, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """:func:`_decide` over ``decode_legacy_inner``'s rows."""
-    w, st, dig = scratch
+    w, st, dig = scratch[0], scratch[1], scratch[2]
     k = invalid = removed = tombs = 0
     for j in range(count):
         off = rows[fast.F_OFFSET, j]
@@ -529,7 +573,7 @@ def _decide_legacy(src, rows, count, keep_tombstones, latest_offset, hashes, off
         elif rows[fast.F_KEY_LEN, j] < 0:
             invalid += 1
         else:
-            md5_into(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], dig, w, st)
+            _digest(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], p, j, scratch)
             if off >= table_get(hashes, offs, dig):
                 if rows[fast.F_VALUE_LEN, j] >= 0 or keep_tombstones:
                     retain = True
@@ -587,7 +631,7 @@ def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs
     if count <= 0:
         return HANDBACK
     keep = np.empty(count, np.int64)
-    _decide_legacy(src, rows, count, prm[P_LEGACY_TOMBSTONES] != 0, prm[P_LATEST_OFFSET], hashes, offs, keep,
+    _decide_legacy(src, rows, p, count, prm[P_LEGACY_TOMBSTONES] != 0, prm[P_LATEST_OFFSET], hashes, offs, keep,
                    counts, scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     magic = data[p + MAGIC_OFFSET]
@@ -720,13 +764,16 @@ def producer_batches(data) -> list:
     return [read_batch(data, int(p), int(e)) for p, e in zip(spans.pos[chosen], spans.ends[chosen])]
 
 
-def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int, stats, map_batch) -> bool:
+def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int, stats, map_batch,
+                     place: tuple[int, int] = (0, 0)) -> bool:
     """``buildOffsetMapForSegment`` over ``spans`` of ``data`` (``arr``: its bytes as uint8): plain runs by
     :func:`map_run`, any other batch by ``map_batch(batch)`` (True when the map filled).  True when the
-    map filled."""
+    map filled.  ``place``: the segment's base offset and where ``data`` starts in it (the filter pass
+    finds the digests computed here by that place)."""
     counters = np.zeros(N_MAP_STATS, np.int64)
     max_records = current_limits().max_records_per_batch
     plain, _ = _scratch()
+    here = np.array(place, np.int64)
     i = 0
     try:
         while i < len(spans):
@@ -735,7 +782,8 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
             inner, istart, iend = legacy_values(spans, arr, i, window)
             while i < window:
                 i, code = map_run(arr, spans.pos, spans.size, i, window, start, max_entries, max_records, omap.hashes,
-                                  omap.offsets, omap.state, counters, plain, inner, istart, iend)
+                                  omap.offsets, omap.state, counters, plain, inner, istart, iend, *omap.seen,
+                                  here)
                 if code == FULL:
                     return True
                 if code == HANDBACK:
@@ -754,8 +802,9 @@ class FilterRun:
     """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner_filter.SegmentFilter`:
     plain runs by :func:`filter_run`, any other batch by ``filter_batch(batch)`` -> (bytes, max offset)."""
 
-    def __init__(self, flt, data, arr, filter_batch):
+    def __init__(self, flt, data, arr, filter_batch, place: tuple[int, int] = (0, 0)):
         self.flt, self.data, self.arr, self.filter_batch = flt, data, arr, filter_batch
+        self.place = np.array(place, np.int64)  # the segment's base offset, where data starts in it
         self.prm = np.zeros(N_PARAMS, np.int64)
         self.prm[P_NOW], self.prm[P_RETENTION] = flt.now, flt.delete_retention_ms
         retain_at = flt.retain_batch_ending_at
@@ -784,7 +833,8 @@ class FilterRun:
             stats[S_MAX_OFFSET] = -1
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
                                  self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
-                                 pending, inner, istart, iend)
+                                 pending, inner, istart, iend, *self.flt.map.seen,
+                                 self.place)
             out.extend(self._collect(spans, dest, rebuilt, tombs, written, pending, stats))
             meta.extend(written[:stats[S_WRITTEN]].tolist())
             max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))

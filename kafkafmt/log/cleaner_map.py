@@ -77,6 +77,10 @@ class CleanerConfig:
         return OffsetMap(self.memory_per_thread)
 
 
+#: digests the map pass keeps for the filter pass (24 bytes each: 24 MiB at most, beside the table)
+SEEN_DIGESTS = 1 << 20
+
+
 class OffsetMap:
     """``SkimpyOffsetMap``: key digest -> latest offset in a preallocated table of Kafka's slot count
     (:mod:`~kafkafmt.log.cleaner_table`): its memory is the dedupe buffer's, however many keys there are."""
@@ -87,12 +91,25 @@ class OffsetMap:
         self.memory = memory
         self.slots = memory // BYTES_PER_ENTRY
         self.hashes, self.offsets, self.state = new_table(self.slots)
+        self._seen = None
+
+    @property
+    def seen(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The digests the map pass computed (at most :data:`SEEN_DIGESTS`) by the place of their record in
+        the log (segment base offset, position and index), for the filter pass to read instead of hashing
+        the same keys again: (places, digests, [count, read position])."""
+        if self._seen is None:
+            n = min(SEEN_DIGESTS, self.slots)
+            self._seen = (np.empty((n, 2), np.int64), np.empty((n, DIGEST_SIZE), np.uint8), np.zeros(2, np.int64))
+        return self._seen
 
     def clear(self) -> None:
         """``SkimpyOffsetMap.clear``: every slot empty (a fresh table when any slot was used)."""
         if self.size:
             self.hashes, self.offsets, self.state = new_table(self.slots)
         self.state[LATEST] = -1
+        if self._seen is not None:
+            self._seen[2][:] = 0
 
     @property
     def size(self) -> int:

@@ -245,3 +245,23 @@ def test_spans_of_more_batches_than_one_compiled_step(monkeypatch):
     monkeypatch.setattr(cleaner_batches, "_SPANS_PER_STEP", 7)
     data = _segment(40)
     assert cleaner_batches.Spans(data).pos.tolist() == [b.position for b in MemoryRecords(data).batches()]
+
+
+@pytest.mark.parametrize("kept", [0, 5, 1 << 20])
+def test_the_filter_reads_the_map_passes_digests_by_place(monkeypatch, kept):
+    """Digests the map pass kept (none, a few, all) are found by their record's place; the rest computed:
+    the same bytes either way, and the map's memory bounded by SEEN_DIGESTS."""
+    from kafkafmt.log import cleaner_map
+    from kafkafmt.log.cleaner import _filter_one
+    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner_filter import CleanerStats
+    monkeypatch.setattr(cleaner_map, "SEEN_DIGESTS", kept)
+    data = _segment(30)
+    arr, spans = as_array(data), Spans(data)
+    omap = cleaner_map.OffsetMap(24 * 1000)
+    map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: False, (0, 0))
+    assert int(omap.seen[2][0]) == min(kept, 300) and len(omap.seen[0]) == min(kept, omap.slots)
+    flt = _filter(omap, last_records={})
+    out, _, _ = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (0, 0)).chunk(spans, 0, len(spans))
+    ref = _filter(omap, last_records={})
+    assert b"".join(out) == b"".join(_filter_one(ref, b, arr)[0] for b in MemoryRecords(data).batches())
