@@ -31,14 +31,15 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPR
                          CompressionType,
                          V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
                          V2_TRANSACTIONAL_FLAG_MASK)
+from ..compression import decompress_buffer
 from ..crc import crc32c
 from ..errors import KafkaFmtError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
 from ..limits import current_limits
 from ..records.fast.jit import inner, kernel
 from ..records import fast
-from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _stored_crc, decode_legacy_inner, \
-    memory_spans
+from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _legacy_entry, _stored_crc, \
+    decode_legacy_inner, memory_spans
 from ..records.fast.lz4_frame import lz4_frame_into
 from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
@@ -71,7 +72,7 @@ _PID_AT = DEFAULT_BATCH.offset_of("producerId")
 _EPOCH_AT = DEFAULT_BATCH.offset_of("producerEpoch")
 _BASE_SEQ_AT = DEFAULT_BATCH.offset_of("baseSequence")
 _COUNT_AT = DEFAULT_BATCH.offset_of("recordsCount")
-_NONE, _LZ4 = int(CompressionType.NONE), int(CompressionType.LZ4)
+_NONE, _LZ4, _ZSTD = int(CompressionType.NONE), int(CompressionType.LZ4), int(CompressionType.ZSTD)
 #: room for one lz4 batch's records decoded in a compiled run (a larger batch takes the per-batch path)
 PLAIN_ROOM = 1 << 20
 #: bytes of batches the map pass takes per compiled call (their v0/v1 wrappers' values decoded first)
@@ -723,27 +724,50 @@ class Spans:
         return max(i, int(np.searchsorted(self.ends, limit, side="right")))
 
 
+@kernel
+def legacy_value_spans(data, positions, out):
+    """``out[k]`` = (position, length) of the value of the v0/v1 entry at ``positions[k]`` (``LegacyRecord``'s
+    layout, checked as ``_legacy_entry`` checks it), or (-1, -1) for a malformed entry or a null value."""
+    for k in range(positions.shape[0]):
+        end, _, _, vpos, vlen = _legacy_entry(data, positions[k], data.shape[0])
+        if end < 0 or vlen < 0:
+            out[k, 0], out[k, 1] = -1, -1
+        else:
+            out[k, 0], out[k, 1] = vpos, vlen
+
+
 def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The values of the compressed v0/v1 wrappers among batches ``i`` to ``j - 1``, decompressed as the
-    reference reads them (``decompressed_value``): (values joined, start and end of batch ``k``'s, -1 where
-    there is none or it cannot be read: the per-batch path then says why)."""
+    """The values of the compressed v0/v1 wrappers among batches ``i`` to ``j - 1``, decompressed as
+    ``LegacyRecordBatch.decompressed_value`` does (null values, zstd, errors and sets it would count
+    entry by entry are left out: the per-batch path then decides): (values joined, start and end of
+    batch ``k``'s, -1 where there is none)."""
     istart = np.full(len(spans), -1, np.int64)
     iend = np.full(len(spans), -1, np.int64)
     pos = spans.pos[i:j]
-    legacy = (arr[pos + MAGIC_OFFSET] < MAGIC_VALUE_V2) & (arr[pos + _LEGACY_ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0)
-    parts, at = [], 0
-    for k in (np.flatnonzero(legacy) + i).tolist():
-        b = spans.batch(k)
-        if b.message.value is None or b.compression == CompressionType.ZSTD:
+    attrs = arr[pos + _LEGACY_ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK
+    wrappers = np.flatnonzero((arr[pos + MAGIC_OFFSET] < MAGIC_VALUE_V2) & (attrs != 0) & (attrs < _ZSTD))
+    if not len(wrappers):
+        return _NO_VALUES[0], istart, iend
+    where = np.empty((len(wrappers), 2), np.int64)
+    legacy_value_spans(arr, pos[wrappers], where)
+    limit = current_limits().max_records_per_batch
+    view, parts, at = memoryview(spans.data), [], 0
+    for w, (vpos, vlen) in zip(wrappers.tolist(), where.tolist()):
+        if vpos < 0:
             continue
+        p = int(pos[w])
         try:
-            value = b.decompressed_value(max_decompressed_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
+            value = decompress_buffer(int(arr[p + _LEGACY_ATTRS_AT]) & LEGACY_COMPRESSION_CODEC_MASK,
+                                      view[vpos:vpos + vlen], magic=int(arr[p + MAGIC_OFFSET]),
+                                      max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
         except KafkaFmtError:
             continue
+        if len(value) // MIN_LEGACY_ENTRY > limit:
+            continue
         parts.append(value)
-        istart[k], iend[k] = at, at + len(value)
+        istart[i + w], iend[i + w] = at, at + len(value)
         at += len(value)
-    inner = np.frombuffer(b"".join(parts), np.uint8) if parts else np.empty(0, np.uint8)
+    inner = np.frombuffer(b"".join(parts), np.uint8) if parts else _NO_VALUES[0]
     return inner, istart, iend
 
 

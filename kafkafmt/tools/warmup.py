@@ -84,21 +84,38 @@ def _cleaner_agrees_with_reference() -> bool:
 
 def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
     """The compiled runs (``kafkafmt.log.cleaner_batches``: the offset map's table, the map and filter
-    runs) on the same batch: the map holds each key's latest offset, the filtered batch is the builder's."""
+    runs, v2 and v0/v1 entries) on the same records: the map holds each key's latest offset, the filtered
+    batch is the builder's."""
+    from ..constants import CompressionType, TimestampType
+    from ..log.cleaner_filter import rebuild_batch
+    from ..log.cleaner_map import OffsetMap
+    from ..records import MemoryRecords, MemoryRecordsBuilder
+    now = records[-1].timestamp
+    omap, out = _cleaned(data, now)
+    one = OffsetMap(24 * 4)  # the per-batch path's put and get
+    one.put(b"x", 3)
+    legacy = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 0)
+    for r in records:
+        legacy.append_with_offset(r.offset, r.timestamp, r.key, r.value)
+    v1 = legacy.build()
+    (wrapper,) = MemoryRecords(v1).batches()
+    return (omap.get(b"a"), omap.get(b"b"), one.get(b"x"), one.get(b"a")) == (2, 1, 3, -1) and \
+        out == rebuild_batch(batch, records[1:], now + 100_000) and \
+        _cleaned(v1, now)[1] == rebuild_batch(wrapper, list(wrapper.records())[1:], None)
+
+
+def _cleaned(data: bytes, now: int):
+    """The offset map and the bytes the compiled runs keep of ``data`` (a 100 s delete retention)."""
     from ..log.cleaner_batches import FilterRun, Spans, map_segment_runs
-    from ..log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter, rebuild_batch
+    from ..log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
     from ..log.cleaner_map import OffsetMap
     from ..log.cleaner_scan import as_array
     omap, arr, spans = OffsetMap(24 * 16), as_array(data), Spans(data)
     map_segment_runs(data, arr, spans, omap, 0, 10, CleanerStats(), lambda b: True)
-    now = records[-1].timestamp
     flt = SegmentFilter(omap, now=now, delete_retention_ms=100_000, txn=CleanedTransactionMetadata(), last_records={},
                         stats=CleanerStats())
     out, _, _ = FilterRun(flt, data, arr, lambda b: (b"", -1)).chunk(spans, 0, len(spans))
-    one = OffsetMap(24 * 4)  # the per-batch path's put and get
-    one.put(b"x", 3)
-    return (omap.get(b"a"), omap.get(b"b"), one.get(b"x"), one.get(b"a")) == (2, 1, 3, -1) and \
-        b"".join(out) == rebuild_batch(batch, records[1:], now + 100_000)
+    return omap, b"".join(out)
 
 
 def run(args) -> int:
