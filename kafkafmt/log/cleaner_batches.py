@@ -31,7 +31,7 @@ from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPR
                          CompressionType,
                          V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
                          V2_TRANSACTIONAL_FLAG_MASK)
-from ..compression import decompress_buffer
+from ..compression import compress, decompress_buffer
 from ..crc import crc32c
 from ..errors import KafkaFmtError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
@@ -43,8 +43,8 @@ from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _leg
 from ..records.fast.lz4_frame import lz4_frame_into
 from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import encode_rebuilt, encode_rebuilt_legacy, N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, rebuild_v2_records, \
-    scan_v2_records
+from .cleaner_scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_legacy,
+                           rebuild_v2_records, scan_v2_records)
 from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
@@ -410,6 +410,23 @@ def _queue(pending, written_rows, stats, recs_end, i, base, max_ts, horizon, cou
 
 
 @inner
+def _new_header(data, p, dest, q, has_horizon, base_ts, max_ts, count):
+    """The header ``MemoryRecordsBuilder`` writes for the batch at ``p`` rebuilt (``dest[q:]``, length and CRC
+    left for the caller, who compresses the records after it): attributes its codec, timestamp type and
+    transactional bit (and bit 6 with a delete horizon, KIP-534), the new timestamps and count."""
+    for k in range(RECORD_BATCH_OVERHEAD):
+        dest[q + k] = data[p + k]
+    keep = V2_COMPRESSION_CODEC_MASK | V2_TIMESTAMP_TYPE_MASK | V2_TRANSACTIONAL_FLAG_MASK
+    attrs = (_be16(data, p + _ATTRIBUTES_AT) & keep) | (V2_DELETE_HORIZON_FLAG_MASK if has_horizon else 0)
+    _put_be(dest, q + _ATTRIBUTES_AT, attrs, 2)
+    _put_be(dest, q + _BASE_TS_AT, base_ts, 8)
+    _put_be(dest, q + _MAX_TS_AT, max_ts, 8)
+    _put_be(dest, q + _COUNT_AT, count, 4)
+    _put_be(dest, q + _CRC_FIELD_AT, 0, 4)
+    return RECORD_BATCH_OVERHEAD
+
+
+@inner
 def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes, offs, dest, rebuilt, tombs,
                   written_rows, stats, recs, pending, counts, info, scratch):
     """One plain batch whose records are ``src[start:end]`` (``data`` itself, or its decoded lz4 frame when
@@ -439,8 +456,10 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
             m = _rebuild_records(data, p, src, rows, keep[:k], horizon, recs[r0:], info)
             if m < 0:
                 return HANDBACK
-            _queue(pending, written_rows, stats, r0 + m, i, info[1], info[0],
-                   1 if horizon != NO_OFFSET and horizon >= 0 else 0, k, base + _be_int(data, p + _LAST_DELTA_AT, 4))
+            has = horizon != NO_OFFSET and horizon >= 0
+            _queue(pending, written_rows, stats, r0 + m, i, info[1], info[0], 1 if has else 0, k,
+                   base + _be_int(data, p + _LAST_DELTA_AT, 4))
+            stats[S_DEST] = q + _new_header(data, p, dest, q, has, info[1], info[0], k)
             _note_kept(rows, keep[:k], base, horizon, tombs, stats)
             _count_batch(stats, counts, count, n, 0)
             return DONE
@@ -871,12 +890,21 @@ class FilterRun:
                 k += 1
         return out, max_offset, meta
 
-    def _compressed(self, b, row) -> bytes:
-        """A queued batch: its re-encoded records (``recs``) compressed, with its header."""
+    def _compressed(self, spans, row, view) -> bytes:
+        """A queued batch: its re-encoded records (``recs``) compressed, after the header the run wrote in
+        ``dest`` (v2) or in a wrapper (v0/v1)."""
         records = self.recs[row[PD_START]:row[PD_END]].tobytes()
-        if b.magic >= MAGIC_VALUE_V2:
-            return encode_rebuilt(b, bool(row[PD_HORIZON]), row[PD_BASE], row[PD_MAX_TS], row[PD_COUNT], records)
-        return encode_rebuilt_legacy(b, row[PD_BASE], row[PD_MAX_TS], records)
+        p = int(spans.pos[row[PD_INDEX]])
+        if self.arr[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+            return encode_rebuilt_legacy(spans.batch(row[PD_INDEX]), row[PD_BASE], row[PD_MAX_TS], records)
+        at = row[PD_DEST]
+        codec = int(self.arr[p + _ATTRIBUTES_AT + 1]) & V2_COMPRESSION_CODEC_MASK
+        payload = compress(codec, records, magic=MAGIC_VALUE_V2)
+        out = bytearray(view[at:at + RECORD_BATCH_OVERHEAD])
+        out += payload
+        DEFAULT_BATCH.put(out, 0, "length", len(out) - LOG_OVERHEAD)
+        DEFAULT_BATCH.put(out, 0, "crc", crc32c(memoryview(out)[DEFAULT_BATCH_CRC_START:]))
+        return bytes(out)
 
     def _collect(self, spans, dest, rebuilt, tombs, written, pending, stats) -> list[bytes]:
         """One run's output in order (``dest`` with the queued batches compressed into their places), its
@@ -897,7 +925,9 @@ class FilterRun:
             if row[PD_DEST] > at:
                 pieces.append(dest[at:row[PD_DEST]].tobytes())
                 at = row[PD_DEST]
-            kept = self._compressed(spans.batch(row[PD_INDEX]), row)
+            kept = self._compressed(spans, row, view)
+            if self.arr[int(spans.pos[row[PD_INDEX]]) + MAGIC_OFFSET] >= MAGIC_VALUE_V2:
+                at += RECORD_BATCH_OVERHEAD  # the header the run wrote
             written[row[PD_WRITTEN], 0] = len(kept)
             st.bytes_written += len(kept)
             pieces.append(kept)
