@@ -26,11 +26,11 @@ import threading
 
 import numpy as np
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
-                         MAGIC_OFFSET, MAGIC_VALUE_V2, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK,
-                         CompressionType,
-                         V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
-                         V2_TRANSACTIONAL_FLAG_MASK)
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
+                         LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_VALUE_V2, NO_TIMESTAMP,
+                         RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
+                         V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
+                         CompressionType)
 from ..compression import compress, decompress_buffer
 from ..crc import crc32c
 from ..errors import KafkaFmtError
@@ -342,7 +342,8 @@ def _rebuild(data, p, rows, keep, horizon, dest, q, info):
     has_h = horizon != NO_OFFSET and horizon >= 0
     _put_be(dest, q + _LENGTH_AT, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + n, 4)
     _put_be(dest, q + _CRC_FIELD_AT, 0, 4)
-    _put_be(dest, q + _ATTRIBUTES_AT, (attrs & V2_TIMESTAMP_TYPE_MASK) | (V2_DELETE_HORIZON_FLAG_MASK if has_h else 0), 2)
+    new_attrs = (attrs & V2_TIMESTAMP_TYPE_MASK) | (V2_DELETE_HORIZON_FLAG_MASK if has_h else 0)
+    _put_be(dest, q + _ATTRIBUTES_AT, new_attrs, 2)
     _put_be(dest, q + _BASE_TS_AT, new_base, 8)
     _put_be(dest, q + _MAX_TS_AT, max_ts if lat else info[0], 8)
     _put_be(dest, q + _COUNT_AT, keep.shape[0], 4)
@@ -622,7 +623,8 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
     q, last, max_ts = 0, np.int64(0), np.int64(NO_TIMESTAMP)
     for j in range(keep.shape[0]):
         r = keep[j]
-        off, t, pos, n = rows[fast.F_OFFSET, r], rows[fast.F_TIMESTAMP, r], rows[fast.F_RECORD_POS, r], rows[fast.F_SIZE, r]
+        off, t = rows[fast.F_OFFSET, r], rows[fast.F_TIMESTAMP, r]
+        pos, n = rows[fast.F_RECORD_POS, r], rows[fast.F_SIZE, r]
         if (rows[fast.F_MAGIC, r] != magic or rows[fast.F_ATTRIBUTES, r] != inner_attrs or (j > 0 and off <= last)
                 or (t < 0 and t != NO_TIMESTAMP) or (lat and rows[fast.F_STORED_TIMESTAMP, r] != lat_ts)):
             return -1
@@ -885,7 +887,8 @@ class FilterRun:
                 kept, m = self.filter_batch(spans.batch(k))
                 if kept:
                     out.append(kept)
-                    meta.extend([b.size_in_bytes, b.last_offset, b.max_timestamp] for b in MemoryRecords(kept).batches())
+                    meta.extend([b.size_in_bytes, b.last_offset, b.max_timestamp]
+                                for b in MemoryRecords(kept).batches())
                     max_offset = max(max_offset, m)
                 k += 1
         return out, max_offset, meta

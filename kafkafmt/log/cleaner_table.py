@@ -51,7 +51,8 @@ def _md5_block_source() -> str:
     for i in range(64):
         a, b, c, d = names
         f, g = [(f"(({b} & {c}) | (~{b} & {d}))", i), (f"(({d} & {b}) | (~{d} & {c}))", (5 * i + 1) % 16),
-                (f"({b} ^ {c} ^ {d})", (3 * i + 5) % 16), (f"({c} ^ ({b} | (~{d} & m)))", (7 * i) % 16)][i // _STEPS_PER_ROUND]
+                (f"({b} ^ {c} ^ {d})", (3 * i + 5) % 16),
+                (f"({c} ^ ({b} | (~{d} & m)))", (7 * i) % 16)][i // _STEPS_PER_ROUND]
         k, r = int(MD5_K[i]), int(MD5_S[i])
         lines.append(f"    x = ({f} + {a} + np.uint64({k}) + w{g}) & m")
         lines.append(f"    {a} = ({b} + (((x << np.uint64({r})) | (x >> np.uint64({32 - r}))) & m)) & m")
