@@ -27,7 +27,7 @@ import threading
 import numpy as np
 
 from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
-                         LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_VALUE_V2, NO_TIMESTAMP,
+                         LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP,
                          RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
                          V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
                          CompressionType)
@@ -57,7 +57,7 @@ NO_OFFSET = INT64_MIN
 
 _BASE_OFFSET_AT = DEFAULT_BATCH.offset_of("baseOffset")
 _LENGTH_AT = DEFAULT_BATCH.offset_of("length")
-_MAGIC_BYTE_AT = DEFAULT_BATCH.offset_of("magic")
+_MAGIC_BYTE_AT = DEFAULT_BATCH.offset_of("magic")  # a v0/v1 entry's too (LEGACY_V0): how the walker tells them apart
 _CRC_FIELD_AT = DEFAULT_BATCH.offset_of("crc")
 _LEGACY_ATTRS_AT = LEGACY_V0.offset_of("attributes")
 _LEGACY_TS_AT = LEGACY_V1.offset_of("timestamp")
@@ -221,7 +221,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
                seen_state, place)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
-        if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+        if data[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
             code = _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, state, stats, inner,
                                      istart, iend, scratch)
             if code != DONE:
@@ -513,7 +513,7 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
-        if data[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+        if data[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
             code = _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs,
                                         pending, inner, istart, iend, counts, info, scratch)
             if code != DONE:
@@ -542,7 +542,7 @@ def _legacy_rows(src, start, end, data, p, compressed):
     """The messages of the v0/v1 entry at ``p``: a wrapper's inner messages (its value decoded into
     ``src[start:end]``, ``decode_legacy_inner``) or a plain message itself; (rows, count), count <= 0
     for the per-batch path."""
-    magic = data[p + MAGIC_OFFSET]
+    magic = data[p + _MAGIC_BYTE_AT]
     rows = np.empty((fast.N_FIELDS, (end - start) // MIN_LEGACY_ENTRY + 1), np.int64)
     if not compressed:
         return rows, decode_legacy_inner(src, start, end, 0, 0, NO_TIMESTAMP, 0, 0, 0, rows, True)
@@ -613,7 +613,7 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
     """``rebuild_legacy`` in compiled form: the retained inner messages re-offset (v1: relative to the
     first retained, v0: absolute) into ``recs``; their length (``info``: wrapper offset, timestamp), or -1
     where ``MemoryRecordsBuilder`` would write differently or refuse (see ``rebuild_legacy``)."""
-    magic = data[p + MAGIC_OFFSET]
+    magic = data[p + _MAGIC_BYTE_AT]
     lat = magic == 1 and (data[p + _LEGACY_ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK) != 0
     lat_ts = _be_int(data, p + _LEGACY_TS_AT, 8) if lat else NO_TIMESTAMP
     inner_attrs = LEGACY_TIMESTAMP_TYPE_MASK if lat else 0
@@ -634,7 +634,7 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
             max_ts = t
         _put_be(recs, q, off - base if magic > 0 else off, 8)
         recs[q + _LEGACY_OFFSET_END:q + n] = src[pos + _LEGACY_OFFSET_END:pos + n]
-        starts[j], ends[j] = pos + MAGIC_OFFSET, pos + n
+        starts[j], ends[j] = pos + _MAGIC_BYTE_AT, pos + n
         q += n
     _crc32_spans(src, starts, ends, 0, keep.shape[0], crcs)
     for j in range(keep.shape[0]):
@@ -656,7 +656,7 @@ def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs
     _decide_legacy(src, rows, p, count, prm[P_LEGACY_TOMBSTONES] != 0, prm[P_LATEST_OFFSET], hashes, offs, keep,
                    counts, scratch)
     k, q, written = counts[0], stats[S_DEST], 0
-    magic = data[p + MAGIC_OFFSET]
+    magic = data[p + _MAGIC_BYTE_AT]
     if k > 0:
         same = True
         for r in range(count):
@@ -766,7 +766,7 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.nda
     iend = np.full(len(spans), -1, np.int64)
     pos = spans.pos[i:j]
     attrs = arr[pos + _LEGACY_ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK
-    wrappers = np.flatnonzero((arr[pos + MAGIC_OFFSET] < MAGIC_VALUE_V2) & (attrs != 0) & (attrs < _ZSTD))
+    wrappers = np.flatnonzero((arr[pos + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2) & (attrs != 0) & (attrs < _ZSTD))
     if not len(wrappers):
         return _NO_VALUES[0], istart, iend
     where = np.empty((len(wrappers), 2), np.int64)
@@ -779,7 +779,7 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.nda
         p = int(pos[w])
         try:
             value = decompress_buffer(int(arr[p + _LEGACY_ATTRS_AT]) & LEGACY_COMPRESSION_CODEC_MASK,
-                                      view[vpos:vpos + vlen], magic=int(arr[p + MAGIC_OFFSET]),
+                                      view[vpos:vpos + vlen], magic=int(arr[p + _MAGIC_BYTE_AT]),
                                       max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
         except KafkaFmtError:
             continue
@@ -898,7 +898,7 @@ class FilterRun:
         ``dest`` (v2) or in a wrapper (v0/v1)."""
         records = self.recs[row[PD_START]:row[PD_END]].tobytes()
         p = int(spans.pos[row[PD_INDEX]])
-        if self.arr[p + MAGIC_OFFSET] < MAGIC_VALUE_V2:
+        if self.arr[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
             return encode_rebuilt_legacy(spans.batch(row[PD_INDEX]), row[PD_BASE], row[PD_MAX_TS], records)
         at = row[PD_DEST]
         codec = int(self.arr[p + _ATTRIBUTES_AT + 1]) & V2_COMPRESSION_CODEC_MASK
@@ -929,7 +929,7 @@ class FilterRun:
                 pieces.append(dest[at:row[PD_DEST]].tobytes())
                 at = row[PD_DEST]
             kept = self._compressed(spans, row, view)
-            if self.arr[int(spans.pos[row[PD_INDEX]]) + MAGIC_OFFSET] >= MAGIC_VALUE_V2:
+            if self.arr[int(spans.pos[row[PD_INDEX]]) + _MAGIC_BYTE_AT] >= MAGIC_VALUE_V2:
                 at += RECORD_BATCH_OVERHEAD  # the header the run wrote
             written[row[PD_WRITTEN], 0] = len(kept)
             st.bytes_written += len(kept)

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...constants import (HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
-                          LEGACY_RECORD_OVERHEAD_V0, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_OFFSET,
-                          MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP, SIZE_OFFSET)
+from ...constants import (INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_RECORD_OVERHEAD_V0,
+                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP)
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
 
@@ -548,9 +547,9 @@ def memory_spans(data, start, end, positions, sizes):
     on from (it raises or records the trailing bytes with Kafka's messages)."""
     p = start
     k = 0
-    while k < positions.shape[0] and end - p >= HEADER_SIZE_UP_TO_MAGIC:
-        size = _be_int(data, p + SIZE_OFFSET, 4)
-        magic = data[p + MAGIC_OFFSET]
+    while k < positions.shape[0] and end - p > _MAGIC_AT:
+        size = _be_int(data, p + _SIZE_AT, 4)
+        magic = data[p + _MAGIC_AT]
         if size < LEGACY_RECORD_OVERHEAD_V0 or magic > MAGIC_VALUE_V2 or size > end - p - LOG_OVERHEAD:
             break
         positions[k] = p
