@@ -11,7 +11,7 @@ same.  The broker's produce and fetch rules (:mod:`kafkafmt.broker`) and the log
   rejected with Kafka's own message (``Invalid value X for configuration Y: ...``).
 * A key Kafka does not know is an error naming it, with the closest known key suggested (Kafka:
   ``Unknown topic config name: X``).  A key Kafka knows but kafkafmt does not model (flush, replica
-  throttling, tiered storage, the cleaner's ratios ...) is validated, kept, written back by
+  throttling, tiered storage ...) is validated, kept, written back by
   :meth:`LogConfig.to_properties`, listed in :attr:`LogConfig.not_modelled` and announced once per
   process with a :class:`NotModelledConfigWarning`.
 * Broker-level settings that change what a topic does live in :class:`BrokerConfig`:
@@ -129,12 +129,15 @@ TOPIC_KEYS: tuple[ConfigKey, ...] = (
     _k("max.message.bytes", "INT", DEFAULT_MAX_MESSAGE_BYTES, ("at_least", 0), "message.max.bytes",
        "max_message_bytes"),
     _k("index.interval.bytes", "INT", 4096, ("at_least", 0), "log.index.interval.bytes", "index_interval_bytes"),
-    _k("delete.retention.ms", "LONG", 86400000, ("at_least", 0), "log.cleaner.delete.retention.ms"),
-    _k("min.compaction.lag.ms", "LONG", 0, ("at_least", 0), "log.cleaner.min.compaction.lag.ms"),
+    _k("delete.retention.ms", "LONG", 86400000, ("at_least", 0), "log.cleaner.delete.retention.ms",
+       "delete_retention_ms"),
+    _k("min.compaction.lag.ms", "LONG", 0, ("at_least", 0), "log.cleaner.min.compaction.lag.ms",
+       "min_compaction_lag_ms"),
     _k("max.compaction.lag.ms", "LONG", INT64_MAX, ("at_least", 1), "log.cleaner.max.compaction.lag.ms",
        "max_compaction_lag_ms"),
     _k("file.delete.delay.ms", "LONG", 60000, ("at_least", 0), "log.segment.delete.delay.ms", "file_delete_delay_ms"),
-    _k("min.cleanable.dirty.ratio", "DOUBLE", 0.5, ("between", 0, 1), "log.cleaner.min.cleanable.ratio"),
+    _k("min.cleanable.dirty.ratio", "DOUBLE", 0.5, ("between", 0, 1), "log.cleaner.min.cleanable.ratio",
+       "min_cleanable_dirty_ratio"),
     _k("cleanup.policy", "LIST", ("delete",), ("list_in", ("compact", "delete")), "log.cleanup.policy",
        "cleanup_policy"),
     _k("unclean.leader.election.enable", "BOOLEAN", False, None, "unclean.leader.election.enable"),
@@ -489,6 +492,9 @@ class LogConfig:
     max_message_bytes: int = _default("max_message_bytes")          #: max.message.bytes
     index_interval_bytes: int = _default("index_interval_bytes")    #: index.interval.bytes
     max_compaction_lag_ms: int = _default("max_compaction_lag_ms")  #: max.compaction.lag.ms
+    min_compaction_lag_ms: int = _default("min_compaction_lag_ms")  #: min.compaction.lag.ms (the cleaner)
+    delete_retention_ms: int = _default("delete_retention_ms")      #: delete.retention.ms (the cleaner's tombstones)
+    min_cleanable_dirty_ratio: float = _default("min_cleanable_dirty_ratio")  #: min.cleanable.dirty.ratio
     file_delete_delay_ms: int = _default("file_delete_delay_ms")    #: file.delete.delay.ms
     cleanup_policy: tuple[str, ...] = _default("cleanup_policy")    #: cleanup.policy
     compression_type: str = _default("compression_type")            #: compression.type

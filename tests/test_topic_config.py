@@ -18,7 +18,8 @@ NON_DEFAULT = {
     "compression.zstd.level": "-5", "preallocate": "true", "message.format.version": "0.10.0",
     "message.timestamp.type": "LogAppendTime", "message.timestamp.difference.max.ms": "1000",
     "message.timestamp.before.max.ms": "2000", "message.timestamp.after.max.ms": "3000",
-    "message.downconversion.enable": "false",
+    "message.downconversion.enable": "false", "delete.retention.ms": "100", "min.compaction.lag.ms": "10",
+    "min.cleanable.dirty.ratio": "0.01",
 }
 
 

@@ -77,10 +77,6 @@ class CleanResult:
 
 
 # --------------------------------------------------------------------------------------------- helpers
-def _setting(log, name: str, cast=int):
-    return cast(log.config.to_properties(defaults=True)[name])
-
-
 def _values(log, frm: int, to: int) -> list:
     """``LogSegments.values(from, to)``: the segments from the one holding ``from`` below ``to``."""
     if frm == to:
@@ -178,7 +174,7 @@ def cleanable_offsets(log, last_clean: int | None, now: int, last_stable: int) -
     if dirty < start or dirty > leo:
         dirty, force = start, True
     candidates = [last_stable, log.active_segment.base_offset]
-    lag = max(_setting(log, "min.compaction.lag.ms"), 0)
+    lag = max(log.config.min_compaction_lag_ms, 0)
     if lag > 0:
         for s in _non_active_from(log, dirty):
             if s.largest_timestamp() > now - lag:
@@ -473,7 +469,7 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
              result: CleanResult, hook, last_records: dict[int, LastRecord]) -> int:
     """``Cleaner.doClean``: returns the first offset not cleaned."""
     clean_part = _values(log, 0, first_dirty)
-    retention = _setting(log, "delete.retention.ms")
+    retention = log.config.delete_retention_ms
     legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
     omap = cfg.offset_map()
     stats = result.stats
@@ -506,7 +502,7 @@ def _choose(log, now: int, result: CleanResult, durable: bool, unstable: int | N
         return None
     result.cleanable_ratio = cleanable_bytes / total
     result.first_dirty_offset, result.first_uncleanable_offset = dirty, first_uncleanable
-    min_ratio = _setting(log, "min.cleanable.dirty.ratio", float)
+    min_ratio = log.config.min_cleanable_dirty_ratio
     if (delay > 0 and cleanable_bytes > 0) or result.cleanable_ratio > min_ratio:
         return dirty, first_uncleanable
     return None

@@ -93,7 +93,7 @@ def partition_compaction(partition_dir: str | os.PathLike, config, *, clean_at_m
     if not segs:
         return None
     now = int(clean_at_ms) if clean_at_ms is not None else max(mtime_ms(s) for s in segs)
-    drm = int(config.to_properties(defaults=True)["delete.retention.ms"])
+    drm = config.delete_retention_ms
     topic, _, part = src.name.rpartition("-")
     before = _scan(src, drm)
     with tempfile.TemporaryDirectory(prefix="kafkafmt-compaction-") as tmp:
