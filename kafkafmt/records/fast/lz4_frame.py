@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import llvmlite.binding as _llvm
 import lz4.block._block as _liblz4_module
+import numpy as np
 from numba import types
 
 from ...compression.lz4 import BD, BLOCK_SIZE, FLG, LZ4_FRAME_INCOMPRESSIBLE_MASK, MAGIC, header_checksum
@@ -37,6 +38,23 @@ def _u32le(src, p):
 
 
 @inner
+def _length(src, ip, iend, n):
+    """A token's 4-bit length ``n``, extended by the bytes after it while they are 255 (the LZ4 block format):
+    (length, next position), or (-1, ip) when the block ends first."""
+    n = np.int64(n)
+    if n == 15:
+        while True:
+            if ip >= iend:
+                return -1, ip
+            b = src[ip]
+            ip += 1
+            n += np.int64(b)
+            if b != 255:
+                break
+    return n, ip
+
+
+@inner
 def _block_into(src, ip, iend, dst, op, oend):
     """One LZ4 block ``src[ip:iend]`` into ``dst[op:oend]``: the end of the output, or -1."""
     start = op
@@ -45,17 +63,8 @@ def _block_into(src, ip, iend, dst, op, oend):
             return -1
         token = src[ip]
         ip += 1
-        lit = token >> 4
-        if lit == 15:
-            while True:
-                if ip >= iend:
-                    return -1
-                b = src[ip]
-                ip += 1
-                lit += b
-                if b != 255:
-                    break
-        if ip + lit > iend or op + lit > oend:
+        lit, ip = _length(src, ip, iend, token >> 4)
+        if lit < 0 or ip + lit > iend or op + lit > oend:
             return -1
         dst[op:op + lit] = src[ip:ip + lit]
         ip += lit
@@ -68,16 +77,9 @@ def _block_into(src, ip, iend, dst, op, oend):
         ip += 2
         if offset == 0 or offset > op - start:
             return -1
-        mlen = token & 15
-        if mlen == 15:
-            while True:
-                if ip >= iend:
-                    return -1
-                b = src[ip]
-                ip += 1
-                mlen += b
-                if b != 255:
-                    break
+        mlen, ip = _length(src, ip, iend, token & 15)
+        if mlen < 0:
+            return -1
         mlen += 4
         if op + mlen > oend - _LASTLITERALS:
             return -1
