@@ -37,12 +37,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .. import kafka_lines
 from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
 from ..layout import TXN_INDEX_ENTRY
 from ..errors import CorruptRecordError, IllegalArgumentError
 from ..records import MemoryRecords
-from .cleaner_batches import FilterRun, Spans, map_segment_runs, producer_batches
+from .cleaner_batches import (N_PRODUCER_COLUMNS, NO_OFFSET, PR_PID, FilterRun, Spans, map_segment_runs,
+                              producer_rows, replay_producers)
 from .cleaner_filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
 from .cleaner_map import CleanerConfig, OffsetMap
 from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
@@ -114,28 +117,21 @@ def _write_cleaner_checkpoint(log, offset: int, durable: bool) -> None:
 def producer_state(log, now: int, expiration_ms: int) -> tuple[dict[int, LastRecord], int | None]:
     """The active producers' last records and the first unstable offset, from the log's batches.
 
-    kafkafmt keeps no producer snapshots; this replays the batches as ``ProducerStateManager`` would,
-    dropping producers idle for ``producer.id.expiration.ms`` (``isProducerExpired``).  Only the v2
-    batches with a producer id are read as batches (:func:`~kafkafmt.log.cleaner_batches.producer_batches`).
+    kafkafmt keeps no producer snapshots; this replays the batches as ``ProducerStateManager`` would
+    (:func:`~kafkafmt.log.cleaner_batches.replay_producers`: a marker of another epoch forgets the last
+    data offset; a transactional batch opens a transaction a marker closes), dropping producers idle
+    for ``producer.id.expiration.ms`` (``isProducerExpired``).
     """
-    state: dict[int, list] = {}  # pid -> [epoch, last data offset, last timestamp, txn first offset]
-    for seg in log.segments:
-        for b in producer_batches(seg.log.read(0, seg.size)):
-            e = state.setdefault(b.producer_id, [b.producer_epoch, -1, -1, None])
-            if b.is_control:
-                if e[0] != b.producer_epoch:
-                    e[1] = -1
-                e[0], e[2], e[3] = b.producer_epoch, b.max_timestamp, None
-            else:
-                if b.is_transactional and e[3] is None:
-                    e[3] = b.base_offset
-                e[0], e[1], e[2] = b.producer_epoch, b.last_offset, b.max_timestamp
+    parts = [producer_rows(seg.log.read(0, seg.size)) for seg in log.segments]
+    rows = np.concatenate(parts) if parts else np.empty((0, N_PRODUCER_COLUMNS), np.int64)
+    states = np.empty((len(rows), 5), np.int64)
+    n = replay_producers(rows, np.argsort(rows[:, PR_PID], kind="stable"), states)
     last, unstable = {}, None
-    for pid, (epoch, data_offset, ts, txn_first) in state.items():
-        if txn_first is None and now - ts >= expiration_ms:
+    for pid, epoch, data_offset, ts, txn_first in states[:n].tolist():
+        if txn_first == NO_OFFSET and now - ts >= expiration_ms:
             continue
         last[pid] = LastRecord(data_offset if data_offset >= 0 else None, epoch)
-        if txn_first is not None:
+        if txn_first != NO_OFFSET:
             unstable = txn_first if unstable is None else min(unstable, txn_first)
     return last, unstable
 

@@ -792,21 +792,70 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.nda
     return inner, istart, iend
 
 
-def producer_batches(data) -> list:
-    """The v2 batches of ``data`` that carry a producer id (``hasProducerId``), in order: the header
-    fields of every batch read at once, only those batches made objects."""
+#: columns of :func:`producer_rows`: what ``ProducerStateManager`` takes from a batch
+PR_PID, PR_EPOCH, PR_CONTROL, PR_TXN, PR_BASE, PR_LAST, PR_MAX_TS = range(7)
+N_PRODUCER_COLUMNS = 7
+#: columns of :func:`replay_producers`' output: a producer's state after the last of its batches
+PS_PID, PS_EPOCH, PS_LAST_DATA, PS_TS, PS_TXN_FIRST = range(5)
+
+
+@kernel
+def _producer_header_rows(data, pos, out):
+    for k in range(pos.shape[0]):
+        p = pos[k]
+        attrs = _be16(data, p + _ATTRIBUTES_AT)
+        base = _be_int(data, p + _BASE_OFFSET_AT, 8)
+        out[k, PR_PID], out[k, PR_EPOCH] = _be_int(data, p + _PID_AT, 8), _be16(data, p + _EPOCH_AT)
+        out[k, PR_CONTROL] = 1 if attrs & V2_CONTROL_FLAG_MASK else 0
+        out[k, PR_TXN] = 1 if attrs & V2_TRANSACTIONAL_FLAG_MASK else 0
+        out[k, PR_BASE], out[k, PR_LAST] = base, base + _be_int(data, p + _LAST_DELTA_AT, 4)
+        out[k, PR_MAX_TS] = _be_int(data, p + _MAX_TS_AT, 8)
+
+
+def producer_rows(data) -> np.ndarray:
+    """The v2 batches of ``data`` that carry a producer id (``hasProducerId``), in order, as rows of
+    (producer id, epoch, control, transactional, base offset, last offset, max timestamp): every header
+    read in one compiled call; a v2 batch too short for its header is read as a batch, which says what
+    is wrong."""
     spans = Spans(data)
     if spans.error is not None:
         raise spans.error
     arr = np.frombuffer(data, np.uint8)
     v2 = arr[spans.pos + _MAGIC_BYTE_AT].astype(np.int8) >= MAGIC_VALUE_V2
-    whole = v2 & (spans.size >= RECORD_BATCH_OVERHEAD)  # the others: read as batches, which say what is wrong
-    pid = np.full(len(spans), -1, np.int64)
-    pid[whole] = 0
-    for k in range(8):  # the big-endian int64 at producerId
-        pid[whole] = (pid[whole] << 8) | arr[spans.pos[whole] + _PID_AT + k].astype(np.int64)
-    chosen = (v2 & ~whole) | (pid > -1)
-    return [read_batch(data, int(p), int(e)) for p, e in zip(spans.pos[chosen], spans.ends[chosen])]
+    for p, e in zip(spans.pos[v2 & (spans.size < RECORD_BATCH_OVERHEAD)].tolist(),
+                    spans.ends[v2 & (spans.size < RECORD_BATCH_OVERHEAD)].tolist()):
+        read_batch(data, p, e).producer_id  # raises as the batch reader does
+    pos = spans.pos[v2]
+    rows = np.empty((len(pos), N_PRODUCER_COLUMNS), np.int64)
+    _producer_header_rows(arr, pos, rows)
+    return rows[rows[:, PR_PID] > -1]
+
+
+@kernel
+def replay_producers(rows, order, out):
+    """``ProducerStateManager``'s replay of ``rows`` (:func:`producer_rows`, taken in ``order``: by producer
+    id, each producer's batches in log order): each producer's epoch, last data offset (-1 after a
+    marker of another epoch), last timestamp and first offset of its open transaction (:data:`NO_OFFSET`:
+    none) into ``out``; returns how many producers."""
+    n, i = 0, 0
+    while i < order.shape[0]:
+        first = rows[order[i]]
+        pid, epoch, data_offset, ts, txn = first[PR_PID], first[PR_EPOCH], np.int64(-1), np.int64(-1), NO_OFFSET
+        while i < order.shape[0] and rows[order[i], PR_PID] == pid:
+            b = rows[order[i]]
+            if b[PR_CONTROL]:
+                if epoch != b[PR_EPOCH]:
+                    data_offset = -1
+                epoch, ts, txn = b[PR_EPOCH], b[PR_MAX_TS], NO_OFFSET
+            else:
+                if b[PR_TXN] and txn == NO_OFFSET:
+                    txn = b[PR_BASE]
+                epoch, data_offset, ts = b[PR_EPOCH], b[PR_LAST], b[PR_MAX_TS]
+            i += 1
+        out[n, PS_PID], out[n, PS_EPOCH], out[n, PS_LAST_DATA], out[n, PS_TS], out[n, PS_TXN_FIRST] = \
+            pid, epoch, data_offset, ts, txn
+        n += 1
+    return n
 
 
 def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int, stats, map_batch,

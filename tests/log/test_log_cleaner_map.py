@@ -5,6 +5,7 @@ import pytest
 
 from kafkafmt.errors import ConfigError, IllegalArgumentError
 from kafkafmt.log import Log, LogConfig, SimulatedClock
+from kafkafmt.log.cleaner_filter import LastRecord
 from kafkafmt.log.cleaner_map import CleanerConfig, OffsetMap
 
 
@@ -75,3 +76,46 @@ def test_probe_positions_follow_kafka():
     assert _slot.py_func(dig, 0, 7) == 0  # Integer.MIN_VALUE
     assert _slot.py_func(dig, 4, 7) == 1  # -1 -> abs 1
     assert _slot.py_func(dig, 12, 7) == 9 % 7 and _slot.py_func(dig, 15, 7) == (9 + 3) % 7
+
+
+def test_producer_state_replays_epochs_markers_and_open_transactions(tmp_path):
+    """ProducerStateManager's replay: an idempotent producer's last data batch; a transaction committed then
+    another left open (the first unstable offset); a marker of a newer epoch forgets the last data offset;
+    an idle producer expires."""
+    from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
+    from kafkafmt.log.cleaner import producer_state
+    from kafkafmt.records import MemoryRecordsBuilder
+    from kafkafmt.records.builder import end_txn_marker
+    log = Log(tmp_path / "t-0", LogConfig.from_properties({"cleanup.policy": "compact"}), SimulatedClock(0))
+    off = 0
+
+    def data(pid, epoch, ts, txn=False):
+        nonlocal off
+        b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, off, producer_id=pid,
+                                 producer_epoch=epoch, base_sequence=off, is_transactional=txn,
+                                 partition_leader_epoch=0)
+        b.append(ts, b"k", b"v")
+        b.append(ts, b"k", b"w")
+        log.append_as_follower(b.build())
+        off += 2
+        return off - 1
+
+    def marker(pid, epoch, ts, kind):
+        nonlocal off
+        log.append_as_follower(end_txn_marker(base_offset=off, timestamp=ts, partition_leader_epoch=0, producer_id=pid,
+                                              producer_epoch=epoch, coordinator_epoch=0, control_type=kind))
+        off += 1
+
+    data(1, 0, 1000)
+    last_idempotent = data(1, 0, 5000)
+    data(2, 0, 5000, txn=True)
+    marker(2, 0, 5000, ControlRecordType.COMMIT)
+    open_txn = off
+    data(2, 0, 6000, txn=True)
+    data(3, 0, 6000)
+    marker(3, 1, 6000, ControlRecordType.ABORT)  # a newer epoch's marker: producer 3's data offset is forgotten
+    data(4, 0, 10)  # idle since 10
+    last, unstable = producer_state(log, now=6000, expiration_ms=5000)
+    assert unstable == open_txn
+    assert last == {1: LastRecord(last_idempotent, 0), 2: LastRecord(open_txn + 1, 0), 3: LastRecord(None, 1)}
+    log.close()
