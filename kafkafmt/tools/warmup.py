@@ -101,7 +101,26 @@ def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
     (wrapper,) = MemoryRecords(v1).batches()
     return (omap.get(b"a"), omap.get(b"b"), one.get(b"x"), one.get(b"a")) == (2, 1, 3, -1) and \
         out == rebuild_batch(batch, records[1:], now + 100_000) and \
-        _cleaned(v1, now)[1] == rebuild_batch(wrapper, list(wrapper.records())[1:], None)
+        _cleaned(v1, now)[1] == rebuild_batch(wrapper, list(wrapper.records())[1:], None) and \
+        _producer_replay(records) == [[7, 1, 2, now, -1]]
+
+
+def _producer_replay(records) -> list:
+    """The producer state replay (``cleaner_batches.producer_rows``, ``replay_producers``) of one idempotent
+    batch: [producer id, epoch, last data offset, last timestamp, open transaction (-1: none)]."""
+    import numpy as np
+
+    from ..constants import CompressionType, TimestampType
+    from ..log.cleaner_batches import NO_OFFSET, PR_PID, producer_rows, replay_producers
+    from ..records import MemoryRecordsBuilder
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0, producer_id=7, producer_epoch=1,
+                             base_sequence=0)
+    for r in records:
+        b.append_with_offset(r.offset, r.timestamp, r.key, r.value)
+    rows = producer_rows(b.build())
+    out = np.empty((len(rows), 5), np.int64)
+    n = replay_producers(rows, np.argsort(rows[:, PR_PID], kind="stable"), out)
+    return [[v if v != NO_OFFSET else -1 for v in row] for row in out[:n].tolist()]
 
 
 def _cleaned(data: bytes, now: int):
