@@ -12,6 +12,7 @@ from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
 from ..log.errors import NoSuchFileError
 from ..log.files import CLEAN_SHUTDOWN_FILE
+from ..viz.tables import iso_time
 
 
 def register(sub) -> None:
@@ -29,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a topic or broker cleaner setting by its Kafka name (repeatable)")
     p.add_argument("--dry-run", action="store_true", help="clean a private copy; change no byte and no mtime")
+    p.add_argument("--tombstones", action="store_true",
+                   help="list every tombstone kept (by default: how many, grouped by when they may go)")
     p.set_defaults(func=run)
 
 
@@ -48,7 +51,30 @@ def _split(pairs: list[str]) -> tuple[list[str], dict]:
     return topic, cleaner
 
 
-def _report(result, dry: bool) -> None:
+def _until(horizon: int | None) -> str:
+    return (f"until {horizon} ({iso_time(horizon)} UTC, the batch's deleteHorizonMs)" if horizon is not None
+            else "until their segment's mtime + delete.retention.ms (v0/v1)")
+
+
+def tombstone_lines(kept: list, every: bool = False) -> list[str]:
+    """The tombstones a pass kept, by the time they may go: one line per delete horizon (v2, KIP-534) and
+    one for the v0/v1 ones (their segment's mtime); with ``every``, one line per tombstone after."""
+    if not kept:
+        return []
+    groups: dict = {}
+    for offset, horizon in kept:
+        groups.setdefault(horizon, []).append(offset)
+    lines = [f"{len(kept)} tombstone(s) kept:"]
+    for horizon in sorted(groups, key=lambda h: (h is None, h or 0)):
+        offsets = groups[horizon]
+        where = f"offset {offsets[0]}" if len(offsets) == 1 else f"offsets {min(offsets)} to {max(offsets)}"
+        lines.append(f"  {len(offsets)} {_until(horizon)}: {where}")
+    if every:
+        lines += [f"  tombstone at offset {offset} kept {_until(horizon)}" for offset, horizon in kept]
+    return lines
+
+
+def _report(result, dry: bool, every: bool = False) -> None:
     s = result.stats
     verb = "would remove" if dry else "removed"
     if result.first_dirty_offset is None:
@@ -61,10 +87,8 @@ def _report(result, dry: bool) -> None:
         print(f"cleaned offsets [{result.first_dirty_offset}, {result.end_offset}) in "
               f"{len(result.groups)} group(s): {verb} {s.messages_read - s.messages_written} of {s.messages_read} "
               f"records, {s.bytes_read - s.bytes_written} of {s.bytes_read} bytes")
-        for offset, horizon in s.tombstones_kept:
-            until = f"until {horizon} (deleteHorizonMs)" if horizon is not None else \
-                "until the segment's mtime + delete.retention.ms (v0/v1)"
-            print(f"tombstone at offset {offset} kept {until}")
+        for line in tombstone_lines(s.tombstones_kept, every):
+            print(line)
         print(f"cleaner-offset-checkpoint: {result.checkpoint}")
         if result.deleted_files:
             print(f"{len(result.deleted_files)} replaced file(s) {'would wait' if dry else 'wait'} as .deleted; "
@@ -114,7 +138,7 @@ def run(args) -> int:
             result = log.clean(now=args.now, cleaner=cleaner)
         finally:
             log.close()
-        _report(result, args.dry_run)
+        _report(result, args.dry_run, args.tombstones)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -57,7 +57,7 @@ def test_clean_equals_log_clean(tmp_path, capsys):
     shutil.copytree(tmp_path / "a", tmp_path / "b", copy_function=shutil.copy2)
     assert main(_args(d) + ["-c", "log.cleaner.dedupe.buffer.size=100000"]) == 0
     out = capsys.readouterr().out
-    assert "removed" in out and "tombstone at offset" in out
+    assert "removed" in out and "tombstone(s) kept:" in out and "tombstone at offset" not in out
     log = Log(tmp_path / "b" / "t-0", LogConfig.from_properties(PROPS), SimulatedClock(T0 + 1000))
     r = log.clean(now=T0 + 1000, cleaner=CleanerConfig(dedupe_buffer_size=100000))
     log.close()
@@ -102,3 +102,27 @@ def test_explain_fetch_at_a_removed_offset(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "OFFSET_OUT_OF_RANGE" not in out and "ZERO-COPY" in out
     assert fetch(seg.read_bytes(), fetch_offset=0).error == "OFFSET_OUT_OF_RANGE"  # the first batch as log start
+
+
+def test_kept_tombstones_summed_up_by_when_they_may_go_and_listed_on_request():
+    """One line per delete horizon (v2) and one for the v0/v1 rule, with the count and offsets; --tombstones
+    lists each one."""
+    from kafkafmt.tools.clean import tombstone_lines
+    kept = [(5, 1_700_000_100_000), (9, None), (12, 1_700_000_100_000), (30, 1_700_000_200_000)]
+    assert tombstone_lines(kept) == [
+        "4 tombstone(s) kept:",
+        "  2 until 1700000100000 (2023-11-14 22:15:00.000 UTC, the batch's deleteHorizonMs): offsets 5 to 12",
+        "  1 until 1700000200000 (2023-11-14 22:16:40.000 UTC, the batch's deleteHorizonMs): offset 30",
+        "  1 until their segment's mtime + delete.retention.ms (v0/v1): offset 9"]
+    every = tombstone_lines(kept, every=True)
+    assert every[:4] == tombstone_lines(kept) and len(every) == 8
+    assert every[5] == "  tombstone at offset 9 kept until their segment's mtime + delete.retention.ms (v0/v1)"
+    assert tombstone_lines([]) == []
+
+
+def test_tombstones_flag_lists_each_one(tmp_path, capsys):
+    d = _make(tmp_path / "a")
+    assert main(_args(d) + ["--tombstones", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    summary = next(line for line in out.splitlines() if line.endswith("tombstone(s) kept:"))
+    assert out.count("tombstone at offset") == int(summary.split()[0]) > 0
