@@ -122,7 +122,10 @@ def producer_state(log, now: int, expiration_ms: int) -> tuple[dict[int, LastRec
     data offset; a transactional batch opens a transaction a marker closes), dropping producers idle
     for ``producer.id.expiration.ms`` (``isProducerExpired``).
     """
-    parts = [producer_rows(seg.log.read(0, seg.size)) for seg in log.segments]
+    parts = []
+    for seg in log.segments:
+        with seg.log.mapped() as data:
+            parts.append(producer_rows(data))
     rows = np.concatenate(parts) if parts else np.empty((0, N_PRODUCER_COLUMNS), np.int64)
     states = np.empty((len(rows), 5), np.int64)
     n = replay_producers(rows, np.argsort(rows[:, PR_PID], kind="stable"), states)
@@ -209,16 +212,21 @@ def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: fl
 
 def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn, stats) -> bool:
     position = seg.offset_index.lookup(start).position
-    data = seg.log.read(position, seg.size - position)
+    with seg.log.mapped(position) as data:
+        filled = _map_mapped(seg, data, position, omap, start, max_size, txn, stats)
+    if filled:
+        return True
+    omap.update_latest_offset(nxt - 1)
+    return False
+
+
+def _map_mapped(seg, data, position: int, omap: OffsetMap, start: int, max_size: int, txn, stats) -> bool:
     arr = as_array(data)
 
     def map_batch(b) -> bool:
         return _map_batch(b, arr, omap, start, max_size, txn, stats)
 
-    if map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch, (seg.base_offset, position)):
-        return True
-    omap.update_latest_offset(nxt - 1)
-    return False
+    return map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch, (seg.base_offset, position))
 
 
 def _map_batch(b, arr, omap: OffsetMap, start: int, max_size: int, txn, stats) -> bool:
@@ -308,7 +316,11 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size.  The chunks are
     those of the walk's batches (plain runs compiled, :mod:`~kafkafmt.log.cleaner_batches`); where the
     walk stopped early (bytes that are no whole batch), :func:`_clean_windows` goes on as Kafka reads."""
-    data = seg.log.read(0, seg.size)
+    with seg.log.mapped() as data:
+        _clean_mapped(seg, data, dest, flt, io_buffer, topic_max, broker_max)
+
+
+def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int) -> None:
     arr = as_array(data)
     spans = Spans(data)
     run = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (seg.base_offset, 0))

@@ -21,6 +21,8 @@ beyond it is asked for, as ``FileChannelRecordBatch`` does.
 """
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +192,28 @@ class FileRecords:
 
     def last_modified(self) -> int:
         return mtime_ms(self._path)
+
+    @contextlib.contextmanager
+    def mapped(self, position: int = 0):
+        """The bytes from ``position`` to :attr:`size`, mapped read-only instead of copied (a pass over a
+        whole segment, as the cleaner makes three): a buffer valid inside the ``with`` only.  Views made of
+        it should be gone by its end; one still alive (an exception's traceback) keeps the mapping until it
+        is collected."""
+        if position < 0:
+            raise IllegalArgumentError("Negative position", position=position)
+        if position >= self._size:
+            yield b""
+            return
+        mm = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)  # pages are read as they are touched
+        view = memoryview(mm)[position:self._size]
+        try:
+            yield view
+        finally:
+            try:
+                view.release()
+                mm.close()
+            except BufferError:  # a view outlives the pass: the mapping goes with the last of them
+                pass
 
     def read(self, position: int, size: int) -> bytes:
         """Up to ``size`` bytes from ``position`` (never past ``size``)."""
