@@ -43,7 +43,7 @@ from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _leg
 from ..records.fast.lz4_frame import lz4_frame_into
 from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_legacy,
+from .cleaner_scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
                            rebuild_v2_records, scan_v2_records)
 from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, table_get, table_put
 
@@ -948,7 +948,8 @@ class FilterRun:
         records = self.recs[row[PD_START]:row[PD_END]].tobytes()
         p = int(spans.pos[row[PD_INDEX]])
         if self.arr[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
-            return encode_rebuilt_legacy(spans.batch(row[PD_INDEX]), row[PD_BASE], row[PD_MAX_TS], records)
+            return encode_rebuilt_wrapper(int(self.arr[p + _MAGIC_BYTE_AT]), int(self.arr[p + _LEGACY_ATTRS_AT]),
+                                          row[PD_BASE], row[PD_MAX_TS], records)
         at = row[PD_DEST]
         codec = int(self.arr[p + _ATTRIBUTES_AT + 1]) & V2_COMPRESSION_CODEC_MASK
         payload = compress(codec, records, magic=MAGIC_VALUE_V2)

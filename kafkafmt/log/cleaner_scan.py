@@ -33,7 +33,7 @@ from ..records.fast.jit import inner, kernel
 from ..records.fast.build_kernel import put_uvarint
 from ..records.fast.kernels import _varint, _varlong
 from .cleaner_table import md5_spans
-from ..records.legacy import encode_legacy_entry, legacy_attributes
+from ..records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
 from ..varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
@@ -423,8 +423,13 @@ def rebuild_legacy(batch, scan: LegacyScan, keep: list[int]) -> bytes | None:
 def encode_rebuilt_legacy(batch, last_offset: int, timestamp: int, messages: bytes) -> bytes:
     """The wrapper ``MemoryRecordsBuilder`` writes for a v0/v1 ``batch`` rebuilt from its retained inner
     ``messages`` (already re-offset): compressed with the batch's codec, at the last retained offset."""
-    magic, codec = batch.magic, batch.compression
-    ts_type = batch.timestamp_type if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
+    return encode_rebuilt_wrapper(batch.magic, batch.attributes, last_offset, timestamp, messages)
+
+
+def encode_rebuilt_wrapper(magic: int, attributes: int, last_offset: int, timestamp: int, messages: bytes) -> bytes:
+    """:func:`encode_rebuilt_legacy` from the wrapper's magic and stored ``attributes`` (its codec and, on
+    v1, its timestamp type: ``LegacyRecord.computeAttributes`` keeps no other bit)."""
+    codec, ts_type = legacy_codec_of(attributes), timestamp_type_of(magic, attributes)
     compressed = _compression.compress(codec, messages, magic=magic)
     return encode_legacy_entry(last_offset, magic, legacy_attributes(magic, codec, ts_type), timestamp, None,
                                compressed)

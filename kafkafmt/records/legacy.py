@@ -82,11 +82,11 @@ def encode_legacy_entry(offset: int, magic: int, attributes: int, timestamp: int
     vlen = -1 if value is None else len(value)
     size = record_overhead(magic) + max(klen, 0) + max(vlen, 0)
     buf = bytearray(LOG_OVERHEAD + size)
-    vals = {"offset": offset, "size": size, "crc": 0, "magic": magic, "attributes": wrap8(attributes),
-            "keyLength": klen}
+    # the layouts' fields in order (offset, size, crc, magic, attributes, [timestamp,] keyLength)
     if magic == 1:
-        vals["timestamp"] = timestamp
-    layout.pack_into(buf, 0, **vals)
+        layout.struct.pack_into(buf, 0, offset, size, 0, magic, wrap8(attributes), timestamp, klen)
+    else:
+        layout.struct.pack_into(buf, 0, offset, size, 0, magic, wrap8(attributes), klen)
     pos = layout.size
     if key is not None:
         buf[pos:pos + klen] = key
