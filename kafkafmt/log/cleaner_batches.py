@@ -45,7 +45,7 @@ from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
 from .cleaner_scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
                            rebuild_v2_records, scan_v2_records)
-from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, table_get, table_put
+from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
            "producer_batches", "FilterRun", "dest_capacity"]
@@ -194,16 +194,45 @@ def _digest(src, kpos, klen, p, j, scratch):
 def _map_records(src, start, end, p, count, base, start_offset, max_entries, hashes, offs, state, stats, scratch):
     """The keys of one batch's records ``src[start:end]`` into the table: :data:`DONE`, :data:`FULL`, or
     :data:`HANDBACK` (nothing changed)."""
-    w, st, dig = scratch[0], scratch[1], scratch[2]
     rows, ok = _scanned(src, start, end, count)
     if not ok:
         return HANDBACK
+    return _map_keys(src, rows[R_OFF_DELTA], rows[R_KPOS], rows[R_KLEN], base, p, count, start_offset, max_entries,
+                     hashes, offs, state, stats, scratch)
+
+
+@inner
+def _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch):
+    """The digests of the keys the map takes (non-null, at or after ``start_offset``), two at a time
+    (:func:`md5_pair_into`): row ``j`` for record ``j``."""
+    digs = np.empty((count, DIGEST_SIZE), np.uint8)
+    w, st, w2, st2 = scratch[0], scratch[1], scratch[7], scratch[8]
+    held = -1
     for j in range(count):
-        off = base + rows[R_OFF_DELTA, j]
-        if rows[R_KLEN, j] >= 0 and off >= start_offset:
+        if klen[j] >= 0 and base + offsets[j] >= start_offset:
+            if held < 0:
+                held = j
+            else:
+                md5_pair_into(src, kpos[held], klen[held], digs[held], kpos[j], klen[j], digs[j], w, st, w2, st2)
+                held = -1
+    if held >= 0:
+        md5_into(src, kpos[held], klen[held], digs[held], w, st)
+    return digs
+
+
+@inner
+def _map_keys(src, offsets, kpos, klen, base, p, count, start_offset, max_entries, hashes, offs, state, stats,
+              scratch):
+    """The keys of one batch's (or wrapper's) records into the table: record ``j`` is at offset ``base +
+    offsets[j]``, its key ``src[kpos[j]:][:klen[j]]`` (null when negative).  :data:`DONE` or :data:`FULL`."""
+    digs = _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch)
+    dig = scratch[2]
+    for j in range(count):
+        off = base + offsets[j]
+        if klen[j] >= 0 and off >= start_offset:
             if state[ENTRIES] >= max_entries:
                 return FULL
-            md5_into(src, rows[R_KPOS, j], rows[R_KLEN, j], dig, w, st)
+            dig[:] = digs[j]
             _remember(scratch, p, j)
             table_put(hashes, offs, state, dig, off)
         stats[M_MESSAGES_READ] += 1
@@ -218,7 +247,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
     than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
     batch's records; ``inner[istart[i]:iend[i]]``: v0/v1 wrapper ``i``'s value, decoded by the caller."""
     scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
-               seen_state, place)
+               seen_state, place, np.empty(16, np.uint64), np.empty(4, np.uint64))
     for i in range(i0, i1):
         p, n = pos[i], size[i]
         if data[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
@@ -283,26 +312,35 @@ def _member(sorted_values, v):
 def _decide(data, rows, p, count, base, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """``shouldRetainRecord`` of each record: the retained indices into ``keep``; ``counts``: [kept,
     invalid, tombstones removed, tombstones kept]."""
-    w, st, dig = scratch[0], scratch[1], scratch[2]
+    _decide_keys(data, rows[R_OFF_DELTA], rows[R_KPOS], rows[R_KLEN], rows[R_VLEN], base, p, count, keep_tombstones,
+                 latest_offset, hashes, offs, keep, counts, scratch)
+
+
+@inner
+def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones, latest_offset, hashes, offs, keep,
+                 counts, scratch):
+    """:func:`_decide` with record ``j`` at offset ``base + offsets[j]``, its key ``src[kpos[j]:][:klen[j]]``
+    and its value's length ``vlen[j]`` (negative: a tombstone)."""
+    dig = scratch[2]
     k = invalid = removed = tombs = 0
     for j in range(count):
-        off = base + rows[R_OFF_DELTA, j]
+        off = base + offsets[j]
         retain = False
         if off > latest_offset:
             retain = True
-        elif rows[R_KLEN, j] < 0:
+        elif klen[j] < 0:
             invalid += 1
         else:
-            _digest(data, rows[R_KPOS, j], rows[R_KLEN, j], p, j, scratch)
+            _digest(src, kpos[j], klen[j], p, j, scratch)
             if off >= table_get(hashes, offs, dig):
-                if rows[R_VLEN, j] >= 0 or keep_tombstones:
+                if vlen[j] >= 0 or keep_tombstones:
                     retain = True
                 else:
                     removed += 1
         if retain:
             keep[k] = j
             k += 1
-            if rows[R_VLEN, j] < 0:
+            if vlen[j] < 0:
                 tombs += 1
     counts[0], counts[1], counts[2], counts[3] = k, invalid, removed, tombs
 
@@ -509,7 +547,7 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
     an lz4 batch's records, ``recs`` for those retained when some go, listed in ``pending`` (the caller
     compresses them and puts them in place: :data:`ROOM` when ``recs`` is full)."""
     scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
-               seen_state, place)
+               seen_state, place, np.empty(16, np.uint64), np.empty(4, np.uint64))
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):
         p, n = pos[i], size[i]
@@ -568,44 +606,15 @@ def _legacy_area(data, p, n, i, inner, istart, iend):
 
 @inner
 def _map_legacy(src, rows, p, count, start_offset, max_entries, hashes, offs, state, stats, scratch):
-    w, st, dig = scratch[0], scratch[1], scratch[2]
-    for r in range(count):
-        off = rows[fast.F_OFFSET, r]
-        if rows[fast.F_KEY_LEN, r] >= 0 and off >= start_offset:
-            if state[ENTRIES] >= max_entries:
-                return FULL
-            md5_into(src, rows[fast.F_KEY_POS, r], rows[fast.F_KEY_LEN, r], dig, w, st)
-            _remember(scratch, p, r)
-            table_put(hashes, offs, state, dig, off)
-        stats[M_MESSAGES_READ] += 1
-    return DONE
+    return _map_keys(src, rows[fast.F_OFFSET], rows[fast.F_KEY_POS], rows[fast.F_KEY_LEN], np.int64(0), p, count,
+                     start_offset, max_entries, hashes, offs, state, stats, scratch)
 
 
 @inner
 def _decide_legacy(src, rows, p, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch):
     """:func:`_decide` over ``decode_legacy_inner``'s rows."""
-    w, st, dig = scratch[0], scratch[1], scratch[2]
-    k = invalid = removed = tombs = 0
-    for j in range(count):
-        off = rows[fast.F_OFFSET, j]
-        retain = False
-        if off > latest_offset:
-            retain = True
-        elif rows[fast.F_KEY_LEN, j] < 0:
-            invalid += 1
-        else:
-            _digest(src, rows[fast.F_KEY_POS, j], rows[fast.F_KEY_LEN, j], p, j, scratch)
-            if off >= table_get(hashes, offs, dig):
-                if rows[fast.F_VALUE_LEN, j] >= 0 or keep_tombstones:
-                    retain = True
-                else:
-                    removed += 1
-        if retain:
-            keep[k] = j
-            k += 1
-            if rows[fast.F_VALUE_LEN, j] < 0:
-                tombs += 1
-    counts[0], counts[1], counts[2], counts[3] = k, invalid, removed, tombs
+    _decide_keys(src, rows[fast.F_OFFSET], rows[fast.F_KEY_POS], rows[fast.F_KEY_LEN], rows[fast.F_VALUE_LEN],
+                 np.int64(0), p, count, keep_tombstones, latest_offset, hashes, offs, keep, counts, scratch)
 
 
 @inner

@@ -10,6 +10,7 @@ digest, as ``SkimpyOffsetMap`` does, in a table laid out as Kafka's (:mod:`~kafk
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -17,7 +18,8 @@ import numpy as np
 
 from ..constants import INT32_MAX
 from ..errors import ConfigError
-from .cleaner_table import BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, new_table, table_get_many, table_put_many
+from .cleaner_table import (BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many,
+                            table_put_many)
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS"]
 
@@ -74,7 +76,19 @@ class CleanerConfig:
         return self.io_buffer_size // self.num_threads // 2
 
     def offset_map(self) -> "OffsetMap":
-        return OffsetMap(self.memory_per_thread)
+        """The calling thread's offset map of :attr:`memory_per_thread` bytes.  Like a broker's
+        ``CleanerThread``, whose ``Cleaner`` allocates its ``SkimpyOffsetMap`` once and clears it before
+        each pass, a thread keeps its map (the last size asked for) from one pass to the next: its pages
+        are already in memory, and clearing it touches only the slots the last pass took."""
+        kept = getattr(_THREAD_MAPS, "map", None)
+        if kept is None or kept.memory != self.memory_per_thread:
+            _THREAD_MAPS.map = kept = None  # the old table goes before the new one is allocated
+            _THREAD_MAPS.map = kept = OffsetMap(self.memory_per_thread)
+        return kept
+
+
+#: each thread's offset map (:meth:`CleanerConfig.offset_map`)
+_THREAD_MAPS = threading.local()
 
 
 #: digests the map pass keeps for the filter pass (24 bytes each: 24 MiB at most, beside the table)
@@ -104,10 +118,8 @@ class OffsetMap:
         return self._seen
 
     def clear(self) -> None:
-        """``SkimpyOffsetMap.clear``: every slot empty (a fresh table when any slot was used)."""
-        if self.size:
-            self.hashes, self.offsets, self.state = new_table(self.slots)
-        self.state[LATEST] = -1
+        """``SkimpyOffsetMap.clear``: every slot empty (the slots taken zeroed again, in place)."""
+        clear_table(self.hashes, self.offsets, self.state)
         if self._seen is not None:
             self._seen[2][:] = 0
 

@@ -24,6 +24,7 @@ Rules (kafka-rules §6.1-§6.4; ``storage/.../log/AbstractIndex.java``, ``Offset
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ class AbstractIndex:
         self.writable = writable
         self._path: Path | None = None if path is None else Path(path)
         self._closed = False
+        self._writing_fd: int | None = None
         if self._path is not None and data is not None:
             raise TypeError("give an index either a path or in-memory data, not both")
         newly_created = False
@@ -126,10 +128,27 @@ class AbstractIndex:
     def _persist(self, pos: int, data: bytes) -> None:
         if self._path is None:
             return
+        if self._writing_fd is not None:
+            os.pwrite(self._writing_fd, data, pos)
+            return
         fd = os.open(self._path, os.O_WRONLY)
         try:
             os.pwrite(fd, data, pos)
         finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def writing(self):
+        """Entries appended inside this block reach the file through one open descriptor (one ``open``
+        for a run of appends, not one per entry); each is still written when appended."""
+        if self._path is None or self._writing_fd is not None:
+            yield self
+            return
+        self._writing_fd = os.open(self._path, os.O_WRONLY)
+        try:
+            yield self
+        finally:
+            fd, self._writing_fd = self._writing_fd, None
             os.close(fd)
 
     def _persist_length(self, length: int) -> None:

@@ -230,15 +230,21 @@ class LogSegment(SegmentReads):
             self.log.append(data)
             if batches is None:
                 batches = [(b.size_in_bytes, b.last_offset, b.max_timestamp) for b in MemoryRecords(data).batches()]
-            for size, last, max_ts in batches:
-                if max_ts > self.max_timestamp_so_far:
-                    self._max_ts_and_offset = TimestampOffset(max_ts, last)
-                if self.bytes_since_last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(last, physical_position)
-                    self._time_index_on_offset_entry()
-                    self.bytes_since_last_index_entry = 0
-                physical_position += size
-                self.bytes_since_last_index_entry += size
+            opened = False
+            with contextlib.ExitStack() as indexes:  # both indexes opened once, at the first entry
+                for size, last, max_ts in batches:
+                    if max_ts > self.max_timestamp_so_far:
+                        self._max_ts_and_offset = TimestampOffset(max_ts, last)
+                    if self.bytes_since_last_index_entry > self.index_interval_bytes:
+                        if not opened:
+                            indexes.enter_context(self.offset_index.writing())
+                            indexes.enter_context(self.time_index.writing())
+                            opened = True
+                        self.offset_index.append(last, physical_position)
+                        self._time_index_on_offset_entry()
+                        self.bytes_since_last_index_entry = 0
+                    physical_position += size
+                    self.bytes_since_last_index_entry += size
             return
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms

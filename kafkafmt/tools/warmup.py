@@ -94,6 +94,7 @@ def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
     omap, out = _cleaned(data, now)
     one = OffsetMap(24 * 4)  # the per-batch path's put and get
     one.put(b"x", 3)
+    one.clear()
     legacy = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 0)
     for r in records:
         legacy.append_with_offset(r.offset, r.timestamp, r.key, r.value)

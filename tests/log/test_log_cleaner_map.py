@@ -56,6 +56,23 @@ def test_the_map_is_the_dedupe_buffer_whatever_the_keys():
     assert m.get(b"absent") == -1 and m.latest_offset == 7
     m.clear()
     assert (m.size, m.latest_offset, m.get(b"key-1")) == (0, -1, -1)
+    assert not m.hashes.any() and not m.offsets.any()  # every slot empty again, not just forgotten
+    m.put(b"key-5", 1)
+    assert (m.size, m.get(b"key-5"), m.get(b"key-3")) == (1, 1, -1)
+
+
+def test_a_thread_keeps_its_map_between_passes():
+    """CleanerThread's Cleaner allocates its SkimpyOffsetMap once: one map per thread and size."""
+    import threading
+    a, b = CleanerConfig(dedupe_buffer_size=24 * 100), CleanerConfig(dedupe_buffer_size=24 * 200)
+    first = a.offset_map()
+    assert a.offset_map() is first and CleanerConfig(dedupe_buffer_size=24 * 100).offset_map() is first
+    other = []
+    t = threading.Thread(target=lambda: other.append(a.offset_map()))
+    t.start()
+    t.join()
+    assert other[0] is not first and other[0].slots == 100
+    assert b.offset_map() is not first and b.offset_map().slots == 200
 
 
 def test_a_full_map_still_finds_every_key_and_misses_the_rest():
