@@ -487,9 +487,12 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
                         last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
                                     first_uncleanable)
-    for group in groups:
-        result.groups.append([s.base_offset for s in group])
-        result.deleted_files += clean_segments(log, group, flt, legacy_horizon, cfg, hook)
+    try:
+        for group in groups:
+            result.groups.append([s.base_offset for s in group])
+            result.deleted_files += clean_segments(log, group, flt, legacy_horizon, cfg, hook)
+    finally:
+        omap.inflated.clear()  # values of wrappers the filter did not reach (the thread keeps its map)
     stats.buffer_utilization = omap.utilization
     return end
 

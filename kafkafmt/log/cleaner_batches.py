@@ -766,11 +766,15 @@ def legacy_value_spans(data, positions, out):
             out[k, 0], out[k, 1] = vpos, vlen
 
 
-def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int, *, keep=None, take=None,
+                  place: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The values of the compressed v0/v1 wrappers among batches ``i`` to ``j - 1``, decompressed as
     ``LegacyRecordBatch.decompressed_value`` does (null values, zstd, errors and sets it would count
     entry by entry are left out: the per-batch path then decides): (values joined, start and end of
-    batch ``k``'s, -1 where there is none)."""
+    batch ``k``'s, -1 where there is none).  ``keep`` / ``take``: an
+    :class:`~kafkafmt.log.cleaner_map.InflatedValues` the values go into (the map pass) or come from when
+    there (the filter pass), by their place in the log (``place``: the segment's base offset and where
+    ``spans``' data starts in it)."""
     istart = np.full(len(spans), -1, np.int64)
     iend = np.full(len(spans), -1, np.int64)
     pos = spans.pos[i:j]
@@ -782,16 +786,21 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int) -> tuple[np.nda
     legacy_value_spans(arr, pos[wrappers], where)
     limit = current_limits().max_records_per_batch
     view, parts, at = memoryview(spans.data), [], 0
+    base, start = place
     for w, (vpos, vlen) in zip(wrappers.tolist(), where.tolist()):
         if vpos < 0:
             continue
         p = int(pos[w])
-        try:
-            value = decompress_buffer(int(arr[p + _LEGACY_ATTRS_AT]) & LEGACY_COMPRESSION_CODEC_MASK,
-                                      view[vpos:vpos + vlen], magic=int(arr[p + _MAGIC_BYTE_AT]),
-                                      max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
-        except KafkaFmtError:
-            continue
+        value = take.take((base, start + p)) if take is not None else None
+        if value is None:
+            try:
+                value = decompress_buffer(int(arr[p + _LEGACY_ATTRS_AT]) & LEGACY_COMPRESSION_CODEC_MASK,
+                                          view[vpos:vpos + vlen], magic=int(arr[p + _MAGIC_BYTE_AT]),
+                                          max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES)
+            except KafkaFmtError:
+                continue
+            if keep is not None:
+                keep.keep((base, start + p), value)
         if len(value) // MIN_LEGACY_ENTRY > limit:
             continue
         parts.append(value)
@@ -882,7 +891,7 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
         while i < len(spans):
             window = spans.fitting(i, int(spans.pos[i]) + MAP_WINDOW) if i < len(spans) else i
             window = max(window, i + 1)
-            inner, istart, iend = legacy_values(spans, arr, i, window)
+            inner, istart, iend = legacy_values(spans, arr, i, window, keep=omap.inflated, place=place)
             while i < window:
                 i, code = map_run(arr, spans.pos, spans.size, i, window, start, max_entries, max_records, omap.hashes,
                                   omap.offsets, omap.state, counters, plain, inner, istart, iend, *omap.seen,
@@ -930,7 +939,8 @@ class FilterRun:
         written = np.empty((j - i, 3), np.int64)
         pending = np.empty((j - i, N_PENDING), np.int64)
         out, meta, max_offset, k = [], [], -1, i
-        inner, istart, iend = legacy_values(spans, self.arr, i, j) if self.prm[P_LEGACY] else _NO_VALUES
+        inner, istart, iend = legacy_values(spans, self.arr, i, j, take=self.flt.map.inflated,
+                                            place=tuple(self.place.tolist())) if self.prm[P_LEGACY] else _NO_VALUES
         while k < j:
             stats = np.zeros(N_STATS, np.int64)
             stats[S_MAX_OFFSET] = -1

@@ -93,6 +93,30 @@ _THREAD_MAPS = threading.local()
 
 #: digests the map pass keeps for the filter pass (24 bytes each: 24 MiB at most, beside the table)
 SEEN_DIGESTS = 1 << 20
+#: bytes of v0/v1 wrapper values the map pass inflated that it keeps for the filter pass
+KEPT_INFLATED_BYTES = 32 << 20
+
+
+class InflatedValues:
+    """The values of compressed v0/v1 wrappers the map pass inflated, the first met up to
+    :data:`KEPT_INFLATED_BYTES`, by the wrapper's place in the log (segment base offset, position): the
+    filter pass takes each instead of inflating it again (Kafka's cleaner inflates every wrapper in both
+    passes; the bytes are the same)."""
+
+    def __init__(self, budget: int = KEPT_INFLATED_BYTES):
+        self.budget, self.size, self.values = budget, 0, {}
+
+    def keep(self, place: tuple[int, int], value) -> None:
+        if self.size + len(value) <= self.budget:
+            self.values[place] = value
+            self.size += len(value)
+
+    def take(self, place: tuple[int, int]):
+        """The value kept for ``place`` (forgotten once taken), or None."""
+        return self.values.pop(place, None)
+
+    def clear(self) -> None:
+        self.size, self.values = 0, {}
 
 
 class OffsetMap:
@@ -106,6 +130,7 @@ class OffsetMap:
         self.slots = memory // BYTES_PER_ENTRY
         self.hashes, self.offsets, self.state = new_table(self.slots)
         self._seen = None
+        self.inflated = InflatedValues()
 
     @property
     def seen(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -120,6 +145,7 @@ class OffsetMap:
     def clear(self) -> None:
         """``SkimpyOffsetMap.clear``: every slot empty (the slots taken zeroed again, in place)."""
         clear_table(self.hashes, self.offsets, self.state)
+        self.inflated.clear()
         if self._seen is not None:
             self._seen[2][:] = 0
 

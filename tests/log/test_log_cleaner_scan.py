@@ -265,3 +265,36 @@ def test_the_filter_reads_the_map_passes_digests_by_place(monkeypatch, kept):
     out, _, _ = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (0, 0)).chunk(spans, 0, len(spans))
     ref = _filter(omap, last_records={})
     assert b"".join(out) == b"".join(_filter_one(ref, b, arr)[0] for b in MemoryRecords(data).batches())
+
+
+@pytest.mark.parametrize("budget", [0, 300, 1 << 20])
+def test_the_filter_takes_the_wrappers_the_map_pass_inflated(monkeypatch, budget):
+    """v0/v1 wrapper values the map pass inflated (none, a few, all: KEPT_INFLATED_BYTES) are taken by the
+    filter pass instead of inflated again: each wrapper inflated once where kept, twice where not, the
+    same bytes either way."""
+    from kafkafmt.log import cleaner_batches, cleaner_map
+    from kafkafmt.log.cleaner import _filter_one
+    from kafkafmt.log.cleaner_filter import CleanerStats
+    rng, parts, off = random.Random(8), [], 0
+    for _ in range(20):
+        b = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, off)
+        for _ in range(6):
+            b.append_with_offset(off, 1_700_000_000_000 + off, b"k%d" % rng.randrange(15), b"v%d" % off)
+            off += 1
+        parts.append(b.build())
+    data = b"".join(parts)
+    arr, spans = as_array(data), cleaner_batches.Spans(data)
+    calls = []
+    inflate = cleaner_batches.decompress_buffer
+    monkeypatch.setattr(cleaner_batches, "decompress_buffer", lambda *a, **k: calls.append(1) or inflate(*a, **k))
+    omap = cleaner_map.OffsetMap(24 * 1000)
+    omap.inflated = cleaner_map.InflatedValues(budget)
+    cleaner_batches.map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: False, (7, 0))
+    kept = len(omap.inflated.values)
+    assert len(calls) == 20 and (kept == 0 if budget == 0 else 0 < kept <= 20) and (kept == 20) == (budget > 1000)
+    flt = _filter(omap, last_records={})
+    out, _, _ = cleaner_batches.FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (7, 0)).chunk(
+        spans, 0, len(spans))
+    assert len(calls) == 40 - kept and not omap.inflated.values
+    ref = _filter(omap, last_records={})
+    assert b"".join(out) == b"".join(_filter_one(ref, b, arr)[0] for b in MemoryRecords(data).batches())
