@@ -151,43 +151,53 @@ def _scanned(src, start, end, count):
 
 
 @inner
-def _place(scratch, p, j):
-    """Where record ``j`` of the batch at ``p`` lies: (segment base offset, position << 31 | j)."""
+def _mark_batch(scratch, p, count):
+    """Make room to keep where the map pass puts each of the ``count`` records of the batch (or v0/v1
+    wrapper) at ``p``, by the batch's place in the log (``scratch[6]``: the segment's base offset and where
+    the data starts in it): the index of its record 0 in ``scratch[4]``, every record first marked -1
+    (not put), or -1 when there is no room left (``scratch[3:6]``: batches, slots, [batches, slots, read
+    position])."""
+    batches, slots, state = scratch[3], scratch[4], scratch[5]
+    nb, ns = state[0], state[1]
+    if nb >= batches.shape[0] or ns + count > slots.shape[0]:
+        return -1
     here = scratch[6]
-    return here[0], ((here[1] + p) << 31) | j
+    batches[nb, 0], batches[nb, 1], batches[nb, 2] = here[0], here[1] + p, ns
+    for j in range(count):
+        slots[ns + j] = -1
+    state[0], state[1] = nb + 1, ns + count
+    return ns
 
 
 @inner
-def _remember(scratch, p, j):
-    """Keep the digest just computed (``scratch[2]``) for the filter pass, by the record's place in the log,
-    while there is room (``scratch[3:6]``: places, digests, [count, read position])."""
-    places, digests, state = scratch[3], scratch[4], scratch[5]
-    n = state[0]
-    if n < places.shape[0]:
-        places[n, 0], places[n, 1] = _place(scratch, p, j)
-        dig = scratch[2]
-        for b in range(DIGEST_SIZE):
-            digests[n, b] = dig[b]
-        state[0] = n + 1
-
-
-@inner
-def _digest(src, kpos, klen, p, j, scratch):
-    """The key digest of record ``j`` of the batch at ``p`` into ``scratch[2]``: the one the map pass kept
-    for that very place in the log, else computed.  Both passes meet the records in the same order (the
-    segments by base offset, the batches by position), so the kept digests are read forward once."""
-    places, digests, state = scratch[3], scratch[4], scratch[5]
-    seg, at = _place(scratch, p, j)
-    k = state[1]
-    while k < state[0] and (places[k, 0] < seg or (places[k, 0] == seg and places[k, 1] < at)):
+def _find_batch(scratch, p):
+    """The index of record 0 of the batch at ``p`` among the slots the map pass kept, or -1.  Both passes
+    meet the batches in the same order (segments by base offset, batches by position), so the kept
+    batches are read forward once."""
+    batches, state = scratch[3], scratch[5]
+    here = scratch[6]
+    seg, at = here[0], here[1] + p
+    k = state[2]
+    while k < state[0] and (batches[k, 0] < seg or (batches[k, 0] == seg and batches[k, 1] < at)):
         k += 1
-    state[1] = k
-    if k < state[0] and places[k, 0] == seg and places[k, 1] == at:
-        dig = scratch[2]
-        for b in range(DIGEST_SIZE):
-            dig[b] = digests[k, b]
-    else:
-        md5_into(src, kpos, klen, scratch[2], scratch[0], scratch[1])
+    state[2] = k
+    if k < state[0] and batches[k, 0] == seg and batches[k, 1] == at:
+        return batches[k, 2]
+    return -1
+
+
+@inner
+def _latest(src, kpos, klen, first, j, hashes, offs, scratch):
+    """The map's offset for the key of record ``j`` (``SkimpyOffsetMap.get``): read from the slot the map
+    pass put that very record in when it kept it (``first``: :func:`_find_batch`; a slot never moves, so
+    it holds that key's latest offset), else hashed and probed."""
+    if first >= 0:
+        s = scratch[4][first + j]
+        if s >= 0:
+            return offs[s]
+    dig = scratch[2]
+    md5_into(src, kpos, klen, dig, scratch[0], scratch[1])
+    return table_get(hashes, offs, dig)
 
 
 @inner
@@ -226,27 +236,28 @@ def _map_keys(src, offsets, kpos, klen, base, p, count, start_offset, max_entrie
     """The keys of one batch's (or wrapper's) records into the table: record ``j`` is at offset ``base +
     offsets[j]``, its key ``src[kpos[j]:][:klen[j]]`` (null when negative).  :data:`DONE` or :data:`FULL`."""
     digs = _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch)
-    dig = scratch[2]
+    first = _mark_batch(scratch, p, count)
+    slots = scratch[4]
     for j in range(count):
         off = base + offsets[j]
         if klen[j] >= 0 and off >= start_offset:
             if state[ENTRIES] >= max_entries:
                 return FULL
-            dig[:] = digs[j]
-            _remember(scratch, p, j)
-            table_put(hashes, offs, state, dig, off)
+            s = table_put(hashes, offs, state, digs[j], off)
+            if first >= 0:
+                slots[first + j] = s
         stats[M_MESSAGES_READ] += 1
     return DONE
 
 
 @kernel
 def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, hashes, offs, state, stats, plain, inner,
-            istart, iend, seen_places, seen_digests, seen_state, place):
+            istart, iend, seen_batches, seen_slots, seen_state, place):
     """``buildOffsetMapForSegment`` over the batches ``pos[i0:]``: (index, :data:`DONE` / :data:`HANDBACK`
     / :data:`FULL`).  Keys of records at or after ``start_offset`` go into the table while it holds fewer
     than ``max_entries``; ``state[LATEST]`` follows each batch's last offset; ``plain``: room for an lz4
     batch's records; ``inner[istart[i]:iend[i]]``: v0/v1 wrapper ``i``'s value, decoded by the caller."""
-    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_batches, seen_slots,
                seen_state, place, np.empty(16, np.uint64), np.empty(4, np.uint64))
     for i in range(i0, i1):
         p, n = pos[i], size[i]
@@ -321,7 +332,7 @@ def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones
                  counts, scratch):
     """:func:`_decide` with record ``j`` at offset ``base + offsets[j]``, its key ``src[kpos[j]:][:klen[j]]``
     and its value's length ``vlen[j]`` (negative: a tombstone)."""
-    dig = scratch[2]
+    first = _find_batch(scratch, p)
     k = invalid = removed = tombs = 0
     for j in range(count):
         off = base + offsets[j]
@@ -331,8 +342,7 @@ def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones
         elif klen[j] < 0:
             invalid += 1
         else:
-            _digest(src, kpos[j], klen[j], p, j, scratch)
-            if off >= table_get(hashes, offs, dig):
+            if off >= _latest(src, kpos[j], klen[j], first, j, hashes, offs, scratch):
                 if vlen[j] >= 0 or keep_tombstones:
                     retain = True
                 else:
@@ -539,14 +549,14 @@ def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_
 
 @kernel
 def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebuilt, tombs, written_rows, stats, plain,
-               recs, pending, inner, istart, iend, seen_places, seen_digests, seen_state, place):
+               recs, pending, inner, istart, iend, seen_batches, seen_slots, seen_state, place):
     """``filterTo`` of the batches ``pos[i0:i1]`` into ``dest`` from ``stats[DEST]``: (index, :data:`DONE` /
     :data:`HANDBACK` / :data:`ROOM`).  ``rebuilt`` gets the (start, end) of each re-encoded batch (its
     CRC to write), ``tombs`` each kept tombstone's (offset, delete horizon), ``written`` each batch
     written's (size, last offset, max timestamp), what ``LogSegment.append`` indexes; ``plain``: room for
     an lz4 batch's records, ``recs`` for those retained when some go, listed in ``pending`` (the caller
     compresses them and puts them in place: :data:`ROOM` when ``recs`` is full)."""
-    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_places, seen_digests,
+    scratch = (np.empty(16, np.uint64), np.empty(4, np.uint64), np.empty(16, np.uint8), seen_batches, seen_slots,
                seen_state, place, np.empty(16, np.uint64), np.empty(4, np.uint64))
     counts, info = np.zeros(4, np.int64), np.zeros(2, np.int64)
     for i in range(i0, i1):

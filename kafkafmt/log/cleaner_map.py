@@ -91,8 +91,10 @@ class CleanerConfig:
 _THREAD_MAPS = threading.local()
 
 
-#: digests the map pass keeps for the filter pass (24 bytes each: 24 MiB at most, beside the table)
-SEEN_DIGESTS = 1 << 20
+#: records whose slot the map pass keeps for the filter pass (4 bytes each: 32 MiB at most, beside the
+#: table), and batches they are found by (24 bytes each, 24 MiB at most; only what is used takes memory)
+SEEN_RECORDS = 1 << 23
+SEEN_BATCHES = 1 << 20
 #: bytes of v0/v1 wrapper values the map pass inflated that it keeps for the filter pass
 KEPT_INFLATED_BYTES = 32 << 20
 
@@ -134,12 +136,13 @@ class OffsetMap:
 
     @property
     def seen(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The digests the map pass computed (at most :data:`SEEN_DIGESTS`) by the place of their record in
-        the log (segment base offset, position and index), for the filter pass to read instead of hashing
-        the same keys again: (places, digests, [count, read position])."""
+        """Where the map pass put each record (at most :data:`SEEN_RECORDS`, in at most :data:`SEEN_BATCHES`
+        batches), for the filter pass to read the key's latest offset from that slot instead of hashing
+        the key and probing again: (batches as rows of segment base offset, position and index of their
+        record 0 in slots; each record's slot, -1 when not put; [batches, slots, read position])."""
         if self._seen is None:
-            n = min(SEEN_DIGESTS, self.slots)
-            self._seen = (np.empty((n, 2), np.int64), np.empty((n, DIGEST_SIZE), np.uint8), np.zeros(2, np.int64))
+            self._seen = (np.empty((SEEN_BATCHES, 3), np.int64), np.empty(SEEN_RECORDS, np.int32),
+                          np.zeros(3, np.int64))
         return self._seen
 
     def clear(self) -> None:

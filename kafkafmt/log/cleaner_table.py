@@ -207,7 +207,7 @@ def _same(hashes, s, dig):
 
 @inner
 def table_put(hashes, offs, state, dig, offset):
-    """``SkimpyOffsetMap.put`` of a digest (the caller keeps a free slot)."""
+    """``SkimpyOffsetMap.put`` of a digest (the caller keeps a free slot): the slot it is in."""
     slots = offs.shape[0]
     attempt = 0
     while True:
@@ -219,11 +219,11 @@ def table_put(hashes, offs, state, dig, offset):
             state[USED + state[ENTRIES]] = s
             state[ENTRIES] += 1
             state[LATEST] = offset
-            return
+            return s
         if _same(hashes, s, dig):
             offs[s] = offset
             state[LATEST] = offset
-            return
+            return s
         attempt += 1
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 
+import numpy as np
 import pytest
 
 from kafkafmt.errors import KafkaFmtError
@@ -247,24 +248,40 @@ def test_spans_of_more_batches_than_one_compiled_step(monkeypatch):
     assert cleaner_batches.Spans(data).pos.tolist() == [b.position for b in MemoryRecords(data).batches()]
 
 
-@pytest.mark.parametrize("kept", [0, 5, 1 << 20])
-def test_the_filter_reads_the_map_passes_digests_by_place(monkeypatch, kept):
-    """Digests the map pass kept (none, a few, all) are found by their record's place; the rest computed:
-    the same bytes either way, and the map's memory bounded by SEEN_DIGESTS."""
+@pytest.mark.parametrize("kept", [0, 5, 45, 1 << 20])
+def test_the_filter_reads_the_slots_the_map_pass_put_records_in(monkeypatch, kept):
+    """Records whose slot the map pass kept (none, a few batches' worth, all) have their key's latest offset
+    read from that slot by the filter pass, the rest hashed and probed: the same bytes either way, each
+    kept slot holding its record's key, and the memory bounded by SEEN_RECORDS."""
     from kafkafmt.log import cleaner_map
     from kafkafmt.log.cleaner import _filter_one
     from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner_filter import CleanerStats
-    monkeypatch.setattr(cleaner_map, "SEEN_DIGESTS", kept)
+    monkeypatch.setattr(cleaner_map, "SEEN_RECORDS", kept)
     data = _segment(30)
     arr, spans = as_array(data), Spans(data)
     omap = cleaner_map.OffsetMap(24 * 1000)
-    map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: False, (0, 0))
-    assert int(omap.seen[2][0]) == min(kept, 300) and len(omap.seen[0]) == min(kept, omap.slots)
+    map_segment_runs(data, arr, spans, omap, 0, 900, CleanerStats(), lambda b: False, (4, 0))
+    batches, slots, state = omap.seen
+    assert len(slots) == kept and int(state[1]) == 10 * int(state[0]) == 10 * (kept // 10 if kept < 300 else 30)
+    by_position = {b.position: list(b.records()) for b in MemoryRecords(data).batches()}
+    for seg, position, first in batches[:state[0]].tolist():
+        assert seg == 4
+        for j, r in enumerate(by_position[position]):
+            assert slots[first + j] == -1 if r.key is None else omap.hashes[slots[first + j]].tobytes() == \
+                hashlib.md5(r.key).digest()
     flt = _filter(omap, last_records={})
-    out, _, _ = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (0, 0)).chunk(spans, 0, len(spans))
+    out, _, _ = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (4, 0)).chunk(spans, 0, len(spans))
     ref = _filter(omap, last_records={})
-    assert b"".join(out) == b"".join(_filter_one(ref, b, arr)[0] for b in MemoryRecords(data).batches())
+    want = b"".join(_filter_one(ref, b, arr)[0] for b in MemoryRecords(data).batches())
+    assert b"".join(out) == want
+    # the filter did read the kept slots: pointed at an empty slot (offset 0), they keep superseded records
+    empty = int(np.flatnonzero((omap.offsets == 0) & ~omap.hashes.any(axis=1))[0])
+    slots[:state[1]][slots[:state[1]] >= 0] = empty
+    state[2] = 0
+    flt = _filter(omap, last_records={})
+    out, _, _ = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (4, 0)).chunk(spans, 0, len(spans))
+    assert (b"".join(out) == want) == (kept < 10)
 
 
 @pytest.mark.parametrize("budget", [0, 300, 1 << 20])
