@@ -92,9 +92,10 @@ def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
     from ..records import MemoryRecords, MemoryRecordsBuilder
     now = records[-1].timestamp
     omap, out = _cleaned(data, now)
-    one = OffsetMap(24 * 4)  # the per-batch path's put and get
-    one.put(b"x", 3)
+    one = OffsetMap(24 * 4)  # the per-batch path's put and get, and clear
+    one.put(b"y", 1)
     one.clear()
+    one.put(b"x", 3)
     legacy = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 0)
     for r in records:
         legacy.append_with_offset(r.offset, r.timestamp, r.key, r.value)
