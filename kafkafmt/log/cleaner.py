@@ -332,7 +332,7 @@ def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max
             continue
         out, max_offset, meta = run.chunk(spans, i, j)
         if out:
-            dest.append(max_offset, -1, -1, b"".join(out), batches=meta)
+            dest.append(max_offset, -1, -1, out[0] if len(out) == 1 else b"".join(out), batches=meta)
         position, i = int(spans.ends[j - 1]), j
     _clean_windows(seg, data, arr, dest, flt, position, cap, topic_max, broker_max)
 

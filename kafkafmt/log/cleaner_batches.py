@@ -940,10 +940,11 @@ class FilterRun:
         self.plain, self.recs = _scratch()
 
     def chunk(self, spans: Spans, i: int, j: int) -> tuple[list, int, list]:
-        """The bytes kept of the batches ``i`` to ``j - 1`` (in order), the largest offset kept, and each
-        batch written's [size, last offset, max timestamp]."""
+        """The bytes kept of the batches ``i`` to ``j - 1`` (in order: bytes, or views of a buffer this call
+        made for them), the largest offset kept, and each batch written's [size, last offset, max
+        timestamp]."""
         nbytes = int(spans.ends[j - 1] - spans.pos[i])
-        dest = np.empty(dest_capacity(nbytes), np.uint8)
+        dest, used = np.empty(dest_capacity(nbytes), np.uint8), 0
         rebuilt = np.empty((j - i, 2), np.int64)
         tombs = np.empty((nbytes // _MIN_RECORD + 1, 2), np.int64)
         written = np.empty((j - i, 3), np.int64)
@@ -954,11 +955,17 @@ class FilterRun:
         while k < j:
             stats = np.zeros(N_STATS, np.int64)
             stats[S_MAX_OFFSET] = -1
+            # what is written goes after what the views already out point at (a new buffer when short)
+            need = dest_capacity(int(spans.ends[j - 1] - spans.pos[k]))
+            if len(dest) - used < need:
+                dest, used = np.empty(need, np.uint8), 0
+            room = dest[used:]
             k, code = filter_run(self.arr, spans.pos, spans.size, k, j, self.prm, self.specials, self.flt.map.hashes,
-                                 self.flt.map.offsets, dest, rebuilt, tombs, written, stats, self.plain, self.recs,
+                                 self.flt.map.offsets, room, rebuilt, tombs, written, stats, self.plain, self.recs,
                                  pending, inner, istart, iend, *self.flt.map.seen,
                                  self.place)
-            out.extend(self._collect(spans, dest, rebuilt, tombs, written, pending, stats))
+            out.extend(self._collect(spans, room, rebuilt, tombs, written, pending, stats))
+            used += int(stats[S_DEST])
             meta.extend(written[:stats[S_WRITTEN]].tolist())
             max_offset = max(max_offset, int(stats[S_MAX_OFFSET]))
             if code == HANDBACK:
@@ -1005,7 +1012,7 @@ class FilterRun:
         pieces, at = [], 0
         for row in pending[:stats[S_PENDING]].tolist():
             if row[PD_DEST] > at:
-                pieces.append(dest[at:row[PD_DEST]].tobytes())
+                pieces.append(view[at:row[PD_DEST]])
                 at = row[PD_DEST]
             kept = self._compressed(spans, row, view)
             if self.arr[int(spans.pos[row[PD_INDEX]]) + _MAGIC_BYTE_AT] >= MAGIC_VALUE_V2:
@@ -1014,5 +1021,5 @@ class FilterRun:
             st.bytes_written += len(kept)
             pieces.append(kept)
         if stats[S_DEST] > at:
-            pieces.append(dest[at:stats[S_DEST]].tobytes())
+            pieces.append(view[at:stats[S_DEST]])
         return pieces

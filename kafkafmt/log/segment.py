@@ -95,9 +95,10 @@ INDEX_GRANULARITIES = ("batch", "append")
 _SIZE = object()  # read(): "maxPosition = segment size", the default of LogSegment.read(start, maxSize)
 
 
-def _as_bytes(records) -> bytes:
-    if isinstance(records, MemoryRecords):
-        return bytes(records)
+def _as_bytes(records) -> bytes | memoryview:
+    """The bytes to write: a memoryview as it is (the cleaner's output buffer, not copied again)."""
+    if isinstance(records, memoryview):
+        return records.cast("B") if records.format != "B" or records.ndim != 1 else records
     return bytes(records)
 
 
