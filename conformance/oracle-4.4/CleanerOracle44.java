@@ -36,7 +36,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
 import org.apache.kafka.storage.internals.log.LogCleaner;
 import org.apache.kafka.storage.internals.log.LogConfig;
@@ -62,10 +61,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.Delayed;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 public final class CleanerOracle44 {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -108,7 +103,7 @@ public final class CleanerOracle44 {
             case "records":
                 return records(req, out);
             case "runScheduled":
-                return InlineScheduler.runDue(req.get("now").asLong(), out);
+                return CleanerClock.InlineScheduler.runDue(req.get("now").asLong(), out);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -124,14 +119,14 @@ public final class CleanerOracle44 {
         return UnifiedLog.create(
             new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
+            new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             clean, Optional.empty(), new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
     }
 
     static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
-        MutableTime time = new MutableTime(req.get("now").asLong());
-        InlineScheduler.PENDING.clear();
+        CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
+        CleanerClock.InlineScheduler.PENDING.clear();
         File logDir = new File(req.get("dir").asText()).getAbsoluteFile().getParentFile();
         JsonNode c = req.path("cleaner");
         CleanerConfig cleanerConfig = new CleanerConfig(
@@ -163,13 +158,14 @@ public final class CleanerOracle44 {
         } finally {
             log.close();
         }
-        InlineScheduler.listPending(out);
+        CleanerClock.InlineScheduler.listPending(out);
         return out;
     }
 
     /** Opens the directory as a broker restarting after a crash would (no clean shutdown) and lists every record. */
     static ObjectNode records(JsonNode req, ObjectNode out) throws Exception {
-        UnifiedLog log = open(req, new MutableTime(req.get("now").asLong()), req.path("clean").asBoolean(false));
+        UnifiedLog log = open(req, new CleanerClock.MutableTime(req.get("now").asLong()),
+                              req.path("clean").asBoolean(false));
         try {
             ArrayNode recs = out.putArray("records");
             ArrayNode magics = out.putArray("magics");
@@ -197,70 +193,5 @@ public final class CleanerOracle44 {
         java.nio.ByteBuffer d = b.duplicate();
         while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
         return sb.toString();
-    }
-
-    static final class MutableTime implements Time {
-        volatile long ms;
-
-        MutableTime(long ms) {
-            this.ms = ms;
-        }
-
-        @Override public long milliseconds() { return ms; }
-        @Override public long nanoseconds() { return ms * 1_000_000L; }
-        @Override public void sleep(long ms) { this.ms += ms; }
-        @Override public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("MutableTime cannot wait");
-        }
-    }
-
-    /** Runs one-shot tasks due at once on the caller's thread and keeps later ones in PENDING (in order of
-     *  scheduling) until runDue; periodic tasks never run. */
-    static final class InlineScheduler implements Scheduler {
-        static final java.util.List<Object[]> PENDING = new java.util.ArrayList<>();  // {name, dueMs, task}
-        private final Time time;
-
-        InlineScheduler(Time time) {
-            this.time = time;
-        }
-
-        @Override public void startup() { }
-        @Override public void shutdown() { }
-        @Override public void resizeThreadPool(int newSize) { }
-        @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
-            if (periodMs > 0) return new Done();
-            if (delayMs <= 0) task.run();
-            else PENDING.add(new Object[] {name, time.milliseconds() + delayMs, task});
-            return new Done();
-        }
-
-        static void listPending(ObjectNode out) {
-            ArrayNode list = out.putArray("scheduled");
-            for (Object[] p : PENDING) list.addObject().put("name", (String) p[0]).put("dueMs", (Long) p[1]);
-        }
-
-        static ObjectNode runDue(long now, ObjectNode out) {
-            ArrayNode ran = out.putArray("ran");
-            java.util.List<Object[]> due = new java.util.ArrayList<>();
-            for (Object[] p : PENDING) if ((Long) p[1] <= now) due.add(p);
-            due.sort(java.util.Comparator.comparingLong(p -> (Long) p[1]));  // stable: ties keep their order
-            for (Object[] p : due) {
-                PENDING.remove(p);
-                ((Runnable) p[2]).run();
-                ran.add((String) p[0]);
-            }
-            listPending(out);
-            return out;
-        }
-    }
-
-    static final class Done implements ScheduledFuture<Object> {
-        @Override public long getDelay(TimeUnit unit) { return 0; }
-        @Override public int compareTo(Delayed o) { return 0; }
-        @Override public boolean cancel(boolean mayInterruptIfRunning) { return false; }
-        @Override public boolean isCancelled() { return false; }
-        @Override public boolean isDone() { return true; }
-        @Override public Object get() { return null; }
-        @Override public Object get(long timeout, TimeUnit unit) { return null; }
     }
 }

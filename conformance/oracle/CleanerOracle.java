@@ -39,8 +39,6 @@ import kafka.server.BrokerTopicStats;
 import kafka.utils.Pool;
 
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
@@ -62,10 +60,6 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Delayed;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 public final class CleanerOracle {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -112,7 +106,7 @@ public final class CleanerOracle {
             case "records":
                 return records(req, out);
             case "runScheduled":
-                return InlineScheduler.runDue(req.get("now").asLong(), out);
+                return CleanerClock.InlineScheduler.runDue(req.get("now").asLong(), out);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -125,8 +119,8 @@ public final class CleanerOracle {
     }
 
     static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
-        MutableTime time = new MutableTime(req.get("now").asLong());
-        InlineScheduler.PENDING.clear();
+        CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
+        CleanerClock.InlineScheduler.PENDING.clear();
         File dir = new File(req.get("dir").asText()).getAbsoluteFile();
         File logDir = dir.getParentFile();
         JsonNode c = req.path("cleaner");
@@ -142,7 +136,7 @@ public final class CleanerOracle {
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
             dir, new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
+            new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             true, scala.Option.empty(), false,
             new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
@@ -179,18 +173,18 @@ public final class CleanerOracle {
         } finally {
             log.close();
         }
-        InlineScheduler.listPending(out);
+        CleanerClock.InlineScheduler.listPending(out);
         return out;
     }
 
     /** Opens the directory as a broker restarting after a crash would (LogLoader, no clean shutdown) and lists
      *  every record: [offset, key hex, value hex]. */
     static ObjectNode records(JsonNode req, ObjectNode out) throws Exception {
-        MutableTime time = new MutableTime(req.get("now").asLong());
+        CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
             new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
-            new InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
+            new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
             req.path("clean").asBoolean(false), scala.Option.empty(), false,
             new ConcurrentHashMap<>(), false, LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
@@ -220,70 +214,5 @@ public final class CleanerOracle {
         java.nio.ByteBuffer d = b.duplicate();
         while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
         return sb.toString();
-    }
-
-    static final class MutableTime implements Time {
-        volatile long ms;
-
-        MutableTime(long ms) {
-            this.ms = ms;
-        }
-
-        @Override public long milliseconds() { return ms; }
-        @Override public long nanoseconds() { return ms * 1_000_000L; }
-        @Override public void sleep(long ms) { this.ms += ms; }
-        @Override public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("MutableTime cannot wait");
-        }
-    }
-
-    /** Runs one-shot tasks due at once on the caller's thread and keeps later ones in PENDING (in order of
-     *  scheduling) until runDue; periodic tasks never run. */
-    static final class InlineScheduler implements Scheduler {
-        static final java.util.List<Object[]> PENDING = new java.util.ArrayList<>();  // {name, dueMs, task}
-        private final Time time;
-
-        InlineScheduler(Time time) {
-            this.time = time;
-        }
-
-        @Override public void startup() { }
-        @Override public void shutdown() { }
-        @Override public void resizeThreadPool(int newSize) { }
-        @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
-            if (periodMs > 0) return new Done();
-            if (delayMs <= 0) task.run();
-            else PENDING.add(new Object[] {name, time.milliseconds() + delayMs, task});
-            return new Done();
-        }
-
-        static void listPending(ObjectNode out) {
-            ArrayNode list = out.putArray("scheduled");
-            for (Object[] p : PENDING) list.addObject().put("name", (String) p[0]).put("dueMs", (Long) p[1]);
-        }
-
-        static ObjectNode runDue(long now, ObjectNode out) {
-            ArrayNode ran = out.putArray("ran");
-            java.util.List<Object[]> due = new java.util.ArrayList<>();
-            for (Object[] p : PENDING) if ((Long) p[1] <= now) due.add(p);
-            due.sort(java.util.Comparator.comparingLong(p -> (Long) p[1]));  // stable: ties keep their order
-            for (Object[] p : due) {
-                PENDING.remove(p);
-                ((Runnable) p[2]).run();
-                ran.add((String) p[0]);
-            }
-            listPending(out);
-            return out;
-        }
-    }
-
-    static final class Done implements ScheduledFuture<Object> {
-        @Override public long getDelay(TimeUnit unit) { return 0; }
-        @Override public int compareTo(Delayed o) { return 0; }
-        @Override public boolean cancel(boolean mayInterruptIfRunning) { return false; }
-        @Override public boolean isCancelled() { return false; }
-        @Override public boolean isDone() { return true; }
-        @Override public Object get() { return null; }
-        @Override public Object get(long timeout, TimeUnit unit) { return null; }
     }
 }
