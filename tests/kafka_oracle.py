@@ -16,16 +16,14 @@ response) when Kafka threw. ``request`` returns the response whatever ``ok`` say
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from ci_mode import in_ci  # the one CI-mode helper (re-exported)
+from jsonl_jvm import JsonLinesJvm, JvmCrashed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = REPO_ROOT / "conformance"
@@ -85,68 +83,28 @@ class OracleError(Exception):
         super().__init__(f"{self.error}: {self.message}")
 
 
-class OracleCrashed(RuntimeError):
+class OracleCrashed(JvmCrashed):
     """The JVM went away or answered something that is not a protocol line."""
 
 
 # --------------------------------------------------------------------------- client
 
-class KafkaOracle:
+class KafkaOracle(JsonLinesJvm):
     """One oracle JVM. Requests are served strictly in order; the client is thread-safe."""
 
-    def __init__(self, java: str | None = None, jvm_args: list[str] | None = None):
+    crash_error = OracleCrashed
+
+    def __init__(self, java: str | None = None, jvm_args: list[str] | None = None, *, classpath: str | None = None,
+                 main_class: str = MAIN_CLASS, name: str = "Kafka oracle"):
         java = java or os.environ.get("KAFKA_ORACLE_JAVA") or "java"
-        classpath = f"{CLASSES_DIR}{os.pathsep}{LIB_DIR / '*'}"
+        classpath = classpath or f"{CLASSES_DIR}{os.pathsep}{LIB_DIR / '*'}"
         cmd = [java, *(jvm_args if jvm_args is not None else ["-XX:+UseSerialGC", "-Xss4m"]),
-               "-cp", classpath, MAIN_CLASS]
-        self._stderr = tempfile.TemporaryFile(prefix="kafka-oracle-", suffix=".stderr")
-        self._lock = threading.Lock()
-        self._proc = subprocess.Popen(
-            cmd,
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-        )
-        self.requests_served = 0
-
-    # -- plumbing ------------------------------------------------------------------------
-
-    def stderr_tail(self, limit: int = 4000) -> str:
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            return self._stderr.read().decode("utf-8", "replace")[-limit:]
-        except (OSError, ValueError):
-            return ""
-
-    @property
-    def alive(self) -> bool:
-        return self._proc.poll() is None
+               "-cp", classpath, main_class]
+        super().__init__(cmd, name, cwd=REPO_ROOT)
 
     def request(self, op: str, **fields: Any) -> dict:
-        """Send one request and return the response dict, whether ``ok`` or not."""
-        line = json.dumps({"op": op, **to_wire(fields)}, separators=(",", ":"))
-        with self._lock:
-            if self._proc.poll() is not None:
-                raise OracleCrashed(f"Kafka oracle exited with {self._proc.returncode}:\n{self.stderr_tail()}")
-            try:
-                self._proc.stdin.write(line + "\n")
-                self._proc.stdin.flush()
-                answer = self._proc.stdout.readline()
-            except (BrokenPipeError, OSError) as e:
-                raise OracleCrashed(f"Kafka oracle pipe broke ({e}):\n{self.stderr_tail()}") from e
-            if not answer:
-                self._proc.wait(timeout=5)
-                raise OracleCrashed(f"Kafka oracle exited with {self._proc.returncode}:\n{self.stderr_tail()}")
-            self.requests_served += 1
-        try:
-            return json.loads(answer)
-        except json.JSONDecodeError as e:
-            raise OracleCrashed(f"Kafka oracle answered a non-JSON line: {answer[:200]!r}") from e
+        """Send one request (bytes as hex) and return the response dict, whether ``ok`` or not."""
+        return super().request(op, **to_wire(fields))
 
     def call(self, op: str, **fields: Any) -> dict:
         """Send one request; return the response if ``ok``, else raise :class:`OracleError`."""
@@ -154,22 +112,6 @@ class KafkaOracle:
         if not resp.get("ok"):
             raise OracleError(resp)
         return resp
-
-    def close(self) -> None:
-        proc = self._proc
-        if proc.poll() is None:
-            try:
-                proc.stdin.close()  # EOF: the oracle's read loop ends and the JVM exits
-                proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
-                proc.wait(timeout=10)
-        for stream in (proc.stdout, proc.stdin):
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
-        self._stderr.close()
 
     def __enter__(self) -> "KafkaOracle":
         return self

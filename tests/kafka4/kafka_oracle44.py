@@ -9,9 +9,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import subprocess
-import tempfile
-import threading
 from pathlib import Path
 
 import kafka_oracle
@@ -27,15 +24,10 @@ MAIN_CLASS = "KafkaOracle44"
 class KafkaOracle44(kafka_oracle.KafkaOracle):
     """One JVM on Kafka 4.4.0's jars; ``request``/``call``/``close`` as :class:`kafka_oracle.KafkaOracle`."""
 
-    def __init__(self, java: str | None = None):  # noqa: D107 - the parent's plumbing, another class path
-        java = java or os.environ.get("KAFKA_ORACLE_JAVA") or "java"
-        cmd = [java, "-XX:+UseSerialGC", "-Xss4m", "-Xmx256m", "-cp", f"{CLASSES44}{os.pathsep}{LIB44 / '*'}",
-               MAIN_CLASS]
-        self._stderr = tempfile.TemporaryFile(prefix="kafka-oracle44-", suffix=".stderr")
-        self._lock = threading.Lock()
-        self._proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=self._stderr, text=True, encoding="utf-8", bufsize=1)
-        self.requests_served = 0
+    def __init__(self, java: str | None = None):  # noqa: D107 - the parent's, on another class path
+        super().__init__(java, ["-XX:+UseSerialGC", "-Xss4m", "-Xmx256m"],
+                         classpath=f"{CLASSES44}{os.pathsep}{LIB44 / '*'}", main_class=MAIN_CLASS,
+                         name="Kafka 4.4 oracle")
 
 
 def oracle44_missing_reason() -> str | None:

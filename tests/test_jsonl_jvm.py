@@ -1,0 +1,44 @@
+"""The oracles' one transport (tests/jsonl_jvm.py): a process that dies or answers garbage is reported with
+its exit status and stderr, not as a hang or a JSON error, and answers are read one line per request."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from jsonl_jvm import JsonLinesJvm, JvmCrashed
+
+
+def _server(script: str) -> JsonLinesJvm:
+    return JsonLinesJvm([sys.executable, "-c", script], "test server")
+
+
+def test_one_answer_per_request():
+    echo = _server("import sys, json\nfor line in sys.stdin:\n"
+                   "    print(json.dumps({'ok': True, 'got': json.loads(line)}), flush=True)")
+    try:
+        assert echo.request("ping", n=1) == {"ok": True, "got": {"op": "ping", "n": 1}}
+        assert echo.request("again")["got"]["op"] == "again" and echo.requests_served == 2 and echo.alive
+    finally:
+        echo.close()
+    assert not echo.alive
+
+
+def test_a_dead_process_is_reported_with_its_stderr():
+    dead = _server("import sys\nsys.stdin.readline()\nsys.stderr.write('boom: no such class')\nsys.exit(3)")
+    try:
+        with pytest.raises(JvmCrashed, match=r"(?s)test server exited with 3.*boom: no such class"):
+            dead.request("ping")
+        with pytest.raises(JvmCrashed, match="exited with 3"):
+            dead.request("ping")
+    finally:
+        dead.close()
+
+
+def test_a_line_that_is_not_json_is_reported():
+    noisy = _server("import sys\nsys.stdin.readline()\nprint('WARNING: something', flush=True)\nsys.stdin.read()")
+    try:
+        with pytest.raises(JvmCrashed, match="non-JSON line: 'WARNING: something"):
+            noisy.request("ping")
+    finally:
+        noisy.close()
