@@ -24,7 +24,7 @@ from .errors import ConfigError
 
 __all__ = ["KAFKA_LINES", "DEFAULT_LINE", "LineChange", "CHANGES", "change", "value", "changes",
            "check_line", "removed_topic_keys", "added_topic_keys", "changed_topic_defaults",
-           "changed_topic_checks", "rows_applied", "ClientGeneration", "CLIENT_GENERATIONS"]
+           "changed_topic_checks", "rows_applied", "API_BY_RELEASE", "ClientGeneration", "CLIENT_GENERATIONS"]
 
 #: the Kafka lines kafkafmt models (``kafkafmt.kafka.version``)
 KAFKA_LINES = ("3.9", "4.4")
@@ -204,18 +204,36 @@ def rows_applied(trace) -> list[str]:
 
 
 # --- client generations: what an old client sends, against the rows above ----------------------
+#: (first release, newest ProduceRequest, newest FetchRequest) a client or broker of each release speaks,
+#: oldest first (``ApiKeys`` and the Produce/Fetch request schemas of each release; the 4.x lines are
+#: :data:`kafkafmt.scenarios.versions.KAFKA4_API`)
+API_BY_RELEASE: tuple[tuple[str, int, int], ...] = (
+    ("0.8.2", 0, 0), ("0.9.0", 1, 1), ("0.10.0", 2, 2), ("0.10.1", 2, 3), ("0.11.0", 3, 5), ("1.0", 5, 6),
+    ("1.1", 5, 7), ("2.0", 6, 8), ("2.1", 7, 10), ("2.3", 7, 11), ("2.7", 8, 12), ("2.8", 9, 12),
+    ("3.1", 9, 13), ("3.5", 9, 15), ("3.7", 10, 16), ("3.9", 11, 17),
+)
+_API_OF_RELEASE = {first: (produce, fetch) for first, produce, fetch in API_BY_RELEASE}
+
+
 @dataclass(frozen=True)
 class ClientGeneration:
     """Clients that speak the protocol of one Kafka release: the newest Produce and Fetch versions they
-    send.  A client pinned to an old protocol (kafka-python's ``api_version=(0, 9)``) speaks its pin's
-    generation.  Compared with rows ``produce.min_version`` / ``fetch.min_version`` by the audit."""
+    send (:data:`API_BY_RELEASE`'s row of ``release``).  A client pinned to an old protocol
+    (kafka-python's ``api_version=(0, 9)``) speaks its pin's generation.  Compared with rows
+    ``produce.min_version`` / ``fetch.min_version`` by the audit."""
 
     name: str
-    release: str  #: the Kafka release whose ApiKeys the generation speaks (``MetadataVersion`` spelling)
+    release: str  #: the first release of a row of :data:`API_BY_RELEASE` (``MetadataVersion`` spelling)
     clients: str
-    produce_max: int
-    fetch_max: int
     source: str
+
+    @property
+    def produce_max(self) -> int:
+        return _API_OF_RELEASE[self.release][0]
+
+    @property
+    def fetch_max(self) -> int:
+        return _API_OF_RELEASE[self.release][1]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "release": self.release, "clients": self.clients,
@@ -225,17 +243,15 @@ class ClientGeneration:
 _APIKEYS = "ApiKeys and the Produce/Fetch request schemas of the release"
 _KAFKA_PYTHON = "kafka-python's api_version pin (KafkaProducer/KafkaConsumer pick request versions by it)"
 
-#: the generations an upgrade audit names, oldest first (the releases agree with
-#: ``kafkafmt.scenarios.versions.client_api_versions``, checked by the test suite)
+#: the generations an upgrade audit names, oldest first
 CLIENT_GENERATIONS: tuple[ClientGeneration, ...] = (
-    ClientGeneration("0.8", "0.8.2", "Java/Scala clients 0.8.x", 0, 0, _APIKEYS),
-    ClientGeneration("0.9", "0.9.0", "Java clients 0.9; kafka-python api_version=(0, 9)", 1, 1,
-                     f"{_APIKEYS}; {_KAFKA_PYTHON}"),
-    ClientGeneration("0.10.0", "0.10.0", "Java clients 0.10.0; kafka-python api_version=(0, 10)", 2, 2,
+    ClientGeneration("0.8", "0.8.2", "Java/Scala clients 0.8.x", _APIKEYS),
+    ClientGeneration("0.9", "0.9.0", "Java clients 0.9; kafka-python api_version=(0, 9)", f"{_APIKEYS}; {_KAFKA_PYTHON}"),
+    ClientGeneration("0.10.0", "0.10.0", "Java clients 0.10.0; kafka-python api_version=(0, 10)",
                      f"{_APIKEYS} (KIP-32); {_KAFKA_PYTHON}"),
     ClientGeneration("0.10.1-0.10.2", "0.10.1", "Java clients 0.10.1, 0.10.2; kafka-python api_version=(0, 10, 1)",
-                     2, 3, f"{_APIKEYS} (KIP-74); {_KAFKA_PYTHON}"),
-    ClientGeneration("0.11", "0.11.0", "Java clients 0.11 (message format v2, KIP-98)", 3, 5, _APIKEYS),
+                     f"{_APIKEYS} (KIP-74); {_KAFKA_PYTHON}"),
+    ClientGeneration("0.11", "0.11.0", "Java clients 0.11 (message format v2, KIP-98)", _APIKEYS),
     ClientGeneration("1.0 and later", "1.0", "Java clients 1.0 and later; kafka-python, aiokafka, librdkafka "
-                     "negotiating with ApiVersions (KIP-35)", 5, 6, _APIKEYS),
+                     "negotiating with ApiVersions (KIP-35)", _APIKEYS),
 )

@@ -42,13 +42,6 @@ def kafka4_line(version) -> str | None:
 #: seed 000's internal ApiVersion names → Kafka's MetadataVersion strings
 SEED_API_VERSION_ALIASES = {"0.9.0-1": "0.10.0-IV0"}
 
-# (first release, newest ProduceRequest, newest FetchRequest), oldest first
-_API_BY_RELEASE = (
-    ("0.8.2", 0, 0), ("0.9.0", 1, 1), ("0.10.0", 2, 2), ("0.10.1", 2, 3), ("0.11.0", 3, 5), ("1.0", 5, 6),
-    ("1.1", 5, 7), ("2.0", 6, 8), ("2.1", 7, 10), ("2.3", 7, 11), ("2.7", 8, 12), ("2.8", 9, 12),
-    ("3.1", 9, 13), ("3.5", 9, 15), ("3.7", 10, 16), ("3.9", 11, 17),
-)
-
 # MetadataVersion.fetchRequestVersion (Kafka 3.9): first IBP → replica FetchRequest version
 _REPLICA_FETCH = (
     ("0.9.0", 1), ("0.10.0-IV0", 2), ("0.10.1-IV1", 3), ("0.11.0-IV0", 4), ("0.11.0-IV1", 5), ("1.1-IV0", 7),
@@ -78,7 +71,7 @@ def client_api_versions(release) -> tuple[int, int]:
     if rel in KAFKA4_API:
         return KAFKA4_API[rel]
     best = (0, 0)
-    for first, produce, fetch in _API_BY_RELEASE:
+    for first, produce, fetch in kafka_lines.API_BY_RELEASE:
         if _at_least(rel, first):
             best = (produce, fetch)
     return best

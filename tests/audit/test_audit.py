@@ -132,8 +132,10 @@ def test_retention_prediction_matches_kafkas_delete_old_segments(mixed, tmp_path
 
 def test_client_generations_against_the_line_rows(mixed):
     from kafkafmt.scenarios.versions import client_api_versions
-    for g in kafka_lines.CLIENT_GENERATIONS:  # the table agrees with the cluster model's release table
-        assert client_api_versions(g.release) == (g.produce_max, g.fetch_max), g.name
+    # ApiKeys of 0.8.2, 0.9, 0.10.0, 0.10.1, 0.11 and 1.0: the newest Produce / Fetch each generation sends
+    assert [(g.produce_max, g.fetch_max) for g in kafka_lines.CLIENT_GENERATIONS] == \
+        [(0, 0), (1, 1), (2, 2), (2, 3), (3, 5), (5, 6)]
+    assert client_api_versions("0.10.2") == (2, 3) and client_api_versions("2.0") == (6, 8)  # the releases between
     clients = {c["name"]: c for c in audit_log_dirs(mixed, now_ms=0).to_dict()["clients"]}
     refused = {n for n, c in clients.items() if not c["can_fetch"]}
     assert refused == {"0.8", "0.9", "0.10.0", "0.10.1-0.10.2"}  # Fetch < v4 (KIP-896)
