@@ -40,6 +40,7 @@ from ..records.fast.jit import inner, kernel
 from ..records import fast
 from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _legacy_entry, _stored_crc, \
     decode_legacy_inner, memory_spans
+from ..records.fast.build_kernel import copy_bytes
 from ..records.fast.lz4_frame import lz4_frame_into
 from ..records.memory import MemoryRecords, read_batch
 from ..records.walker import MEMORY, BatchWalker
@@ -496,7 +497,7 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
         horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
         max_ts = _be_int(data, p + _MAX_TS_AT, 8)
         if k == count and not need_h:
-            dest[q:q + n] = data[p:p + n]
+            copy_bytes(dest, q, data, p, n)
             written = n
         elif compressed:
             r0 = stats[S_RECS_POS]
@@ -652,7 +653,7 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
         if magic > 0 and t > max_ts:
             max_ts = t
         _put_be(recs, q, off - base if magic > 0 else off, 8)
-        recs[q + _LEGACY_OFFSET_END:q + n] = src[pos + _LEGACY_OFFSET_END:pos + n]
+        copy_bytes(recs, q + _LEGACY_OFFSET_END, src, pos + _LEGACY_OFFSET_END, n - _LEGACY_OFFSET_END)
         starts[j], ends[j] = pos + _MAGIC_BYTE_AT, pos + n
         q += n
     _crc32_spans(src, starts, ends, 0, keep.shape[0], crcs)
@@ -681,7 +682,7 @@ def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs
         for r in range(count):
             same = same and rows[fast.F_MAGIC, r] == magic
         if k == count and same:
-            dest[q:q + n] = data[p:p + n]
+            copy_bytes(dest, q, data, p, n)
             written = n
             w = stats[S_WRITTEN]
             written_rows[w, 0], written_rows[w, 1] = n, _be_int(data, p + _LEGACY_OFFSET_AT, 8)

@@ -30,7 +30,7 @@ from ..limits import check_record_count
 from ..records import fast
 from ..records.default import batch_attributes, encode_default_batch
 from ..records.fast.jit import inner, kernel
-from ..records.fast.build_kernel import put_uvarint
+from ..records.fast.build_kernel import copy_bytes, put_uvarint
 from ..records.fast.kernels import _varint, _varlong
 from .cleaner_table import md5_spans
 from ..records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
@@ -146,10 +146,7 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
         q = put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
         dest[q] = 0
         q = put_uvarint(dest, q + 1, u)
-        s = out[R_TSD_END, i]
-        for k in range(rest):
-            dest[q + k] = data[s + k]
-        q += rest
+        q = copy_bytes(dest, q, data, out[R_TSD_END, i], rest)
     info[0] = max_ts
     return q
 

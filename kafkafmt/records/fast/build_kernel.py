@@ -42,9 +42,11 @@ def put_uvarint(out, p, u):
 
 
 @inner
-def _copy(out, p, src, s, n):
-    # unsigned indices, as in ``kernels.gather``: LLVM vectorises the loop (measured 4x faster than a
-    # slice assignment per value, which made this pass 14 ms instead of 3 ms for 200k records of ~100 B)
+def copy_bytes(out, p, src, s, n):
+    """``src[s:s+n]`` into ``out[p:]``; the position after it.  Unsigned indices, as in
+    ``kernels.gather``: LLVM vectorises the loop (measured 4x faster than a slice assignment per value,
+    which made this pass 14 ms instead of 3 ms for 200k records of ~100 B; a loop on signed indices read
+    from an array is not vectorised either: the cleaner's rebuild took 3.8x as long)."""
     d = np.uint64(p)
     s = np.uint64(s)
     for j in range(np.uint64(n)):
@@ -99,12 +101,12 @@ def write_v2_records(out, body, timestamps, offsets, key_data, key_pos, key_len,
             p = put_uvarint(out, p, oz)
             p = put_uvarint(out, p, _zigzag(np.int64(kl)))
             if kl > 0:
-                p = _copy(out, p, key_data, key_pos[i], kl)
+                p = copy_bytes(out, p, key_data, key_pos[i], kl)
             p = put_uvarint(out, p, _zigzag(np.int64(vl)))
             if vl > 0:
-                p = _copy(out, p, value_data, value_pos[i], vl)
+                p = copy_bytes(out, p, value_data, value_pos[i], vl)
             if hl >= 0:
-                p = _copy(out, p, hdr_data, hdr_pos[i], hl)
+                p = copy_bytes(out, p, hdr_data, hdr_pos[i], hl)
             else:
                 out[p] = 0
                 p += 1
