@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from .cleaner_table import (BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many,
                             table_put_many)
 
-__all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS"]
+__all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS", "InflatedValues", "release_offset_map"]
 
 #: broker setting (Kafka name) -> (CleanerConfig field, type, Kafka 3.9 default)
 CLEANER_KEYS: dict[str, tuple[str, type, Any]] = {
@@ -79,7 +79,9 @@ class CleanerConfig:
         """The calling thread's offset map of :attr:`memory_per_thread` bytes.  Like a broker's
         ``CleanerThread``, whose ``Cleaner`` allocates its ``SkimpyOffsetMap`` once and clears it before
         each pass, a thread keeps its map (the last size asked for) from one pass to the next: its pages
-        are already in memory, and clearing it touches only the slots the last pass took."""
+        are already in memory, and clearing it touches only the slots the last pass took.  The memory
+        stays with the thread as a broker's dedupe buffer stays with its cleaner thread (up to
+        ``memory_per_thread``, 128 MiB by default); :func:`release_offset_map` gives it back."""
         kept = getattr(_THREAD_MAPS, "map", None)
         if kept is None or kept.memory != self.memory_per_thread:
             _THREAD_MAPS.map = kept = None  # the old table goes before the new one is allocated
@@ -89,6 +91,14 @@ class CleanerConfig:
 
 #: each thread's offset map (:meth:`CleanerConfig.offset_map`)
 _THREAD_MAPS = threading.local()
+
+
+def release_offset_map() -> bool:
+    """Drop the calling thread's offset map (a long-lived process done cleaning gives its memory back; the
+    next pass allocates a new one).  True when there was one."""
+    had = getattr(_THREAD_MAPS, "map", None) is not None
+    _THREAD_MAPS.map = None
+    return had
 
 
 #: records whose slot the map pass keeps for the filter pass (4 bytes each: 32 MiB at most, beside the

@@ -73,6 +73,10 @@ def test_a_thread_keeps_its_map_between_passes():
     t.join()
     assert other[0] is not first and other[0].slots == 100
     assert b.offset_map() is not first and b.offset_map().slots == 200
+    from kafkafmt.log.cleaner_map import release_offset_map
+    kept = b.offset_map()
+    assert release_offset_map() and not release_offset_map()
+    assert b.offset_map() is not kept and b.offset_map().slots == 200
 
 
 def test_a_full_map_still_finds_every_key_and_misses_the_rest():
