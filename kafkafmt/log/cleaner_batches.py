@@ -188,17 +188,27 @@ def _find_batch(scratch, p):
 
 
 @inner
-def _latest(src, kpos, klen, first, j, hashes, offs, scratch):
-    """The map's offset for the key of record ``j`` (``SkimpyOffsetMap.get``): read from the slot the map
-    pass put that very record in when it kept it (``first``: :func:`_find_batch`; a slot never moves, so
-    it holds that key's latest offset), else hashed and probed."""
-    if first >= 0:
-        s = scratch[4][first + j]
-        if s >= 0:
-            return offs[s]
-    dig = scratch[2]
-    md5_into(src, kpos, klen, dig, scratch[0], scratch[1])
-    return table_get(hashes, offs, dig)
+def _latest_offsets(src, offsets, kpos, klen, base, count, latest_offset, first, hashes, offs, scratch):
+    """The map's offset for the key of each record ``j`` the filter asks about (at or before
+    ``latest_offset``, a non-null key; -1 for the others), ``SkimpyOffsetMap.get``: read from the slot the
+    map pass put that very record in when it kept it (``first``: :func:`_find_batch`; a slot never moves,
+    so it holds that key's latest offset), else hashed (two at a time) and probed."""
+    latest = np.full(count, -1, np.int64)
+    need = np.zeros(count, np.bool_)
+    slots = scratch[4]
+    for j in range(count):
+        if base + offsets[j] <= latest_offset and klen[j] >= 0:
+            s = slots[first + j] if first >= 0 else -1
+            if s >= 0:
+                latest[j] = offs[s]
+            else:
+                need[j] = True
+    if need.any():
+        digs = _digests_where(src, kpos, klen, need, count, scratch)
+        for j in range(count):
+            if need[j]:
+                latest[j] = table_get(hashes, offs, digs[j])
+    return latest
 
 
 @inner
@@ -213,14 +223,14 @@ def _map_records(src, start, end, p, count, base, start_offset, max_entries, has
 
 
 @inner
-def _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch):
-    """The digests of the keys the map takes (non-null, at or after ``start_offset``), two at a time
-    (:func:`md5_pair_into`): row ``j`` for record ``j``."""
+def _digests_where(src, kpos, klen, need, count, scratch):
+    """The digests of the keys of the records ``j`` where ``need[j]``, two at a time (:func:`md5_pair_into`):
+    row ``j`` for record ``j``."""
     digs = np.empty((count, DIGEST_SIZE), np.uint8)
     w, st, w2, st2 = scratch[0], scratch[1], scratch[7], scratch[8]
     held = -1
     for j in range(count):
-        if klen[j] >= 0 and base + offsets[j] >= start_offset:
+        if need[j]:
             if held < 0:
                 held = j
             else:
@@ -229,6 +239,15 @@ def _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch):
     if held >= 0:
         md5_into(src, kpos[held], klen[held], digs[held], w, st)
     return digs
+
+
+@inner
+def _key_digests(src, offsets, kpos, klen, base, count, start_offset, scratch):
+    """The digests of the keys the map takes (non-null, at or after ``start_offset``)."""
+    need = np.empty(count, np.bool_)
+    for j in range(count):
+        need[j] = klen[j] >= 0 and base + offsets[j] >= start_offset
+    return _digests_where(src, kpos, klen, need, count, scratch)
 
 
 @inner
@@ -333,7 +352,8 @@ def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones
                  counts, scratch):
     """:func:`_decide` with record ``j`` at offset ``base + offsets[j]``, its key ``src[kpos[j]:][:klen[j]]``
     and its value's length ``vlen[j]`` (negative: a tombstone)."""
-    first = _find_batch(scratch, p)
+    latest = _latest_offsets(src, offsets, kpos, klen, base, count, latest_offset, _find_batch(scratch, p), hashes,
+                             offs, scratch)
     k = invalid = removed = tombs = 0
     for j in range(count):
         off = base + offsets[j]
@@ -343,7 +363,7 @@ def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones
         elif klen[j] < 0:
             invalid += 1
         else:
-            if off >= _latest(src, kpos[j], klen[j], first, j, hashes, offs, scratch):
+            if off >= latest[j]:
                 if vlen[j] >= 0 or keep_tombstones:
                     retain = True
                 else:
