@@ -53,8 +53,8 @@ from .files import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_
                     delete_if_exists, log_file, move_if_exists, offset_index_file, read_checkpoint, time_index_file,
                     transaction_index_file, write_checkpoint)
 
-__all__ = ["CleanerConfig", "CleanResult", "clean_log", "cleanable_offsets", "CLEANER_OFFSET_CHECKPOINT",
-           "read_cleaner_checkpoint"]
+__all__ = ["CleanerConfig", "CleanResult", "clean_log", "PassProgress", "cleanable_offsets",
+           "CLEANER_OFFSET_CHECKPOINT", "read_cleaner_checkpoint"]
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 #: a ``.txnindex`` entry: version, producer id, first offset, last offset, last stable offset (``AbortedTxn``)
@@ -196,8 +196,29 @@ def _calculate_cleanable_bytes(log, first_dirty: int, uncleanable: int) -> tuple
     return first, sum(s.size for s in _values(log, min(first_dirty, first), first))
 
 
+class PassProgress:
+    """How far a cleaning pass has read, for a progress bar: ``callback(phase, done, total)`` with the
+    phase (``"offset map"``, then ``"filter"``) and bytes of segment data read and to read in it."""
+
+    def __init__(self, callback=None):
+        self.callback, self.phase, self.done, self.total = callback, "", 0, 0
+
+    def start(self, phase: str, total: int) -> None:
+        self.phase, self.done, self.total = phase, 0, total
+        self._tell()
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        self._tell()
+
+    def _tell(self) -> None:
+        if self.callback is not None:
+            self.callback(self.phase, self.done, self.total)
+
+
 # --------------------------------------------------------------------------------------------- the offset map
-def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: float, stats: CleanerStats) -> None:
+def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: float, stats: CleanerStats,
+                     progress: PassProgress | None = None) -> None:
     """``Cleaner.buildOffsetMap``: each key's latest offset in [start, end), until the map is full."""
     omap.clear()
     dirty = _values(log, start, end)
@@ -205,8 +226,12 @@ def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: fl
     txn = CleanedTransactionMetadata()
     txn.add_aborted_transactions(collect_aborted_transactions(log, start, end))
     max_size = int(omap.slots * load_factor)
+    progress = progress or PassProgress()
+    progress.start("offset map", sum(seg.size for seg in dirty))
     for seg, nxt in zip(dirty, nexts):
-        if _map_segment(seg, omap, start, nxt, max_size, txn, stats):
+        filled = _map_segment(seg, omap, start, nxt, max_size, txn, stats)
+        progress.advance(seg.size)
+        if filled:
             return
 
 
@@ -226,7 +251,8 @@ def _map_mapped(seg, data, position: int, omap: OffsetMap, start: int, max_size:
     def map_batch(b) -> bool:
         return _map_batch(b, arr, omap, start, max_size, txn, stats)
 
-    return map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch, (seg.base_offset, position))
+    return map_segment_runs(data, arr, Spans(data), omap, start, max_size, stats, map_batch,
+                            (seg.base_offset, position))
 
 
 def _map_batch(b, arr, omap: OffsetMap, start: int, max_size: int, txn, stats) -> bool:
@@ -309,7 +335,8 @@ def group_segments_by_size(segments: list, max_size: int, max_index_size: int, f
 
 
 # --------------------------------------------------------------------------------------------- one group
-def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int) -> None:
+def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int,
+                progress: PassProgress) -> None:
     """``Cleaner.cleanInto``: read-buffer-sized chunks of whole batches, filtered, appended to ``dest``.
 
     A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
@@ -317,10 +344,11 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
     those of the walk's batches (plain runs compiled, :mod:`~kafkafmt.log.cleaner_batches`); where the
     walk stopped early (bytes that are no whole batch), :func:`_clean_windows` goes on as Kafka reads."""
     with seg.log.mapped() as data:
-        _clean_mapped(seg, data, dest, flt, io_buffer, topic_max, broker_max)
+        _clean_mapped(seg, data, dest, flt, io_buffer, topic_max, broker_max, progress)
 
 
-def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int) -> None:
+def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, broker_max: int,
+                  progress: PassProgress) -> None:
     arr = as_array(data)
     spans = Spans(data)
     run = FilterRun(flt, data, arr, lambda b: _filter_one(flt, b, arr), (seg.base_offset, 0))
@@ -333,8 +361,10 @@ def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max
         out, max_offset, meta = run.chunk(spans, i, j)
         if out:
             dest.append(max_offset, -1, -1, out[0] if len(out) == 1 else b"".join(out), batches=meta)
+        progress.advance(int(spans.ends[j - 1]) - position)
         position, i = int(spans.ends[j - 1]), j
     _clean_windows(seg, data, arr, dest, flt, position, cap, topic_max, broker_max)
+    progress.advance(len(data) - position)
 
 
 def _filter_one(flt: SegmentFilter, b, arr) -> tuple[bytes, int]:
@@ -399,7 +429,8 @@ def _open_cleaned(log, base: int):
         index_granularity=log.index_granularity, durable=log.durable, **log._policy.segment_options(log))
 
 
-def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook) -> list:
+def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook,
+                   progress: PassProgress | None = None) -> list:
     """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in; returns the files
     left renamed ``.deleted`` (:func:`_replace_segments`)."""
     cleaned = _open_cleaned(log, group[0].base_offset)
@@ -410,7 +441,7 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
             flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
             flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
             _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
-                        cfg.max_message_size)
+                        cfg.max_message_size, progress or PassProgress())
         cleaned.on_become_inactive()
         if flt.txn.cleaned_index:
             path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)
@@ -474,23 +505,26 @@ def _line_rules(log, first_uncleanable: int) -> dict:
 
 
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,
-             result: CleanResult, hook, last_records: dict[int, LastRecord]) -> int:
+             result: CleanResult, hook, last_records: dict[int, LastRecord],
+             progress: PassProgress | None = None) -> int:
     """``Cleaner.doClean``: returns the first offset not cleaned."""
+    progress = progress or PassProgress()
     clean_part = _values(log, 0, first_dirty)
     retention = log.config.delete_retention_ms
     legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
     omap = cfg.offset_map()
     stats = result.stats
-    build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats)
+    build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats, progress)
     end = omap.latest_offset + 1
     flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
                         last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
                                     first_uncleanable)
+    progress.start("filter", sum(seg.size for group in groups for seg in group))
     try:
         for group in groups:
             result.groups.append([s.base_offset for s in group])
-            result.deleted_files += clean_segments(log, group, flt, legacy_horizon, cfg, hook)
+            result.deleted_files += clean_segments(log, group, flt, legacy_horizon, cfg, hook, progress)
     finally:
         omap.inflated.clear()  # values of wrappers the filter did not reach (the thread keeps its map)
     stats.buffer_utilization = omap.utilization
@@ -523,11 +557,14 @@ def _no_hook(step: str) -> None:
     pass
 
 
-def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = None, hook=None) -> CleanResult:
+def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = None, hook=None,
+              progress=None) -> CleanResult:
     """One cleaner-thread iteration over ``log`` at time ``now`` (``CleanerThread.cleanFilthiestLog``).
 
     ``hook(step)`` is called after each crash-relevant step (``cleaned``, ``swap``, ``deleted``,
-    ``renamed``, ``checkpoint``): the crash tests kill the process there.
+    ``renamed``, ``checkpoint``): the crash tests kill the process there.  ``progress(phase, done,
+    total)`` hears how many bytes of segment data each phase (``"offset map"``, ``"filter"``) has read
+    (:class:`PassProgress`; ``kafkafmt clean`` draws it as a bar).
     """
     cfg = cleaner or CleanerConfig()
     if not cfg.offset_map().slots * cfg.load_factor > 1:  # new Cleaner(...) requires it
@@ -545,7 +582,7 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
         last_records, unstable = producer_state(log, now, cfg.producer_id_expiration_ms)
         chosen = _choose(log, now, result, durable, unstable)
         if chosen is not None:
-            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook, last_records)
+            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook, last_records, PassProgress(progress))
             _write_cleaner_checkpoint(log, end, durable)
             result.cleaned, result.end_offset, result.checkpoint = True, end, end
             hook("checkpoint")

@@ -97,6 +97,28 @@ def _report(result, dry: bool, every: bool = False) -> None:
         print(f"retention {verb} {result.deleted_segments} segment(s)")
 
 
+class _ProgressBar:
+    """A tqdm bar per phase of the pass (the offset map, then the filter), in bytes of segment data, on
+    stderr and only on a terminal."""
+
+    def __init__(self):
+        self.bar, self.phase = None, None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self.phase:
+            self.close()
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=phase, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
+                            disable=None)
+            self.phase = phase
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 def _broker_state(partition_dir: Path) -> dict:
     """What a broker's LogManager passes when it loads the partition: the clean-shutdown marker and the
     recovery-point / log-start checkpoints of the log directory (absent: the partition's own files)."""
@@ -134,9 +156,11 @@ def run(args) -> int:
             shutil.copy2(ckpt, tmp / CLEANER_OFFSET_CHECKPOINT)
     try:
         log = Log.open(work, config, clock, **_broker_state(work))
+        bar = _ProgressBar()
         try:
-            result = log.clean(now=args.now, cleaner=cleaner)
+            result = log.clean(now=args.now, cleaner=cleaner, progress=bar)
         finally:
+            bar.close()
             log.close()
         _report(result, args.dry_run, args.tombstones)
     finally:
