@@ -28,7 +28,6 @@ import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Records;
 import org.apache.kafka.common.utils.Exit;
-import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
@@ -58,15 +57,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Delayed;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 public final class KafkaLogOracle {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-    private static final MutableTime TIME = new MutableTime();
+    private static final CleanerClock.MutableTime TIME = new CleanerClock.MutableTime(0);
     private static final Scheduler SCHEDULER = new InlineScheduler();
     private static final Map<String, UnifiedLog> LOGS = new HashMap<>();
     private static PrintStream protocol;
@@ -361,35 +357,15 @@ public final class KafkaLogOracle {
         return a;
     }
 
-    static final class MutableTime implements Time {
-        volatile long ms;
-
-        @Override public long milliseconds() { return ms; }
-        @Override public long nanoseconds() { return ms * 1_000_000L; }
-        @Override public void sleep(long ms) { this.ms += ms; }
-        @Override public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("MutableTime cannot wait");
-        }
-    }
-
-    /** Runs one-shot tasks at once on the caller's thread; periodic tasks never run. */
+    /** Runs one-shot tasks at once on the caller's thread, whatever their delay (the cleaner oracles'
+     *  CleanerClock.InlineScheduler keeps delayed ones pending instead); periodic tasks never run. */
     static final class InlineScheduler implements Scheduler {
         @Override public void startup() { }
         @Override public void shutdown() { }
         @Override public void resizeThreadPool(int newSize) { }
         @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
             if (periodMs <= 0) task.run();
-            return new Done();
+            return new CleanerClock.Done();
         }
-    }
-
-    static final class Done implements ScheduledFuture<Object> {
-        @Override public long getDelay(TimeUnit unit) { return 0; }
-        @Override public int compareTo(Delayed o) { return 0; }
-        @Override public boolean cancel(boolean mayInterruptIfRunning) { return false; }
-        @Override public boolean isCancelled() { return false; }
-        @Override public boolean isDone() { return true; }
-        @Override public Object get() { return null; }
-        @Override public Object get(long timeout, TimeUnit unit) { return null; }
     }
 }

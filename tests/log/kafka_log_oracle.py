@@ -22,6 +22,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 LIB = REPO / "conformance" / ".cache" / "lib"
 SOURCE = HERE / "KafkaLogOracle.java"
+#: the mock clock the cleaner oracles share (its MutableTime and Done serve here too)
+SHARED = REPO / "conformance" / "oracle-shared" / "CleanerClock.java"
 
 
 class LogOracleError(Exception):
@@ -43,13 +45,13 @@ def _missing_reason() -> str | None:
 
 
 def _compile() -> Path:
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(SOURCE.read_bytes() + SHARED.read_bytes()).hexdigest()[:16]
     out = Path(tempfile.gettempdir()) / f"kafkafmt-log-oracle-{digest}"
     stamp = out / ".complete"
     if not stamp.exists():
         tmp = Path(tempfile.mkdtemp(prefix="kafkafmt-log-oracle-build-"))
         proc = subprocess.run(["javac", "--release", "17", "-encoding", "UTF-8", "-nowarn", "-cp", f"{LIB}/*",
-                               "-d", str(tmp), str(SOURCE)], capture_output=True, text=True)
+                               "-d", str(tmp), str(SOURCE), str(SHARED)], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"javac failed:\n{proc.stderr}")
         (tmp / ".complete").touch()
