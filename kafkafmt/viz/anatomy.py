@@ -1,14 +1,14 @@
 """Notebook 01 (format anatomy): build record sets in v0, v1 or v2, and measure per-record overhead.
 
-Everything is built with :class:`kafkafmt.records.MemoryRecordsBuilder` (Kafka's builder rules) and
-measured on the bytes it writes; nothing here knows a header size by heart.
+Everything is built with :func:`kafkafmt.records.build_records` (``MemoryRecordsBuilder``, Kafka's builder
+rules) and measured on the bytes it writes; nothing here knows a header size by heart.
 """
 from __future__ import annotations
 
 import random
 
-from ..constants import RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
-from ..records import MemoryRecordsBuilder
+from ..constants import RECORD_BATCH_OVERHEAD, TimestampType
+from ..records import build_records
 
 MAGICS = (0, 1, 2)
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -42,14 +42,13 @@ def build(magic: int, codec: str, records: list[tuple], *, timestamp_type: str =
     """One record set (a v2 batch, or a v0/v1 message set / compressed wrapper) from ``records``."""
     if magic not in MAGICS:
         raise ValueError(f"magic must be 0, 1 or 2 (got {magic})")
+    if magic < 2 and any(headers for *_, headers in records):
+        raise ValueError(f"message format v{magic} has no record headers (KIP-82 came with v2)")
+    # a v0 message has no timestamp (KIP-32 came with v1)
     ts_type = TimestampType.from_name(timestamp_type) if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
-    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), ts_type, base_offset,
-                             log_append_time=START_MS if ts_type == TimestampType.LOG_APPEND_TIME else -1)
-    for ts, key, value, headers in records:
-        if headers and magic < 2:
-            raise ValueError(f"message format v{magic} has no record headers (KIP-82 came with v2)")
-        b.append(ts if magic > 0 else -1, key, value, headers if magic >= 2 else ())
-    return b.build()
+    rows = records if magic > 0 else [(-1, key, value, headers) for _, key, value, headers in records]
+    return build_records(rows, magic=magic, compression=codec, timestamp_type=ts_type, base_offset=base_offset,
+                         log_append_time=START_MS if ts_type == TimestampType.LOG_APPEND_TIME else -1)
 
 
 def record_set(magic: int = 2, codec: str = "none", count: int = 2, headers: int = 0, *, value_size: int = 12,
