@@ -495,7 +495,7 @@ class Log(LogLoading, LogRetention):
     # compaction
     def clean(self, now: int | None = None, cleaner=None, **kwargs):
         """One pass of Kafka's log cleaner over this log (see :func:`kafkafmt.log.cleaner.clean_log`);
-        ``cleaner`` is a :class:`~kafkafmt.log.cleaner_map.CleanerConfig` (the broker's cleaner settings)."""
+        ``cleaner`` is a :class:`~kafkafmt.log.cleaner.offset_map.CleanerConfig` (the broker's cleaner settings)."""
         self._check_open()
         self._check_writable("clean")
         from .cleaner import clean_log

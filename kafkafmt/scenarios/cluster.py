@@ -116,7 +116,7 @@ class Cluster:
         """One pass of Kafka 3.9's log cleaner over a replica at the scenario's clock (``Log.clean``: the
         cleaner thread's ``cleanFilthiestLog`` on this partition; ``cleaner``: ``log.cleaner.*`` settings).
         The topic compacts when the broker's properties say ``cleanup.policy: compact``."""
-        from ..log.cleaner_map import CleanerConfig
+        from ..log.cleaner.offset_map import CleanerConfig
         log = self.logs.get((broker, partition))
         if log is None or log.closed:
             raise ConfigError(f"broker {broker!r} holds no open replica of partition {partition}")

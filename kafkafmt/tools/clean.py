@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..log import Log, SimulatedClock, SystemClock
 from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
-from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
+from ..log.cleaner.offset_map import CLEANER_KEYS, CleanerConfig
 from ..log.errors import NoSuchFileError
 from ..log.files import CLEAN_SHUTDOWN_FILE
 from ..viz.tables import iso_time

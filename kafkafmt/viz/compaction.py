@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from ..log.cleaner_table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
+from ..log.cleaner.table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
 from ..records import MemoryRecords, build_records
 
 T0 = 1_700_000_000_000
@@ -95,7 +95,7 @@ def append(d: Path, props: dict, batches: list[bytes], now: int) -> None:
 def clean(d: Path, props: dict, now: int, *, dedupe_buffer_size: int = 1 << 20):
     """One pass of the cleaner thread at ``now`` (``Log.clean``): the :class:`~kafkafmt.log.cleaner.CleanResult`."""
     from ..log import Log, SimulatedClock
-    from ..log.cleaner_map import CleanerConfig
+    from ..log.cleaner.offset_map import CleanerConfig
     log = Log(d, _config(props), SimulatedClock(now), clean_shutdown=True)
     try:
         return log.clean(now=now, cleaner=CleanerConfig(dedupe_buffer_size=dedupe_buffer_size))

@@ -8,7 +8,7 @@ and every difference it names is a row of :mod:`kafkafmt.kafka_lines` (its KIP o
 * :func:`seed_outcomes` – each seed's behaviours (:data:`PROBES`), each probed on both lines through the
   produce path (:func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets`), the fetch path
   (:func:`kafkafmt.broker.fetch.fetch`), the topic configuration, the log (time index) and the 4.x
-  cleaner's rewrite (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093); the verdict (kept,
+  cleaner's rewrite (:func:`kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2`, KAFKA-13093); the verdict (kept,
   changed, removed) is computed from the two outcomes, never typed;
 * :func:`explain_both` – one produce or fetch explained on both lines, step by step, side by side;
 * :func:`upgrade_step` – the shipped scenario ``kafka4-upgrade`` (:mod:`kafkafmt.scenarios`) step by step;
@@ -259,7 +259,7 @@ def verdict_counts() -> dict[str, dict[str, int]]:
 # the 4.4 cleaner's rewrite, on bytes
 def rewrite(legacy: bytes, *, delete_horizon_ms: int = NOW_MS + 86_400_000) -> bytes:
     """What Kafka 4.x's cleaner writes for the v0/v1 entries ``legacy``, every record kept (KAFKA-13093)."""
-    from ..log.legacy_to_v2 import rewrite_as_v2
+    from ..log.cleaner.legacy_to_v2 import rewrite_as_v2
     return b"".join(rewrite_as_v2(b, delete_horizon_ms=delete_horizon_ms) for b in MemoryRecords(legacy).batches())
 
 

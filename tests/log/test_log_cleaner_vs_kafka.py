@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kafkafmt.log import Log, LogConfig, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
 from kafkafmt.constants import CompressionType, TimestampType

@@ -21,17 +21,17 @@ Per batch (every magic):
   and last offset (``overrideLastOffset``) and get ``deleteHorizonMs = now + delete.retention.ms`` the
   first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``);
   on the 4.4 line a retained v0/v1 entry is never copied: it becomes a v2 batch
-  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
+  (:func:`kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
 """
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
 
-from ..constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
-from ..records import MemoryRecordsBuilder
-from ..records.default import batch_attributes, encode_default_batch
-from .cleaner_map import OffsetMap
+from ...constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
+from ...records import MemoryRecordsBuilder
+from ...records.default import batch_attributes, encode_default_batch
+from .offset_map import OffsetMap
 from .legacy_to_v2 import rewrite_as_v2
 
 __all__ = ["AbortedTxn", "LastRecord", "CleanedTransactionMetadata", "CleanerStats", "SegmentFilter",

@@ -1,5 +1,5 @@
 """The log cleaner's bulk read: a batch's records as arrays, without a Python object per record: the
-per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner_batches` hand back
+per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner.kernels` hand back
 (compressed v2 batches, v0/v1 wrappers, batches with producer state to keep).
 
 * v2 data batches: one compiled pass over the records area (:func:`scan_v2_records`) gives each
@@ -8,11 +8,11 @@ per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner_batches
   non-minimal varints, a malformed records area, any error) returns None and the reference decoder
   runs, whose errors are Kafka's.
 * The keys' MD5 digests (``SkimpyOffsetMap.hashInto``) by a compiled MD5 over those spans
-  (:func:`~kafkafmt.log.cleaner_table.md5_spans`).
+  (:func:`~kafkafmt.log.cleaner.table.md5_spans`).
 * :func:`filter_v2` / :func:`filter_legacy`: ``SegmentFilter.filter_batch``'s decisions on those
   arrays; a batch with nothing removed is copied whole; one with records removed is re-assembled from
   the retained records' own bytes, which are what ``MemoryRecordsBuilder`` writes
-  (:func:`~kafkafmt.log.cleaner_filter.rebuild_batch`): Kafka's ``DefaultRecord.writeTo`` writes
+  (:func:`~kafkafmt.log.cleaner.filter.rebuild_batch`): Kafka's ``DefaultRecord.writeTo`` writes
   attributes 0, the timestamp delta against the new ``baseTimestamp`` (the first retained record's
   timestamp, or ``deleteHorizonMs``, KIP-534) and every other field as read; ``LegacyRecord`` entries
   keep their bytes from the magic on, with the inner offset made relative to the first retained one
@@ -23,18 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import compression as _compression
-from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, CompressionType, TimestampType
-from ..errors import KafkaFmtError
-from ..limits import check_record_count
-from ..records import fast
-from ..records.default import batch_attributes, encode_default_batch
-from ..records.fast.jit import inner, kernel
-from ..records.fast.build_kernel import copy_bytes, put_uvarint
-from ..records.fast.kernels import _varint, _varlong
-from .cleaner_table import md5_spans
-from ..records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
-from ..varint import wrap64
+from ... import compression as _compression
+from ...constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, CompressionType, TimestampType
+from ...errors import KafkaFmtError
+from ...limits import check_record_count
+from ...records import fast
+from ...records.default import batch_attributes, encode_default_batch
+from ...records.fast.jit import inner, kernel
+from ...records.fast.build_kernel import copy_bytes, put_uvarint
+from ...records.fast.kernels import _varint, _varlong
+from .table import md5_spans
+from ...records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
+from ...varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
            "rebuild_legacy", "filter_v2", "md5_digests"]
@@ -210,7 +210,7 @@ def digests(scan) -> list:
 
 
 def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> bytes | None:
-    """:func:`~kafkafmt.log.cleaner_filter.rebuild_batch` of a v2 data batch from the bytes of the retained
+    """:func:`~kafkafmt.log.cleaner.filter.rebuild_batch` of a v2 data batch from the bytes of the retained
     records ``keep`` (indices), or None where the builder would raise or re-encode more than the record's
     timestamp delta (headers; producer state the builder refuses; offsets or timestamps it refuses)."""
     pid, transactional = batch.producer_id, batch.is_transactional
@@ -251,7 +251,7 @@ def encode_rebuilt(batch, delete_horizon: bool, base_timestamp: int, max_timesta
 
 
 def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
-    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a v2 data batch read by
+    """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a v2 data batch read by
     :func:`scan_v2`: the same decisions and statistics, the retained records' bytes reused, the whole
     batch copied when nothing in it goes."""
     retention, marker_for_empty_txn = flt.check_batch_retention(batch)
@@ -271,14 +271,14 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
         else:
             out = rebuild_v2(batch, scan, keep, horizon)
             if out is None:
-                from .cleaner_filter import rebuild_batch
+                from .filter import rebuild_batch
                 records = list(batch.records())
                 out = rebuild_batch(batch, [records[i] for i in keep], horizon)
         stats.tombstones_kept.extend((offsets[i], horizon) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
     elif retention == "RETAIN_EMPTY":
-        from .cleaner_filter import empty_batch_header
+        from .filter import empty_batch_header
         out = empty_batch_header(batch)
         max_offset = batch.last_offset
     else:
@@ -352,7 +352,7 @@ def scan_legacy(batch, max_decompressed_bytes: int) -> LegacyScan | None:
 
 
 def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
-    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
+    """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
     :func:`scan_legacy`: kept whole when every inner message stays (and has the wrapper's magic,
     KAFKA-4298), else rebuilt with the retained messages keeping their offsets (KIP-31's holes)."""
     retention, _ = flt.check_batch_retention(batch)
@@ -369,14 +369,14 @@ def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
         else:
             out = rebuild_legacy(batch, scan, keep)
             if out is None:
-                from .cleaner_filter import rebuild_batch
+                from .filter import rebuild_batch
                 records = list(batch.records())
                 out = rebuild_batch(batch, [records[i] for i in keep], None)
         stats.tombstones_kept.extend((offsets[i], None) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
     elif retention == "RETAIN_EMPTY":
-        from .cleaner_filter import empty_batch_header
+        from .filter import empty_batch_header
         out = empty_batch_header(batch)
         max_offset = batch.last_offset
     else:

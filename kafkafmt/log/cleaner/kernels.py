@@ -7,12 +7,12 @@ and handle the batches whose every rule is the plain one: magic 2, uncompressed,
 transactional, records as ``DefaultRecord.writeTo`` writes them.  At any other batch (and at one whose
 producer state or position could make the cleaner keep it empty, ``RETAIN_EMPTY``) a kernel stops and
 returns its index with :data:`HANDBACK`, having changed nothing for it; the caller hands that batch to
-the per-batch path (:mod:`~kafkafmt.log.cleaner_scan`, :mod:`~kafkafmt.log.cleaner_filter`) and calls the
+the per-batch path (:mod:`~kafkafmt.log.cleaner.scan`, :mod:`~kafkafmt.log.cleaner.filter`) and calls the
 kernel again after it.  Transactions need nothing here: only transactional and control batches change
 ``CleanedTransactionMetadata``, and the aborted transactions a plain batch passes are taken up by the
 next batch that asks (``consumeAbortedTxnsUpTo`` is called with a larger offset then).
 
-* :func:`map_run`: each record's key digest into the offset map (:mod:`~kafkafmt.log.cleaner_table`)
+* :func:`map_run`: each record's key digest into the offset map (:mod:`~kafkafmt.log.cleaner.table`)
   while the map has room; :data:`FULL` when it fills (``buildOffsetMapForSegment`` returns true).
 * :func:`filter_run`: ``shouldRetainRecord`` for each record; a batch losing no record (and needing no
   delete horizon) is copied whole, a batch losing all of them dropped, any other one re-encoded from its
@@ -26,30 +26,30 @@ import threading
 
 import numpy as np
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
+from ...constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP,
                          RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
                          V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
                          CompressionType)
-from ..compression import compress, decompress_buffer
-from ..crc import crc32c
-from ..errors import KafkaFmtError
-from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
-from ..limits import current_limits
-from ..records.fast.jit import inner, kernel
-from ..records import fast
-from ..records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _legacy_entry, _stored_crc, \
+from ...compression import compress, decompress_buffer
+from ...crc import crc32c
+from ...errors import KafkaFmtError
+from ...layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
+from ...limits import current_limits
+from ...records.fast.jit import inner, kernel
+from ...records import fast
+from ...records.fast.kernels import MIN_LEGACY_ENTRY, _be_int, _crc32_spans, _legacy_entry, _stored_crc, \
     decode_legacy_inner, memory_spans
-from ..records.fast.build_kernel import copy_bytes
-from ..records.fast.lz4_frame import lz4_frame_into
-from ..records.memory import MemoryRecords, read_batch
-from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
+from ...records.fast.build_kernel import copy_bytes
+from ...records.fast.lz4_frame import lz4_frame_into
+from ...records.memory import MemoryRecords, read_batch
+from ...records.walker import MEMORY, BatchWalker
+from .scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
                            rebuild_v2_records, scan_v2_records)
-from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
+from .table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
-           "producer_batches", "FilterRun", "dest_capacity"]
+           "producer_rows", "replay_producers", "FilterRun", "dest_capacity"]
 
 #: what a kernel returns with the index it stopped at
 DONE, HANDBACK, FULL, ROOM = 0, 1, 2, 3
@@ -803,7 +803,7 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int, *, keep=None, t
     ``LegacyRecordBatch.decompressed_value`` does (null values, zstd, errors and sets it would count
     entry by entry are left out: the per-batch path then decides): (values joined, start and end of
     batch ``k``'s, -1 where there is none).  ``keep`` / ``take``: an
-    :class:`~kafkafmt.log.cleaner_map.InflatedValues` the values go into (the map pass) or come from when
+    :class:`~kafkafmt.log.cleaner.offset_map.InflatedValues` the values go into (the map pass) or come from when
     there (the filter pass), by their place in the log (``place``: the segment's base offset and where
     ``spans``' data starts in it)."""
     istart = np.full(len(spans), -1, np.int64)
@@ -942,7 +942,7 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
 
 
 class FilterRun:
-    """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner_filter.SegmentFilter`:
+    """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner.filter.SegmentFilter`:
     plain runs by :func:`filter_run`, any other batch by ``filter_batch(batch)`` -> (bytes, max offset)."""
 
     def __init__(self, flt, data, arr, filter_batch, place: tuple[int, int] = (0, 0)):
