@@ -39,7 +39,7 @@ def warm_up() -> dict:
     if not _crc32_agrees_with_zlib():
         mismatched.append("CRC-32 (crc32_spans against zlib)")
     if not _cleaner_agrees_with_reference():
-        mismatched.append("the cleaner's bulk read (cleaner_scan against the builder and hashlib)")
+        mismatched.append("the cleaner's bulk read (kafkafmt.log.cleaner.scan against the builder and hashlib)")
     compiled, loaded = jit.cache_stats()
     return {"kernels": len(jit.KERNELS), "compiled": compiled, "loaded": loaded, "cache_dirs": jit.cache_dirs(),
             "samples": len(samples), "mismatched": mismatched, "seconds": time.perf_counter() - t}

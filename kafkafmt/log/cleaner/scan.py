@@ -31,13 +31,15 @@ from ...records import fast
 from ...records.default import batch_attributes, encode_default_batch
 from ...records.fast.jit import inner, kernel
 from ...records.fast.build_kernel import copy_bytes, put_uvarint
-from ...records.fast.kernels import _varint, _varlong
+from ...records.fast.kernels import read_varint, read_varlong
+from .filter import empty_batch_header, rebuild_batch
+from .rules import DELETE, RETAIN, RETAIN_EMPTY, needs_delete_horizon, record_retention
 from .table import md5_spans
 from ...records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
 from ...varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
-           "rebuild_legacy", "filter_v2", "md5_digests"]
+           "rebuild_legacy", "filter_v2", "md5_digests", "retained"]
 
 #: the rows of :func:`scan_v2_records`' output
 R_START, R_BODY, R_TSD, R_TSD_END, R_TS_DELTA, R_OFF_DELTA, R_KPOS, R_KLEN, R_VLEN, R_HCOUNT, R_END, R_ATTR = range(12)
@@ -71,7 +73,7 @@ def scan_v2_records(data, start, end, count, out):
     p = start
     for i in range(count):
         rs = p
-        length, p = _varint(data, p, end)
+        length, p = read_varint(data, p, end)
         if p < 0 or length < 1 or p + length > end or p - rs != _size32(length):
             return -1
         body_end = p + length
@@ -80,32 +82,32 @@ def scan_v2_records(data, start, end, count, out):
         out[R_ATTR, i] = data[p]
         p += 1
         q = p
-        tsd, p = _varlong(data, p, body_end)
+        tsd, p = read_varlong(data, p, body_end)
         if p < 0 or p - q != _size64(tsd):
             return -1
         out[R_TSD, i] = q
         out[R_TSD_END, i] = p
         out[R_TS_DELTA, i] = tsd
         q = p
-        od, p = _varint(data, p, body_end)
+        od, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(od):
             return -1
         out[R_OFF_DELTA, i] = od
         q = p
-        kl, p = _varint(data, p, body_end)
+        kl, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(kl) or kl < -1 or p + max(kl, 0) > body_end:
             return -1
         out[R_KPOS, i] = p
         out[R_KLEN, i] = kl
         p += max(kl, 0)
         q = p
-        vl, p = _varint(data, p, body_end)
+        vl, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(vl) or vl < -1 or p + max(vl, 0) > body_end:
             return -1
         out[R_VLEN, i] = vl
         p += max(vl, 0)
         q = p
-        hc, p = _varint(data, p, body_end)
+        hc, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(hc) or hc < 0 or (hc == 0 and p != body_end):
             return -1
         out[R_HCOUNT, i] = hc
@@ -189,7 +191,7 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
     try:
         if batch.compression == CompressionType.NONE:
             check_record_count(count, position=batch.position)  # as payload() does first
-            buf, arr, start, end = batch._buf, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
+            buf, arr, start, end = batch.buffer, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
         else:
             payload, _ = batch.payload(max_decompressed_bytes=max_decompressed_bytes)
             buf = bytes(payload)
@@ -257,28 +259,27 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
     retention, marker_for_empty_txn = flt.check_batch_retention(batch)
     stats = flt.stats
     stats.bytes_read += batch.size_in_bytes
-    if retention == "DELETE":
+    if retention == DELETE:
         return b"", -1
     offsets, vlen = scan.offsets, scan.vlen
     n = len(offsets)
     stats.messages_read += n
-    keep = [] if flt._discard_records else _retained(flt, batch, scan)
+    keep = [] if flt.discard_records else retained(flt, scan, flt.keeps_tombstones(batch))
     if keep:
-        need_horizon = (marker_for_empty_txn or any(vlen[i] < 0 for i in keep)) and batch.delete_horizon_ms is None
+        need_horizon = needs_delete_horizon(True, any(vlen[i] < 0 for i in keep), marker_for_empty_txn,
+                                            batch.delete_horizon_ms is not None)
         horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
         if len(keep) == n and not need_horizon:
             out = bytes(batch.raw)
         else:
             out = rebuild_v2(batch, scan, keep, horizon)
             if out is None:
-                from .filter import rebuild_batch
                 records = list(batch.records())
                 out = rebuild_batch(batch, [records[i] for i in keep], horizon)
         stats.tombstones_kept.extend((offsets[i], horizon) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
-    elif retention == "RETAIN_EMPTY":
-        from .filter import empty_batch_header
+    elif retention == RETAIN_EMPTY:
         out = empty_batch_header(batch)
         max_offset = batch.last_offset
     else:
@@ -287,27 +288,20 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
     return out, max_offset
 
 
-def _retained(flt, batch, scan, keep_tombstones: bool | None = None) -> list[int]:
-    """``shouldRetainRecord`` for each record of a data batch: the indices kept.  Tombstones: v2 by the
-    batch's delete horizon, v0/v1 by ``keep_tombstones`` (the segment's modification time)."""
+def retained(flt, scan, keep_tombstones: bool) -> list[int]:
+    """:func:`~.rules.record_retention` (``shouldRetainRecord``) for each record of a scanned data batch: the
+    indices kept, the others counted into ``flt``'s statistics.  ``keep_tombstones``:
+    ``flt.keeps_tombstones(batch)``."""
     offsets, vlen = scan.offsets, scan.vlen
     latest_offset = flt.map.latest_offset
-    if keep_tombstones is None:
-        h = batch.delete_horizon_ms
-        keep_tombstones = h is None or flt.now < h
-    stats = flt.stats
     keys = digests(scan)
     keep = []
     for i, (off, latest, v) in enumerate(zip(offsets, flt.map.get_digests(keys), vlen)):
-        if off > latest_offset:
+        decision = record_retention(off, latest_offset, keys[i] is not None, latest, v < 0, keep_tombstones)
+        if decision == RETAIN:
             keep.append(i)
-        elif keys[i] is None:
-            stats.invalid_messages += 1
-        elif off >= latest:
-            if v >= 0 or keep_tombstones:
-                keep.append(i)
-            else:
-                stats.tombstones_removed += 1
+        else:
+            flt.count(decision)
     return keep
 
 
@@ -358,25 +352,23 @@ def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
     retention, _ = flt.check_batch_retention(batch)
     stats = flt.stats
     stats.bytes_read += batch.size_in_bytes
-    if retention == "DELETE":
+    if retention == DELETE:
         return b"", -1
     offsets, vlen = scan.offsets, scan.vlen
     stats.messages_read += len(offsets)
-    keep = [] if flt._discard_records else _retained(flt, batch, scan, flt.retain_legacy_deletes)
+    keep = [] if flt.discard_records else retained(flt, scan, flt.keeps_tombstones(batch))
     if keep:
         if len(keep) == len(offsets) and all(m == batch.magic for m in scan.magics):
             out = bytes(batch.raw)
         else:
             out = rebuild_legacy(batch, scan, keep)
             if out is None:
-                from .filter import rebuild_batch
                 records = list(batch.records())
                 out = rebuild_batch(batch, [records[i] for i in keep], None)
         stats.tombstones_kept.extend((offsets[i], None) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
-    elif retention == "RETAIN_EMPTY":
-        from .filter import empty_batch_header
+    elif retention == RETAIN_EMPTY:
         out = empty_batch_header(batch)
         max_offset = batch.last_offset
     else:
