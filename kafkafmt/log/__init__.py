@@ -23,7 +23,6 @@ Modules:
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
 ``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
 ``files``          names, atomic file operations, checkpoint files
-``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
 
 Sample-log generation, workloads and the KIP-33 policy comparison live one floor up, in

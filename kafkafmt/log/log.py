@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..constants import INT32_MAX, NO_TIMESTAMP, CompressionType, TimestampType
-from ..errors import (IllegalArgumentError, OffsetOutOfRangeError, RecordBatchTooLargeError, RecordTooLargeError,
+from ..errors import (IllegalArgumentError, KafkaStorageError, NoSuchFileError, OffsetOutOfRangeError,
+                      RecordBatchTooLargeError, RecordTooLargeError, UnexpectedAppendOffsetError,
                       UnsupportedForMessageFormatError, UnsupportedOperationError)
 from ..config import LogConfig
 from ..records import MemoryRecords
@@ -51,7 +52,6 @@ from ..broker.append import (UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyz
                              scala_list)
 from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
-from .errors import KafkaStorageError, NoSuchFileError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
 from .files import (CLEAN_SHUTDOWN_FILE, DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
                     parse_topic_partition_name, time_index_file, transaction_index_file)

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
-from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError,
+                      NoSuchFileError)
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
-from .errors import NoSuchFileError
 from .file_records import FileRecords
 from .files import (DELETED_FILE_SUFFIX, filename_prefix_from_offset, log_file, offset_index_file,
                     move_if_exists, replace_suffix, time_index_file, transaction_index_file)

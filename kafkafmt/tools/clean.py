@@ -6,11 +6,10 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoSuchFileError
 from ..log import Log, SimulatedClock, SystemClock
 from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from ..log.cleaner.offset_map import CLEANER_KEYS, CleanerConfig
-from ..log.errors import NoSuchFileError
 from ..log.files import CLEAN_SHUTDOWN_FILE
 from ..viz.tables import iso_time
 
