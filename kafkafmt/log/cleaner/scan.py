@@ -30,7 +30,7 @@ from ...limits import check_record_count
 from ...records import fast
 from ...records.default import batch_attributes, encode_default_batch
 from ...records.fast.jit import inner, kernel
-from ...records.fast.build_kernel import copy_bytes, put_uvarint
+from ...records.fast.build_kernel import copy_bytes, put_uvarint, uvarint_size
 from ...records.fast.kernels import read_varint, read_varlong
 from .filter import empty_batch_header, rebuild_batch
 from .rules import DELETE, RETAIN, RETAIN_EMPTY, needs_delete_horizon, record_retention
@@ -47,23 +47,13 @@ N_ROWS = 12
 
 
 @inner
-def _zz_size(u):
-    """Bytes of the unsigned varint ``u`` (``ByteUtils.sizeOfUnsignedVarint``)."""
-    n = 1
-    while u >= np.uint64(0x80):
-        u >>= np.uint64(7)
-        n += 1
-    return n
-
-
-@inner
 def _size32(v):
-    return _zz_size(np.uint64(((v << np.int64(1)) ^ (v >> np.int64(31))) & np.int64(0xFFFFFFFF)))
+    return uvarint_size(np.uint64(((v << np.int64(1)) ^ (v >> np.int64(31))) & np.int64(0xFFFFFFFF)))
 
 
 @inner
 def _size64(v):
-    return _zz_size((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
+    return uvarint_size((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
 
 
 @kernel
@@ -144,7 +134,7 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
         delta = ts - new_base
         rest = out[R_END, i] - out[R_TSD_END, i]
         u = (np.uint64(delta) << np.uint64(1)) ^ np.uint64(delta >> np.int64(63))
-        body = 1 + _zz_size(u) + rest
+        body = 1 + uvarint_size(u) + rest
         q = put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
         dest[q] = 0
         q = put_uvarint(dest, q + 1, u)
@@ -256,26 +246,31 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
     """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a v2 data batch read by
     :func:`scan_v2`: the same decisions and statistics, the retained records' bytes reused, the whole
     batch copied when nothing in it goes."""
+    def write(keep: list[int], marker_for_empty_txn: bool) -> tuple[bytes, int | None]:
+        need_horizon = needs_delete_horizon(True, any(scan.vlen[i] < 0 for i in keep), marker_for_empty_txn,
+                                            batch.delete_horizon_ms is not None)
+        horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
+        if len(keep) == len(scan.offsets) and not need_horizon:
+            return bytes(batch.raw), horizon
+        out = rebuild_v2(batch, scan, keep, horizon)
+        return (_rebuilt_by_builder(batch, keep, horizon) if out is None else out), horizon
+
+    return _filter_scanned(flt, batch, scan, write)
+
+
+def _filter_scanned(flt, batch, scan, write) -> tuple[bytes, int]:
+    """``filterTo`` of one scanned batch: the batch's and each record's :mod:`~.rules` decision, the retained
+    records written by ``write(keep, marker_for_empty_txn)`` -> (bytes, delete horizon), the statistics."""
     retention, marker_for_empty_txn = flt.check_batch_retention(batch)
     stats = flt.stats
     stats.bytes_read += batch.size_in_bytes
     if retention == DELETE:
         return b"", -1
     offsets, vlen = scan.offsets, scan.vlen
-    n = len(offsets)
-    stats.messages_read += n
+    stats.messages_read += len(offsets)
     keep = [] if flt.discard_records else retained(flt, scan, flt.keeps_tombstones(batch))
     if keep:
-        need_horizon = needs_delete_horizon(True, any(vlen[i] < 0 for i in keep), marker_for_empty_txn,
-                                            batch.delete_horizon_ms is not None)
-        horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
-        if len(keep) == n and not need_horizon:
-            out = bytes(batch.raw)
-        else:
-            out = rebuild_v2(batch, scan, keep, horizon)
-            if out is None:
-                records = list(batch.records())
-                out = rebuild_batch(batch, [records[i] for i in keep], horizon)
+        out, horizon = write(keep, marker_for_empty_txn)
         stats.tombstones_kept.extend((offsets[i], horizon) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
@@ -286,6 +281,12 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
         return b"", -1
     stats.bytes_written += len(out)
     return out, max_offset
+
+
+def _rebuilt_by_builder(batch, keep: list[int], horizon: int | None) -> bytes:
+    """:func:`~.filter.rebuild_batch` of the records ``keep`` (indices), read by the reference decoder."""
+    records = list(batch.records())
+    return rebuild_batch(batch, [records[i] for i in keep], horizon)
 
 
 def retained(flt, scan, keep_tombstones: bool) -> list[int]:
@@ -349,32 +350,13 @@ def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
     """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
     :func:`scan_legacy`: kept whole when every inner message stays (and has the wrapper's magic,
     KAFKA-4298), else rebuilt with the retained messages keeping their offsets (KIP-31's holes)."""
-    retention, _ = flt.check_batch_retention(batch)
-    stats = flt.stats
-    stats.bytes_read += batch.size_in_bytes
-    if retention == DELETE:
-        return b"", -1
-    offsets, vlen = scan.offsets, scan.vlen
-    stats.messages_read += len(offsets)
-    keep = [] if flt.discard_records else retained(flt, scan, flt.keeps_tombstones(batch))
-    if keep:
-        if len(keep) == len(offsets) and all(m == batch.magic for m in scan.magics):
-            out = bytes(batch.raw)
-        else:
-            out = rebuild_legacy(batch, scan, keep)
-            if out is None:
-                records = list(batch.records())
-                out = rebuild_batch(batch, [records[i] for i in keep], None)
-        stats.tombstones_kept.extend((offsets[i], None) for i in keep if vlen[i] < 0)
-        stats.messages_written += len(keep)
-        max_offset = max(offsets[i] for i in keep)
-    elif retention == RETAIN_EMPTY:
-        out = empty_batch_header(batch)
-        max_offset = batch.last_offset
-    else:
-        return b"", -1
-    stats.bytes_written += len(out)
-    return out, max_offset
+    def write(keep: list[int], marker_for_empty_txn: bool) -> tuple[bytes, None]:
+        if len(keep) == len(scan.offsets) and all(m == batch.magic for m in scan.magics):
+            return bytes(batch.raw), None
+        out = rebuild_legacy(batch, scan, keep)
+        return (_rebuilt_by_builder(batch, keep, None) if out is None else out), None
+
+    return _filter_scanned(flt, batch, scan, write)
 
 
 def rebuild_legacy(batch, scan: LegacyScan, keep: list[int]) -> bytes | None:
