@@ -21,7 +21,9 @@ Modules:
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
-``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
+``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex`` (on this floor: it reads the
+                   indexes and the segment's ``FileRecords``; its sibling for batches,
+                   :mod:`kafkafmt.records.dump_log`, needs only records and stays one floor down)
 ``files``          names, atomic file operations, checkpoint files
 =================  ==============================================================================
 
