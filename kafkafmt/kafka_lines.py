@@ -228,6 +228,13 @@ CHANGES: tuple[LineChange, ...] = (
          "KIP-110", "CompressionType.ZSTD (2.1.1)"),
     _row("produce.idempotence", "produce", "idempotent and transactional producers (producer id, epoch and "
          "sequence in the v2 batch header)", "0.11", False, True, "KIP-98", "ProducerStateManager (0.11.0.2)"),
+    _row("produce.legacy_inner_offsets", "produce", "a compressed v1 wrapper whose inner offsets are not "
+         "consecutive is rejected (InvalidRecordException) instead of rebuilt with new offsets (no line kafkafmt "
+         "models falls in 2.4.0 … 2.5.0)", "2.4", "rebuilt", "rejected", "KAFKA-8106",
+         "LogValidator.validateMessagesAndAssignOffsetsCompressed (2.4.1, 2.5.0)"),
+    _row("produce.legacy_inner_offsets", "produce", "a compressed v1 wrapper whose inner offsets are not "
+         "consecutive is rebuilt with new offsets again", "2.5.1", "rejected", "rebuilt", "KAFKA-9669",
+         "LogValidator.validateMessagesAndAssignOffsetsCompressed (2.5.1, 2.6.0)"),
     _row("produce.timestamp_bounds", "produce", "how far a CreateTime may lie from the broker's clock: "
          "message.timestamp.difference.max.ms both ways, then before/after.max.ms apart", "3.6",
          "difference.max.ms", "before/after.max.ms", "KIP-937", "LogValidator.validateTimestamp (3.6.0)"),

@@ -40,7 +40,8 @@ KIP-32 §8.2 says a threshold of 0 makes the timestamp "equivalent to LogAppendT
 every record whose timestamp is not exactly ``now`` (so the accepted ones do equal the append time),
 and lets -1 through.  KIP-31 (seed 004) says the broker "decompresses to verify the CRC and relative
 offsets" and reassigns non-contiguous relative offsets: Kafka does so by rebuilding the wrapper
-(KAFKA-9669, since 2.6; recompression included).
+(KAFKA-9669, since 2.5.1 and 2.6.0; 2.4.0 … 2.5.0 rejected such wrappers, KAFKA-8106: row
+``produce.legacy_inner_offsets``; recompression included).
 """
 from __future__ import annotations
 
