@@ -257,6 +257,11 @@ CHANGES: tuple[LineChange, ...] = (
     # --- the log --------------------------------------------------------------------------------
     _row("log.time_index", "log", "each segment has a time index (.timeindex), ListOffsets v1 finds offsets "
          "by timestamp", "0.10.1", False, True, "KIP-33", "TimeIndex (0.10.1.1; absent in 0.10.0.1)"),
+    _row("log.retention_time", "log", "what retention.ms measures a segment's age from: its .log file's "
+         "modification time, then its largest record timestamp (the mtime only when it has none)", "0.10.1",
+         "last modified", "largest timestamp", "KIP-33",
+         "LogManager.cleanupExpiredSegments (0.10.0.1: _.lastModified), Log.deleteRetenionMsBreachedSegments "
+         "(0.10.1.1: _.largestTimestamp)"),
     # --- broker configuration ---------------------------------------------------------------------
     _row("broker.message_format_default", "broker config", "default of log.message.format.version (the key "
          "came with KIP-32)", "0.10.0", None, RELEASE_DEFAULT, "KIP-32",

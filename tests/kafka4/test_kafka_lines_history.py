@@ -66,7 +66,7 @@ def test_the_rows_say_what_each_release_did(key, values):
 
 def test_rows_between_two_lines():
     keys = {c.key for c in kafka_lines.rows_between("0.10.0", "0.10.1")}
-    assert keys == {"log.time_index", "fetch.max_version", "topic.added.min.compaction.lag.ms",
+    assert keys == {"log.time_index", "log.retention_time", "fetch.max_version", "topic.added.min.compaction.lag.ms",
                     "topic.added.leader.replication.throttled.replicas",
                     "topic.added.follower.replication.throttled.replicas"}
     assert kafka_lines.rows_between("4.4", "3.9") == kafka_lines.rows_between("3.9", "4.4")
@@ -216,3 +216,19 @@ def test_gen_writes_as_the_line(tmp_path):
         data = (out / "t-0" / "00000000000000000000.log").read_bytes()
         magics = {b.magic for b in MemoryRecords(data).batches()}
         assert magics == (set() if line == "0.9" else {1}), (line, magics)
+
+
+def test_retention_reads_the_row(tmp_path):
+    """Before KIP-33 (0.10.1) retention.ms measured a segment's age from its .log mtime
+    (LogManager.cleanupExpiredSegments), from 0.10.1 on from its largest record timestamp."""
+    from kafkafmt.log import Log, SimulatedClock
+    day = 86_400_000
+    deleted = {}
+    for line in ("0.10.0", "0.10.1"):
+        log = Log(tmp_path / line / "t-0", _topic(line, segment_bytes=200, retention_ms=day), SimulatedClock(NOW))
+        for i in range(4):  # records stamped ten days ago, written now: old by timestamp, new by mtime
+            log.append_as_leader(build([R(NOW - 10 * day + i, b"k%d" % i, b"v" * 120)], magic=1))
+        log.set_high_watermark(log.log_end_offset)
+        deleted[line] = log.delete_old_segments()
+        log.close()
+    assert deleted["0.10.0"] == 0 and deleted["0.10.1"] >= 3
