@@ -245,6 +245,18 @@ CHANGES: tuple[LineChange, ...] = (
     _row("fetch.down_conversion", "fetch", "old fetch versions get v0/v1 converted from newer batches "
          "(RecordsUtil.downConvert); 4.x has no down-conversion: every batch on disk, v0 and v1 included, "
          "is sent as it is (zero-copy)", "4.0", True, False, "KIP-724, KIP-896", "KafkaApis (4.4.0)"),
+    _row("fetch.skip_compatible", "fetch", "a fetch slice whose entries are all at or below the format the "
+         "client reads is sent unconverted (before: the topic's format alone decides)", "0.10.0", False, True,
+         "KIP-32", "KafkaApis.handleFetchRequest: hasMatchingShallowMagic (0.10.2.2), hasCompatibleMagic (1.1.1, "
+         "2.8.2)"),
+    _row("fetch.skip_compatible", "fetch", "the topic's format alone decides whether a fetch is down-converted; "
+         "entries already old enough are copied by the conversion", "3.0", True, False, "KAFKA-12944, KIP-724",
+         "KafkaApis.handleFetchRequest (3.0.0: no hasCompatibleMagic)"),
+    _row("fetch.down_conversion_output", "fetch", "what a down-conversion returns: every entry of the slice "
+         "converted (records below the fetch offset included) and merged into one message set with the codec of "
+         "the slice's first entry; then batch by batch, each keeping its codec (records below the fetch offset "
+         "dropped from uncompressed batches)", "0.11", "merged", "per batch", "KIP-98",
+         "AbstractRecords.toMessageFormat (0.10.2.2), AbstractRecords.downConvert (0.11.0.2)"),
     _row("fetch.down_conversion_mode", "fetch", "how a fetch is down-converted: the whole response in memory "
          "before it is sent (eager), then chunk by chunk while it is sent (lazy)", "2.0", "eager", "lazy",
          "KIP-283", "LazyDownConversionRecords (2.0.1; KafkaApis.downConvert in 1.1.1)"),

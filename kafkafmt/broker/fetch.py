@@ -336,6 +336,8 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
     target = _conversion_target(config, result)
     if result.error is not None:
         return result
+    if target is not None and kafka_lines.value("fetch.skip_compatible", config.broker.kafka_line):
+        target = _skip_compatible(config, result, slice_, target)
     if target is None:
         return _zero_copy(config, result, slice_)
     if not is_follower and not config.downconversion_enable:
@@ -467,6 +469,32 @@ def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
     return target
 
 
+def _skip_compatible(config: LogConfig, result: FetchResult, slice_: bytes, target: int) -> int | None:
+    """Row ``fetch.skip_compatible`` (0.10.0 … 2.8): a slice whose entries are all at or below ``target`` is
+    sent as it is (``hasMatchingShallowMagic`` / ``hasCompatibleMagic``)."""
+    magics = sorted({b.magic for b in MemoryRecords(slice_).batches()})
+    row = kafka_lines.row("fetch.skip_compatible", config.broker.kafka_line)
+    compatible = bool(magics) and max(magics) <= target
+    result.trace.add("slice already compatible?", f"entries v{magics}: " + (
+        f"all at or below v{target}, sent unconverted" if compatible else f"some above v{target}, converted"),
+        f"{row.source} ({row.where})", magics=magics, target=target, kafka_line_row=row.key)
+    return None if compatible else target
+
+
+def _merged_down_conversion(batches, target: int) -> bytes:
+    """``AbstractRecords.toMessageFormat`` (0.10.x, row ``fetch.down_conversion_output``): every record of the
+    slice, below the fetch offset too, converted and written into one message set with the codec of the first
+    entry (each record keeps its offset; v0 drops the timestamp)."""
+    records = [(r.offset, r.timestamp, r.key, r.value) for b in batches for r in b.records()]
+    if not records:
+        return b""
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if target == 0 else TimestampType.CREATE_TIME
+    builder = MemoryRecordsBuilder(target, batches[0].compression, ts_type, records[0][0])
+    for offset, ts, key, value in records:
+        builder.append_with_offset(offset, ts if target > 0 else NO_TIMESTAMP, key, value)
+    return builder.build()
+
+
 def _zero_copy(config: LogConfig, result: FetchResult, slice_: bytes) -> FetchResult:
     """No conversion: the file slice goes to the socket untouched (``sendfile``)."""
     tr = result.trace
@@ -499,14 +527,22 @@ def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, t
     result.to_magic = target
     cpu0 = time.process_time_ns()
     stats = ValidationStats()
-    dc = down_convert(list(MemoryRecords(slice_).batches()), target, result.fetch_offset, trace=tr)
-    _acc(cost, stats, dc)
+    batches = list(MemoryRecords(slice_).batches())
+    if kafka_lines.value("fetch.down_conversion_output", config.broker.kafka_line) == "merged":
+        out_row = kafka_lines.rows("fetch.down_conversion_output")[0]
+        converted = _merged_down_conversion(batches, target)
+        tr.add("merged", f"every record of the {len(batches)} entries in one v{target} message set, codec of the "
+               "first entry", f"{out_row.source} ({out_row.where})", kafka_line_row=out_row.key)
+    else:
+        dc = down_convert(batches, target, result.fetch_offset, trace=tr)
+        _acc(cost, stats, dc)
+        converted = dc.records
     cost.cpu_time_ns = time.process_time_ns() - cpu0
-    cost.bytes_out = len(dc.records)
-    result.records = result.wire_records = dc.records
-    result.wire_size = len(dc.records)
+    cost.bytes_out = len(converted)
+    result.records = result.wire_records = converted
+    result.wire_size = len(converted)
     result.stats = stats
-    tr.add("down-converted", f"{len(dc.records)} bytes, converted at once before the response is sent (eager)",
+    tr.add("down-converted", f"{len(converted)} bytes, converted at once before the response is sent (eager)",
            f"{row.source}: {row.where}", decompressions=cost.decompressions, compressions=cost.compressions,
            numRecordsConverted=stats.num_converted_records, temporaryMemoryBytes=stats.temporary_memory_bytes,
            kafka_line_row=row.key)

@@ -232,3 +232,23 @@ def test_retention_reads_the_row(tmp_path):
         deleted[line] = log.delete_old_segments()
         log.close()
     assert deleted["0.10.0"] == 0 and deleted["0.10.1"] >= 3
+
+
+def test_old_down_conversion_rules_read_the_rows():
+    """0.10.x merged every entry into one message set with the first entry's codec (AbstractRecords
+    .toMessageFormat); 0.10.0 … 2.8 sent a slice already at or below the client's format unconverted
+    (hasMatchingShallowMagic / hasCompatibleMagic, gone in 3.0 with KAFKA-12944)."""
+    plain_v0 = build([R(-1, b"a", b"1")], magic=0)
+    gzip_v1 = build([R(NOW, b"b", b"2"), R(NOW + 1, b"c", b"3")], magic=1, compression_="gzip", base_offset=1)
+    merged = fetch(gzip_v1 + build([R(NOW, b"d", b"4")], magic=1, base_offset=3),
+                   topic_config=_topic("0.10.2"), fetch_version=1)
+    [batch] = list(MemoryRecords(merged.records).batches())  # one gzip v0 wrapper: the first entry's codec
+    assert (batch.magic, batch.compression.name, [r.offset for r in batch.records()]) == (0, "GZIP", [1, 2, 3])
+    assert "fetch.down_conversion_output" in kafka_lines.rows_applied(merged.trace)
+    per_batch = fetch(gzip_v1 + build([R(NOW, b"d", b"4")], magic=1, base_offset=3), topic_config=_topic("1.1"),
+                      fetch_version=1)
+    assert [b.compression.name for b in MemoryRecords(per_batch.records).batches()] == ["GZIP", "NONE"]
+    on28 = fetch(plain_v0, topic_config=_topic("2.8"), fetch_version=1)  # a v1 topic, a v0 slice
+    on39 = fetch(plain_v0, topic_config=_topic("3.9", message_format_version="0.10.0"), fetch_version=1)
+    assert on28.zero_copy and "fetch.skip_compatible" in kafka_lines.rows_applied(on28.trace)
+    assert not on39.zero_copy and on39.records == plain_v0  # converted: the batch copied as it is
