@@ -40,7 +40,8 @@ from typing import Iterator
 
 from ..errors import LogDirLockedError
 
-__all__ = ["LOCK_FILE", "acquire", "release", "hold", "holder", "is_held_here"]
+__all__ = ["LOCK_FILE", "acquire", "release", "hold", "holder", "is_held_here", "log_dir_holding",
+           "hold_for_file"]
 
 #: ``LogManager.LockFileName``
 LOCK_FILE = ".lock"
@@ -73,7 +74,8 @@ def _describe(pid: int | None) -> str:
     words = [w.decode(errors="replace") for w in cmd if w]
     what = "a Kafka broker, " if any(w in ("kafka.Kafka", "kafka.docker.KafkaDockerWrapper") for w in words) else ""
     exe = os.path.basename(words[0]) if words else "?"
-    tail = [w for w in words[1:] if not w.startswith("-") and ("." in w or "/" in w)][-2:]
+    tail = [w[-60:] for w in words[1:] if not w.startswith("-") and not any(c.isspace() for c in w)
+            and ("." in w or "/" in w)][-2:]
     return f"{what}process {pid} ({' '.join([exe, '…', *tail]) if tail else exe})"
 
 
@@ -177,5 +179,40 @@ def hold(log_dir: str | os.PathLike) -> Iterator[Path]:
     acquire(log_dir)
     try:
         yield Path(log_dir)
+    finally:
+        release(log_dir)
+
+
+#: files only a broker's log directory holds (``LogManager`` / ``ReplicaManager`` / ``MetaPropertiesEnsemble``)
+_LOG_DIR_MARKS = (LOCK_FILE, "meta.properties", "recovery-point-offset-checkpoint", "replication-offset-checkpoint")
+
+
+def log_dir_holding(path: str | os.PathLike) -> Path | None:
+    """The log directory a file written at ``path`` would land in, or None: the parent of a
+    ``<topic>-<partition>`` directory (a segment file), or a directory holding a broker's files
+    (``.lock``, ``meta.properties``, a log-directory checkpoint)."""
+    from .files import parse_topic_partition_name
+    parent = Path(os.path.abspath(os.fspath(path))).parent
+    try:
+        parse_topic_partition_name(parent.name)
+        if parent.is_dir():
+            return parent.parent
+    except ValueError:
+        pass
+    if any((parent / m).exists() for m in _LOG_DIR_MARKS):
+        return parent
+    return None
+
+
+@contextlib.contextmanager
+def hold_for_file(path: str | os.PathLike) -> Iterator[Path | None]:
+    """Hold the lock of the log directory ``path`` lies in (:func:`log_dir_holding`) for the block, if any."""
+    log_dir = log_dir_holding(path)
+    if log_dir is None:
+        yield None
+        return
+    acquire(log_dir)
+    try:
+        yield log_dir
     finally:
         release(log_dir)
