@@ -6,7 +6,10 @@ consumer with ``check.crcs=true`` does) and records are decoded by
 :func:`~kafkafmt.records.columnar.records_table` in chunks of whole batches, so memory stays
 bounded and no per-record Python row is ever built for Spark.
 
-A corrupt, truncated or CRC-failing batch raises :class:`~kafkafmt.errors.KafkaFmtError` naming
+A split that ends where its segment ended when the read was planned (a live broker's active segment)
+reads a consistent prefix: a last batch whose bytes are not all there yet is left out, as Kafka's
+``FileRecords`` / ``FileLogInputStream`` leave it out, and comes with the next read.  Anywhere else, a
+corrupt, truncated or CRC-failing batch raises :class:`~kafkafmt.errors.KafkaFmtError` naming
 the segment file and the batch's byte position (``FAILFAST``), or ends the split with one error row
 after the rows that precede it (``PERMISSIVE``).
 """
@@ -18,7 +21,7 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import CorruptRecordError, KafkaFmtError
+from ..errors import CorruptRecordError, KafkaFmtError, TruncatedRecordError
 from ..log.view import OPENED
 from ..records.columnar import batches_table, records_table
 from ..records.memory import MemoryRecords
@@ -54,14 +57,17 @@ def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
         table = batches_table(MemoryRecords(data, strict=True))
         problem = None
     except KafkaFmtError as e:  # walk again, one batch at a time, to keep what precedes the damage
-        good = 0
+        good, damaged = 0, False
         try:
             for b in MemoryRecords(data).batches():
                 good = b.end
         except KafkaFmtError:
-            pass
+            damaged = True
         table = batches_table(MemoryRecords(data, end=good))
-        problem = (good, e.reason)
+        # a last batch cut short where the segment ended at planning is not there yet (a live broker is
+        # writing it; FileLogInputStream returns no batch for it), unless the bytes before it are damaged
+        not_there_yet = split.tail and isinstance(e, TruncatedRecordError) and not damaged
+        problem = None if not_there_yet else (good, e.reason)
     valid = table.column("is_valid").to_pylist()
     if False in valid:
         bad = valid.index(False)

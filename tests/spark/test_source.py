@@ -44,7 +44,7 @@ def test_spark_rows_equal_direct_decode_every_magic_codec_txn_many_partitions(sp
     df = spark.read.format("kafkafmt").load(str(sample_logs))
     assert df.columns[:8] == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
     got = spark_rows(df, by_partition=True)
-    parts = sorted(sample_logs.iterdir())
+    parts = sorted(p for p in sample_logs.iterdir() if p.is_dir())
     assert len(got) == len(parts) == 16
     for d in parts:
         topic, partition = d.name.rsplit("-", 1)
@@ -131,7 +131,8 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
         frame = src.select("key", "value", "timestamp", "partition", *(["headers"] if magic == 2 else []))
         frame.write.format("kafkafmt").option("topic", "copy").option("magic", magic).option("codec", codec) \
             .option("batchSize", 400).mode("append").save(str(out))
-        assert [p.name for p in out.iterdir()] == ["copy-0"]          # nothing staged is left behind
+        # nothing staged is left behind: the partition and the log directory's own files
+        assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", "copy-0"]
         written = direct_decode(out / "copy-0")
         assert [r[0] for r in written] == list(range(len(rows)))
         assert [(r[1], r[3], r[4]) for r in written] == [(r[1], r[3], r[4]) for r in rows]
@@ -144,7 +145,7 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     assert [r[0] for r in direct_decode(out / "copy-0")] == list(range(2 * len(rows)))
     frame.write.format("kafkafmt").option("topic", "copy").mode("overwrite").save(str(out))
     assert len(direct_decode(out / "copy-0")) == len(rows)
-    assert [p.name for p in out.iterdir()] == ["copy-0"]
+    assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", "copy-0"]
 
 
 def test_session_is_quiet_loopback_and_registered(spark):
