@@ -22,8 +22,9 @@ Checkpoint format (the one Kafka uses for ``recovery-point-offset-checkpoint``,
     mytopic 0 42      <- one entry per line, fields separated by one space
     ...
 
-kafkafmt keeps one such file per partition directory (Kafka keeps the first two per data
-directory, one line per partition); the lines have Kafka's ``topic partition offset`` shape.
+Kafka keeps the first two per log directory, one ``topic partition offset`` line per partition
+(``LogManager``), and so does kafkafmt (:mod:`kafkafmt.log.logdir`); ``leader-epoch-checkpoint`` is the one
+checkpoint inside a partition directory.
 """
 from __future__ import annotations
 
@@ -254,8 +255,8 @@ def delete_if_exists(path: str | os.PathLike) -> bool:
 
 def segment_log_start_offset(path: str | os.PathLike) -> int | None:
     """The log start offset a broker serves a segment file ``<base>.log`` with: the larger of its base
-    offset and the partition's ``log-start-offset-checkpoint`` entry (Kafka's, in the log directory, or
-    kafkafmt's, in the partition directory); None when the name is not a segment's.  Compaction removes
+    offset and the partition's ``log-start-offset-checkpoint`` entry (in the log directory, where Kafka
+    and kafkafmt keep it; one in the partition directory, as older kafkafmt logs kept it, is read after); None when the name is not a segment's.  Compaction removes
     records but never moves it (``UnifiedLog.logStartOffset``)."""
     p = Path(path)
     if not (p.name.endswith(LOG_FILE_SUFFIX) and len(p.name) == 20 + len(LOG_FILE_SUFFIX) and p.name[:20].isdigit()):
