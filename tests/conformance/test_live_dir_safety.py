@@ -44,6 +44,17 @@ def _kafkafmt(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kafkafmt", *args], capture_output=True, text=True, timeout=120)
 
 
+def _kafkafmt_together(*commands: list[str]) -> list[subprocess.CompletedProcess]:
+    """The commands run at the same time; their results in order."""
+    procs = [subprocess.Popen([sys.executable, "-m", "kafkafmt", *c], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for c in commands]
+    out = []
+    for c, p in zip(commands, procs):
+        stdout, stderr = p.communicate(timeout=120)
+        out.append(subprocess.CompletedProcess(c, p.returncode, stdout, stderr))
+    return out
+
+
 def _states(d: Path) -> dict:
     return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.iterdir()) if p.is_file()}
 
@@ -108,7 +119,7 @@ def zk_broker():
         cluster.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one test uses it: started once, and stopped before the next test needs the cores
 def kraft_broker():
     from ci_mode import skip_or_fail
     from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason
@@ -128,7 +139,7 @@ def _create(b, topic: str, config: dict) -> None:
         c.wait_for_leader(topic)
 
 
-def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle=None) -> None:
+def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle=None, hold_check=False) -> None:
     # Kafka 4.x takes no segment.bytes below 1 MiB (KIP-1030): there, bigger records make the segments
     n, pad, config = (400, 0, TOPIC_CONFIG) if live.line == "3.9" else \
         (2600, 1000, dict(TOPIC_CONFIG, **{"segment.bytes": str(1 << 20)}))
@@ -173,6 +184,16 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
     assert len(ours) < n and len(kept) == 25
 
     mark = len(live.log_text())
+    if hold_check:  # while kafkafmt holds the directory, the broker refuses to start, as against another broker
+        from kafkafmt.conformance.broker import BrokerError
+        from kafkafmt.log import lock as dirlock
+        cleaned, dir_names = _states(part), sorted(os.listdir(live.log_dir))
+        with dirlock.hold(live.log_dir):
+            with pytest.raises(BrokerError):
+                live.start()
+        assert f"Failed to acquire lock on file .lock in {live.log_dir}" in live.log_text()[mark:]
+        assert _states(part) == cleaned and sorted(os.listdir(live.log_dir)) == dir_names  # nothing lost
+        mark = len(live.log_text())
     live.start()
     got = _consume(live.bootstrap, topic)
     assert got == ours  # the broker serves exactly what kafkafmt reads in the cleaned files
@@ -186,7 +207,7 @@ def test_zk_broker_refuses_then_serves_what_kafkafmt_cleaned(zk_broker, tmp_path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "log"))
     from kafka_cleaner_oracle import cleaner_oracle_or_skip
     live, broker = zk_broker
-    _refused_then_cleaned(live, broker, "safety", tmp_path, oracle=cleaner_oracle_or_skip())
+    _refused_then_cleaned(live, broker, "safety", tmp_path, oracle=cleaner_oracle_or_skip(), hold_check=True)
 
 
 def test_kraft_broker_refuses_then_serves_what_kafkafmt_cleaned(kraft_broker, tmp_path):
@@ -221,9 +242,10 @@ def test_dump_and_audit_of_a_partition_being_written(zk_broker):
     runs, last = 0, {"dump": 0, "audit": 0}
     try:
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            d = _kafkafmt("dump", "--deep", str(seg))
-            a = _kafkafmt("audit", "--format", "json", "--quiet", "--target", "3.9", str(part))
+        while time.monotonic() < deadline or runs < 3:  # 20 s of writing, and at least three reads during it
+            assert time.monotonic() < deadline + 60, f"only {runs} reads in 80 s"
+            d, a = _kafkafmt_together(["dump", "--deep", str(seg)],
+                                      ["audit", "--format", "json", "--quiet", "--target", "3.9", str(part)])
             with in_flight:
                 bound = acked[0]
             assert d.returncode == 0 and a.returncode == 0, d.stderr + a.stderr
