@@ -4,9 +4,10 @@ Kafka has no read-only open: ``LogLoader`` always deletes ``.deleted``/``.cleane
 and the clean-shutdown marker, recovers (truncates) segments after an unclean shutdown, resizes
 the active segment's indexes and rewrites the checkpoints.  To give the same answers as that
 recovered log without touching the directory, kafkafmt copies the directory's files (and the log
-directory's clean-shutdown marker and checkpoints) into a private scratch directory and opens (and recovers)
-the copy; the log directory's lock is neither taken nor looked at (reading a live broker's directory is safe).  :attr:`Log.recovery_changes` then says what
-recovery did, file by file, which is what opening the real directory would change.  Both states are
+directory's clean-shutdown marker and checkpoints) into a private scratch directory and opens (and
+recovers) the copy.  The log directory's ``.lock`` is neither taken nor looked at: reading a running
+broker's directory is safe.  :attr:`Log.recovery_changes` then says what recovery did, file by file,
+which is what opening the real directory would change.  Both states are
 readable through the one read-only view (:mod:`kafkafmt.log.view`): ``log.view()`` over the recovered
 copy, ``log.source_view`` (a :class:`~kafkafmt.log.view.PartitionView` of the segment files) over the
 directory as it is.
