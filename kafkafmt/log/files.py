@@ -148,6 +148,17 @@ def create_file_atomically(path: str | os.PathLike, length: int = 0, data: bytes
     os.replace(tmp, path)
 
 
+def write_synced(path: str | os.PathLike, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``path`` in place (created or truncated) and, with ``fsync``, sync it before closing."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_checkpoint(path: str | os.PathLike, entries: list[tuple], *, fsync: bool = True) -> None:
     """``CheckpointFile.write``: version, count, one space-separated line per entry; tmp + fsync + rename.
 
@@ -155,15 +166,8 @@ def write_checkpoint(path: str | os.PathLike, entries: list[tuple], *, fsync: bo
     """
     path = Path(path)
     lines = [str(CHECKPOINT_VERSION), str(len(entries))] + [" ".join(str(f) for f in e) for e in entries]
-    data = ("\n".join(lines) + "\n").encode()
     tmp = path.with_name(path.name + TEMP_FILE_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_synced(tmp, ("\n".join(lines) + "\n").encode(), fsync=fsync)
     os.replace(tmp, path)
     if fsync:
         fsync_dir(path.parent)

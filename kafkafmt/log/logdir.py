@@ -40,7 +40,8 @@ from pathlib import Path
 from ..errors import CheckpointError
 from . import lock as dirlock
 from .files import (CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, checkpoint_ints,
-                    fsync_dir, parse_topic_partition_name, read_checkpoint, write_checkpoint)
+                    fsync_dir, parse_topic_partition_name, read_checkpoint, write_checkpoint,
+                    write_synced)
 
 __all__ = ["LogDirState", "attach", "detach", "read_offsets", "merge_offsets", "write_clean_shutdown",
            "CLEAN_SHUTDOWN_CONTENT"]
@@ -82,14 +83,7 @@ def merge_offsets(path: str | os.PathLike, updates: dict[tuple[str, int], int | 
 def write_clean_shutdown(log_dir: str | os.PathLike, content: bytes = CLEAN_SHUTDOWN_CONTENT,
                          *, fsync: bool = True) -> None:
     """``CleanShutdownFileHandler.write``: the marker, written in place and synced."""
-    path = Path(log_dir) / CLEAN_SHUTDOWN_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, content)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_synced(Path(log_dir) / CLEAN_SHUTDOWN_FILE, content, fsync=fsync)
     if fsync:
         fsync_dir(log_dir)
 
