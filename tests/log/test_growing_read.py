@@ -79,7 +79,7 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
                 f.write(data[written[0]:written[0] + n])
                 f.flush()
                 written[0] = min(len(data), written[0] + n)
-                time.sleep(0.002)
+                time.sleep(0.01)
 
     def whole_records() -> int:
         return sum(RECORDS_PER_BATCH for e in batch_ends if e <= written[0])
@@ -87,7 +87,7 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
     t = threading.Thread(target=writer)
     t.start()
     last = {"dump": 0, "audit": 0, "spark": 0}
-    runs = 0
+    runs = during = 0  # reads, and reads that began while the writer was writing
     try:
         while True:
             done = not t.is_alive()  # the writer had finished before this read began
@@ -99,10 +99,12 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
                 assert last[k] <= v <= bound, (k, last[k], v, bound)
             last = counts
             runs += 1
-            if done and runs >= 3:
+            during += not done
+            if done:
                 break
     finally:
         t.join()
+    assert during >= 3, "the reads did not overlap the writes"
     assert last == dict.fromkeys(last, 60 * RECORDS_PER_BATCH)  # the last read, after the writer: everything
 
 
