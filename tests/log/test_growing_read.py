@@ -87,7 +87,7 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
     t = threading.Thread(target=writer)
     t.start()
     last = {"dump": 0, "audit": 0, "spark": 0}
-    runs = during = 0  # reads, and reads that began while the writer was writing
+    during = 0  # reads that began while the writer was writing
     try:
         while True:
             done = not t.is_alive()  # the writer had finished before this read began
@@ -98,7 +98,6 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
             for k, v in counts.items():
                 assert last[k] <= v <= bound, (k, last[k], v, bound)
             last = counts
-            runs += 1
             during += not done
             if done:
                 break
