@@ -123,6 +123,10 @@ def test_spark_damage_at_the_start_of_the_last_segment_and_reads_with_nothing_to
     assert late.count() == 0                                        # no split at all: one empty Spark partition
 
 
+#: the written log directory: the partition and LogManager's files of a cleanly shut down broker
+LOG_DIR_AFTER_WRITE = [".kafka_cleanshutdown", "copy-0", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]
+
+
 def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     src = spark.read.format("kafkafmt").load(str(sample_logs / "magic2-none-0"))
     rows = spark_rows(src)
@@ -132,7 +136,7 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
         frame.write.format("kafkafmt").option("topic", "copy").option("magic", magic).option("codec", codec) \
             .option("batchSize", 400).mode("append").save(str(out))
         # nothing staged is left behind: the partition and the log directory's own files
-        assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", "copy-0"]
+        assert sorted(p.name for p in out.iterdir()) == LOG_DIR_AFTER_WRITE
         written = direct_decode(out / "copy-0")
         assert [r[0] for r in written] == list(range(len(rows)))
         assert [(r[1], r[3], r[4]) for r in written] == [(r[1], r[3], r[4]) for r in rows]
@@ -145,7 +149,7 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     assert [r[0] for r in direct_decode(out / "copy-0")] == list(range(2 * len(rows)))
     frame.write.format("kafkafmt").option("topic", "copy").mode("overwrite").save(str(out))
     assert len(direct_decode(out / "copy-0")) == len(rows)
-    assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", "copy-0"]
+    assert sorted(p.name for p in out.iterdir()) == LOG_DIR_AFTER_WRITE
 
 
 def test_session_is_quiet_loopback_and_registered(spark):
