@@ -260,8 +260,9 @@ def delete_if_exists(path: str | os.PathLike) -> bool:
 def segment_log_start_offset(path: str | os.PathLike) -> int | None:
     """The log start offset a broker serves a segment file ``<base>.log`` with: the larger of its base
     offset and the partition's ``log-start-offset-checkpoint`` entry (in the log directory, where Kafka
-    and kafkafmt keep it; one in the partition directory, as older kafkafmt logs kept it, is read after); None when the name is not a segment's.  Compaction removes
-    records but never moves it (``UnifiedLog.logStartOffset``)."""
+    and kafkafmt keep it; one in the partition directory, as older kafkafmt logs kept it, is read after);
+    None when the name is not a segment's.  Compaction removes records but never moves it
+    (``UnifiedLog.logStartOffset``)."""
     p = Path(path)
     if not (p.name.endswith(LOG_FILE_SUFFIX) and len(p.name) == 20 + len(LOG_FILE_SUFFIX) and p.name[:20].isdigit()):
         return None

@@ -224,7 +224,8 @@ def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs,
                       stage(src.select(cols).slice(0, half).to_batches(), opts, "000000-0")]
             build_logs(staged, opts)
             # the partition and LogManager's files of a cleanly shut down log directory; nothing staged
-            assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint", "w-0"]
+            assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint",
+                                                             "recovery-point-offset-checkpoint", "w-0"]
             written = direct_decode(out / "w-0")
             assert len(list((out / "w-0").glob("*.log"))) > 1
             assert [r[0] for r in written] == list(range(len(expected)))

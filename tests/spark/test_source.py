@@ -124,7 +124,8 @@ def test_spark_damage_at_the_start_of_the_last_segment_and_reads_with_nothing_to
 
 
 #: the written log directory: the partition and LogManager's files of a cleanly shut down broker
-LOG_DIR_AFTER_WRITE = [".kafka_cleanshutdown", "copy-0", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]
+LOG_DIR_AFTER_WRITE = [".kafka_cleanshutdown", "copy-0", "log-start-offset-checkpoint",
+                       "recovery-point-offset-checkpoint"]
 
 
 def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
