@@ -3,7 +3,7 @@
 Kafka 4.x runs only in KRaft mode.  One process is broker and controller (``process.roles=broker,
 controller``, ``node.id=1``, ``controller.quorum.voters=1@127.0.0.1:<port>``), its log directory
 formatted first with the storage tool (``kafka.tools.StorageTool format``), every listener on
-127.0.0.1 on free ports, ``-Xmx512m``.  Like :mod:`kafkafmt.conformance.broker` (the 3.9.2 broker),
+127.0.0.1 on free ports, ``-Xmx512m``.  Like :mod:`kafkarig.broker` (the 3.9.2 broker),
 the JVM is stopped by its PID (SIGTERM, then SIGKILL after a timeout) and its temp dir removed on
 :meth:`KRaftBroker.close`; nothing is written to the caller's stdout.
 
@@ -28,10 +28,12 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from .broker import BrokerError, JavaProcess, REPO_ROOT, free_port, wait_until_ready
+from . import paths
+from .broker import BrokerError, JavaProcess, free_port, wait_until_ready
 from .client import KafkaClient
+from .properties import write_server_properties
 
-LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", REPO_ROOT / "conformance" / ".cache" / "lib-4.4"))
+LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", paths.LIB44_DIR))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
                "-Djava.awt.headless=true"]
 
@@ -99,10 +101,6 @@ def _cluster_id(seed: str) -> str:
         n += 1
 
 
-def _write_properties(path: Path, props: dict[str, str]) -> None:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
-
-
 class KRaftBroker:
     """One Kafka 4.4.0 process, broker and controller, in its own temp dir; started on :meth:`start`."""
 
@@ -130,8 +128,7 @@ class KRaftBroker:
             **KRAFT_BROKER_CONFIG,
             **(overrides or {}),
         }
-        self.properties = self.root / "server.properties"
-        _write_properties(self.properties, self.config)
+        self.properties = write_server_properties(self.root, self.config)
         (self.root / "log4j2.properties").write_text(LOG4J2.format(path=self.root / "kafka.log"))
         self.cluster_id = _cluster_id(str(self.root))
         self.process: JavaProcess | None = None
