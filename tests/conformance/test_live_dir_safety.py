@@ -106,7 +106,7 @@ class Live:
 @pytest.fixture(scope="module")
 def zk_broker():
     from ci_mode import skip_or_fail
-    from kafkafmt.conformance.broker import Cluster, java_missing_reason
+    from kafkarig.broker import Cluster, java_missing_reason
     reason = java_missing_reason()
     if reason:
         skip_or_fail(reason)
@@ -122,7 +122,7 @@ def zk_broker():
 @pytest.fixture  # one test uses it: started once, and stopped before the next test needs the cores
 def kraft_broker():
     from ci_mode import skip_or_fail
-    from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason
+    from kafkarig.kraft import KRaftBroker, kraft_missing_reason
     reason = kraft_missing_reason()
     if reason:
         skip_or_fail(reason)
@@ -185,7 +185,7 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
 
     mark = len(live.log_text())
     if hold_check:  # while kafkafmt holds the directory, the broker refuses to start, as against another broker
-        from kafkafmt.conformance.broker import BrokerError
+        from kafkarig.broker import BrokerError
         from kafkafmt.log import lock as dirlock
         cleaned, dir_names = _states(part), sorted(os.listdir(live.log_dir))
         with dirlock.hold(live.log_dir):
@@ -204,8 +204,7 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
 
 
 def test_zk_broker_refuses_then_serves_what_kafkafmt_cleaned(zk_broker, tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "log"))
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     live, broker = zk_broker
     _refused_then_cleaned(live, broker, "safety", tmp_path, oracle=cleaner_oracle_or_skip(), hold_check=True)
 
