@@ -18,7 +18,7 @@ POSIX record locks belong to a (process, file) pair: closing *any* descriptor of
 process drops the lock, and a second ``lockf`` from the same process succeeds silently.  So this
 module keeps one open descriptor per log directory per process (:func:`acquire` counts the holders,
 :func:`release` unlocks, deletes and closes after the last), and nothing else here ever opens
-``.lock``.  A child process does not inherit the lock (``fork``), as a broker's thread would not matter.
+``.lock``.  A forked child does not inherit the lock (POSIX record locks are per process).
 
 API::
 
@@ -26,6 +26,7 @@ API::
         ...                        # write into log_dir
     acquire(log_dir) / release(log_dir)   # the same, counted (a Log holds it from open to close)
     holder(log_dir) -> (pid | None, description) | None   # who holds it now, without taking it
+    with hold_for_file(path):      # the lock of the log directory a file lands in (log_dir_holding), if any
 """
 from __future__ import annotations
 
