@@ -149,7 +149,7 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
     time.sleep(1.0)  # the broker idle: nothing of its own changes the partition directory now
     before = _states(part)
     r = _kafkafmt("clean", str(part), "-c", "cleanup.policy=compact", "-c", "file.delete.delay.ms=0",
-                  "-c", f"kafkafmt.kafka.version={live.line}")
+                  "--kafka-line", live.line)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1, r.stderr
     assert lines[0].startswith(f"kafkafmt: error: LogDirLockedError: Failed to acquire lock on file .lock in "
@@ -167,7 +167,7 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
     now = int(time.time() * 1000)
     r = _kafkafmt("clean", str(part), "--now", str(now), "-c", "cleanup.policy=compact",
                   "-c", "file.delete.delay.ms=0", "-c", "min.cleanable.dirty.ratio=0.01",
-                  "-c", f"kafkafmt.kafka.version={live.line}")
+                  "--kafka-line", live.line)
     assert r.returncode == 0 and "cleaned offsets [0," in r.stdout, r.stdout + r.stderr
     odd = [n for n in os.listdir(part) if not (SEGMENT_NAME.fullmatch(n) or n in PARTITION_FILES)]
     assert odd == [], f"names Kafka never writes in a partition directory: {odd}"
