@@ -7,8 +7,8 @@ consumer with ``check.crcs=true`` does) and records are decoded by
 bounded and no per-record Python row is ever built for Spark.
 
 A split that ends where its segment ended when the read was planned (a live broker's active segment)
-reads a consistent prefix: a last batch whose bytes are not all there yet, but arriving (the file reaches
-the batch's declared end now, or 50 ms later), is left out, as Kafka's ``FileRecords`` /
+reads a consistent prefix: a last batch whose bytes are not all there yet, but arriving (the file has
+grown past the planned size, now or 50 ms later), is left out, as Kafka's ``FileRecords`` /
 ``FileLogInputStream`` leave it out, and comes with the next read.  A short last batch that does not grow
 (a stopped log's torn tail, which the broker's recovery would truncate) and anything else corrupt,
 truncated or CRC-failing raises :class:`~kafkafmt.errors.KafkaFmtError` naming
@@ -90,18 +90,18 @@ ARRIVAL_GRACE_S = 0.05
 
 def _arriving(split: Split, data: bytes, position: int) -> bool:
     """Whether the short batch at ``position`` of ``data`` (the split's bytes) is being written: the segment
-    file now reaches (or within :data:`ARRIVAL_GRACE_S` reaches) the end its header declares.  A stopped
-    log's torn tail never does; a live broker writes a whole batch in one write."""
+    file has grown past the size the plan took (now, or within :data:`ARRIVAL_GRACE_S`).  A stopped log's
+    torn tail never grows."""
     try:
         step = next_span(data, position, len(data), need_more=True)
     except KafkaFmtError:
         return False
     if not isinstance(step, NeedMore):
         return False
-    needed_end = split.start + len(data) + step.needed
+    planned_end = split.start + len(data)
     for attempt in range(2):
         try:
-            if os.stat(split.segment).st_size >= needed_end:
+            if os.stat(split.segment).st_size > planned_end:
                 return True
         except OSError:
             return False
