@@ -244,7 +244,7 @@ def test_dump_and_audit_of_a_partition_being_written(zk_broker):
         while time.monotonic() < deadline or runs < 3:  # 20 s of writing, and at least three reads during it
             assert time.monotonic() < deadline + 60, f"only {runs} reads in 80 s"
             d, a = _kafkafmt_together(["dump", "--deep", str(seg)],
-                                      ["audit", "--format", "json", "--quiet", "--target", "3.9", str(part)])
+                                      ["audit", "--format", "json", "--quiet", "--kafka-line", "3.9", str(part)])
             with in_flight:
                 bound = acked[0]
             assert d.returncode == 0 and a.returncode == 0, d.stderr + a.stderr
