@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from kafkafmt.broker.consumer import consumer_view
 from kafkafmt.broker.fetch import fetch as model_fetch
 from kafkafmt.broker.validator import validate_messages_and_assign_offsets
 from kafkafmt.config import BrokerConfig, LogConfig
@@ -28,16 +29,35 @@ from kafkafmt.records.dump_log import dump_log
 from .oldcluster import OldBroker, OldCluster
 from .releases import Release
 
-__all__ = ["Check", "TS_BASE", "payload", "model_config", "produce_check", "fetch_check", "decode",
-           "dump_check", "hexdiff", "PRODUCE_VERSION_FOR_MAGIC", "FETCH_VERSIONS", "CLIENTS", "plan", "run_release",
-           "client_produce_check", "client_consume_check", "client_accepted"]
+__all__ = [
+    "CLIENTS",
+    "FETCH_VERSIONS",
+    "PRODUCE_VERSION_FOR_MAGIC",
+    "TS_BASE",
+    "Check",
+    "client_accepted",
+    "client_consume_check",
+    "client_produce_check",
+    "client_reads_magic",
+    "decode",
+    "dump_check",
+    "fetch_check",
+    "hexdiff",
+    "model_config",
+    "model_consumed",
+    "payload",
+    "plan",
+    "produce_check",
+    "real_consumed",
+    "run_release",
+]
 
 #: 2023-11-14T22:13:20Z: a fixed CreateTime for every record a check sends
 TS_BASE = 1700000000000
 #: the Produce version that carries each magic (v0/v1: magic 0 or 1; v2: magic 1 with timestamps; v3+: v2)
 PRODUCE_VERSION_FOR_MAGIC = {0: 0, 1: 2, 2: 3}
 #: how long a client the release is expected to refuse gets before it is declared refused (s)
-REFUSED_TIMEOUT = 3.0
+REFUSED_TIMEOUT = 2.0
 #: the fetch versions the checks send, one per client generation: 0.9 (v0, v1), 0.10 (v2, v3), 0.11+ (v4)
 FETCH_VERSIONS = (0, 1, 2, 3, 4)
 
@@ -92,8 +112,12 @@ def model_config(rel: Release, topic_format: str | None = None) -> LogConfig:
 
 def decode(data: bytes | None) -> list[dict]:
     """Every record of ``data``, deep: batch magic and codec, offset, timestamp, key, value."""
-    out = []
-    for batch in MemoryRecords(data or b"").batches():
+    out: list[dict] = []
+    try:
+        batches = list(MemoryRecords(data or b"").batches())
+    except KafkaFmtError:  # a response cut inside a batch, or padded with an overflow batch
+        return out
+    for batch in batches:
         for r in batch.records():
             out.append({"magic": batch.magic, "codec": CompressionType(batch.compression_id).name.lower(), "offset": r.offset,
                         "timestamp": r.timestamp, "key": None if r.key is None else bytes(r.key).decode(),
@@ -135,27 +159,40 @@ def fetch_check(broker: OldBroker, rel: Release, topic: str, topic_format: str |
     with broker.client() as c:
         res = c.fetch(topic, 0, 0, version=version)
     m = model_fetch(seg, topic_config=model_config(rel, topic_format), fetch_version=version, fetch_offset=0)
-    expected = None if m.error else bytes(m.records)
+    # what goes on the socket: the converted chunks cut or padded to the promised size (KIP-283)
+    expected = None if m.error else bytes(m.wire_records if not m.zero_copy else m.records)
     real = None if res.error_code else (res.records or b"")
     agree = expected == real and (m.error or "NONE") == res.error
     outcome = "zero-copy" if m.zero_copy else f"down-converted to v{m.to_magic}"
     return Check(rel.version, f"fetch/{topic}/v{version}", "kafkafmt raw client", f"Fetch v{version} from offset 0",
                  expected.hex() if expected is not None else m.error, real.hex() if real is not None else res.error,
                  agree, "" if agree else hexdiff(expected, real), outcome,
-                 {"segment": seg.hex(), "real_records": decode(real) if real else [],
+                 {"segment": seg.hex(), "model_converted": None if m.error else bytes(m.records).hex(),
+                  "real_records": decode(real) if real else [],
                   "expected_records": decode(expected) if expected else []})
 
 
 def dump_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str) -> Check:
-    """The release's own DumpLogSegments --deep-iteration --print-data-log beside kafkafmt's dump --deep
-    (recorded, compared line by line; the per-release formatting is the Kafka lines' business)."""
+    """The release's own DumpLogSegments --deep-iteration --print-data-log beside kafkafmt's dump --deep.
+
+    ``agree``: the two print the same lines (the per-release formatting is the Kafka lines' business;
+    both texts are recorded); ``extra["records_listed"]``: the release lists every record of the segment,
+    in order, with its offset, key and value as kafkafmt decodes them."""
     seg = broker.segment(topic)
-    real = cluster.dump_log_segments(seg, rel.version).splitlines()
+    real = [line.replace(str(cluster.root), "<root>")
+            for line in cluster.dump_log_segments(seg, rel.version).splitlines()]
     lines: list[str] = []
     dump_log(seg.read_bytes(), filename=seg.name, abspath=str(seg), deep=True, print_data=True, emit=lines.append)
+    lines = [line.replace(str(cluster.root), "<root>") for line in lines]
+    listed = [line for line in real if "payload: " in line]
+    records = decode(seg.read_bytes())
+    in_order = len(listed) == len(records) and all(
+        f"offset: {r['offset']} " in line and line.endswith(f"key: {r['key']} payload: {r['value']}")
+        for r, line in zip(records, listed))
     return Check(rel.version, f"dump/{topic}", "DumpLogSegments", "--deep-iteration --print-data-log", lines, real,
                  lines == real, "" if lines == real else f"{sum(a != b for a, b in zip(lines, real))} of "
-                 f"{max(len(lines), len(real))} lines differ", "kafkafmt dump --deep (3.9 formatting)")
+                 f"{max(len(lines), len(real))} lines differ", "kafkafmt dump --deep (3.9 formatting)",
+                 {"records_listed": in_order})
 
 
 # --------------------------------------------------------------------------------- the clients of each era
@@ -239,21 +276,54 @@ def client_produce_check(broker: OldBroker, rel: Release, topic: str, name: str,
 
 
 def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str, count: int) -> Check:
-    """A real client reads the partition from offset 0; its records against the model's fetch answer."""
+    """A real client reads the partition from offset 0; its records (and error) against the model's: the
+    fetch answer (:func:`kafkafmt.broker.fetch.fetch`) read as that client reads it
+    (:func:`kafkafmt.broker.consumer.consumer_view`: a 0.9 Java client parses every entry as v0)."""
     accepted = client_accepted(rel, name, "consume")
     run = run_client(name, broker.bootstrap, topic, "consume", count=count,
                      timeout=15.0 if accepted else REFUSED_TIMEOUT)
     sees_time = name not in ("java-0.9.0.1", "python-0.9")
     expected: object = f"refused ({rel.version} cannot serve it)"
+    version = client_fetch_version(rel, name)
     if accepted:
-        m = model_fetch(broker.segment(topic).read_bytes(), topic_config=model_config(rel),
-                        fetch_version=client_fetch_version(rel, name), fetch_offset=0)
-        expected = [_seen(r, sees_time) for r in decode(bytes(m.records))][:count]
-    real: object = [_seen(r, sees_time) for r in run.records] if run.ok else f"refused: {run.error}"
-    agree = (expected == real) if accepted and run.ok else (accepted == run.ok)
+        m = model_fetch(broker.segment(topic).read_bytes(), topic_config=model_config(rel), fetch_version=version,
+                        fetch_offset=0)
+        # the whole conversion: a consumer whose response was cut fetches the rest from the next offset
+        expected = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count)
+    real: object = real_consumed(run, sees_time) if (run.ok or accepted) else f"refused: {run.error}"
+    agree = (expected == real) if accepted else not run.ok
     return Check(rel.version, f"client-consume/{name}", run.client, f"{count} records from offset 0", expected,
-                 real, agree, "" if agree else f"expected {expected!r}, real {real!r}",
-                 f"fetch v{client_fetch_version(rel, name)}")
+                 real, agree, "" if agree else f"expected {expected!r}, real {real!r}", f"fetch v{version}")
+
+
+def client_reads_magic(name: str) -> int:
+    """The newest format a client parses: a Java client its release's; kafka-python parses every magic."""
+    return next(c[2] for c in CLIENTS if c[0] == name) if name.startswith("java-") else 2
+
+
+def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int) -> list[dict]:
+    """What the model says a client reading up to ``reads_magic`` gets from ``fetched``: its records
+    (offset, key, value, and the timestamp when its API has one), then ``{"error": exception}`` if it fails."""
+    view = consumer_view(fetched, client_magic=reads_magic)
+    out = [_seen({"offset": r.offset, "key": _text(r.key), "value": _text(r.value), "timestamp": r.timestamp},
+                 sees_time) for r in view.records][:count]
+    if view.error and len(out) < count:
+        out.append({"error": view.error})
+    return out
+
+
+def real_consumed(run, sees_time: bool) -> list[dict]:
+    """A client run's records in :func:`model_consumed`'s shape; its failure as ``{"error": class name}``."""
+    out = [_seen(r, sees_time) for r in run.records]
+    if not run.ok:
+        err = run.error or ""
+        out.append({"error": err.split(":", 1)[0].rsplit(".", 1)[-1] if ": " in err and "." in err.split(":")[0]
+                    else err})
+    return out
+
+
+def _text(b: bytes | None) -> str | None:
+    return None if b is None else b.decode("utf-8", "replace")
 
 
 def _seen(r: dict, sees_time: bool) -> dict:

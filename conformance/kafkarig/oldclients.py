@@ -21,8 +21,15 @@ from pathlib import Path
 
 from .releases import REPO_ROOT, ReleaseError, release, resolve
 
-__all__ = ["ClientRun", "java_client", "compile_java_client", "python_produce", "python_consume",
-           "expected_records", "JAVA_CLIENT_SOURCE"]
+__all__ = [
+    "JAVA_CLIENT_SOURCE",
+    "ClientRun",
+    "compile_java_client",
+    "expected_records",
+    "java_client",
+    "python_consume",
+    "python_produce",
+]
 
 JAVA_CLIENT_SOURCE = REPO_ROOT / "conformance" / "old-clients" / "OldClient.java"
 
@@ -79,7 +86,7 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> Cl
     name = f"kafka-clients {rel.version}"
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_ms / 1000 + 30,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired:
         return ClientRun(name, False, f"no answer within {timeout_ms / 1000 + 30:.0f}s")
     lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]

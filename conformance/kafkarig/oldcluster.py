@@ -30,13 +30,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafkafmt.conformance.broker import (BASE_BROKER_CONFIG, JVM_OPTS, LOG4J, BrokerError, JavaProcess,
-                                         ZooKeeper, free_port)
+from kafkafmt.conformance.broker import (
+    BASE_BROKER_CONFIG,
+    JVM_OPTS,
+    LOG4J,
+    BrokerError,
+    JavaProcess,
+    ZooKeeper,
+    free_port,
+)
 from kafkafmt.conformance.client import KafkaClient, ProtocolError, Writer
 
 from .releases import Release, release, resolve
 
-__all__ = ["OldCluster", "OldBroker", "BrokerError", "metadata_v0", "TOOLS_LOG4J"]
+__all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]
 
 API_METADATA = 3
 #: each broker's JVM: the launcher's options (heap capped at 256 MB, serial GC, C1 only)
@@ -75,7 +82,7 @@ def metadata_v0(port: int, topics: list[str], timeout: float = 10.0) -> dict:
 class OldBroker:
     """One broker of a cluster: its id, port, log dir and current release; restartable in place."""
 
-    def __init__(self, cluster: "OldCluster", broker_id: int, rel: Release, config: dict[str, str]) -> None:
+    def __init__(self, cluster: OldCluster, broker_id: int, rel: Release, config: dict[str, str]) -> None:
         self.cluster = cluster
         self.id = broker_id
         self.dir = cluster.root / f"broker-{broker_id}"
@@ -199,7 +206,7 @@ class OldCluster:
     def zk_connect(self) -> str:
         return f"{self.zk.connect}/{self.chroot}"
 
-    def __enter__(self) -> "OldCluster":
+    def __enter__(self) -> OldCluster:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -235,7 +242,7 @@ class OldCluster:
             log4j.write_text(TOOLS_LOG4J)
         cmd = ["java", *JVM_OPTS, f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{rel.lib_dir}/*", main_class,
                *args]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
         if p.returncode != 0 or "Error while executing" in p.stdout:
             first = (p.stdout + p.stderr).strip().splitlines()
             raise BrokerError(f"{main_class.rsplit('.', 1)[-1]} of Kafka {rel.version} failed: "

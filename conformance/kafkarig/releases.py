@@ -24,8 +24,17 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Release", "RELEASES", "ReleaseError", "release", "resolve", "pom_xml", "CACHE_DIR",
-           "maven_missing_reason", "RELEASE_OF_LINE"]
+__all__ = [
+    "CACHE_DIR",
+    "RELEASES",
+    "RELEASE_OF_LINE",
+    "Release",
+    "ReleaseError",
+    "maven_missing_reason",
+    "pom_xml",
+    "release",
+    "resolve",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = Path(os.environ.get("KAFKAFMT_RELEASES_CACHE", REPO_ROOT / "conformance" / ".cache" / "releases"))

@@ -5,8 +5,6 @@ first use); without them the tests skip locally and fail under ``CI=true`` (test
 """
 from __future__ import annotations
 
-import pytest
-
 from ci_mode import skip_or_fail
 
 
