@@ -19,7 +19,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .releases import REPO_ROOT, ReleaseError, release, resolve
+from .paths import CONFORMANCE
+from .releases import ReleaseError, release, resolve
 
 __all__ = [
     "JAVA_CLIENT_SOURCE",
@@ -31,7 +32,7 @@ __all__ = [
     "python_produce",
 ]
 
-JAVA_CLIENT_SOURCE = REPO_ROOT / "conformance" / "old-clients" / "OldClient.java"
+JAVA_CLIENT_SOURCE = CONFORMANCE / "old-clients" / "OldClient.java"
 
 
 @dataclass

@@ -9,7 +9,7 @@ ISR to hold all its replicas again, never a fixed sleep.
 
 Readiness is the broker's own "started (kafka.server.KafkaServer)" line in its ``kafka.log`` (a 0.9
 broker cannot answer ApiVersions, so the newer probe of :mod:`kafkarig.broker` does not fit); a broker
-that exits or does not start in time raises :class:`~kafkafmt.conformance.broker.BrokerError` whose
+that exits or does not start in time raises :class:`~kafkarig.broker.BrokerError` whose
 first line says which, followed by its log tail.  :meth:`OldCluster.close` stops every JVM whatever
 happened (and an ``atexit`` hook of the launcher stops any left).
 
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafkafmt.conformance.broker import (
+from .broker import (
     BASE_BROKER_CONFIG,
     JVM_OPTS,
     LOG4J,
@@ -39,8 +39,7 @@ from kafkafmt.conformance.broker import (
     ZooKeeper,
     free_port,
 )
-from kafkafmt.conformance.client import KafkaClient, ProtocolError, Writer
-
+from .client import KafkaClient, ProtocolError, Writer
 from .releases import Release, release, resolve
 
 __all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]

@@ -24,6 +24,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .paths import CACHE
+
 __all__ = [
     "CACHE_DIR",
     "RELEASES",
@@ -36,8 +38,7 @@ __all__ = [
     "resolve",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CACHE_DIR = Path(os.environ.get("KAFKAFMT_RELEASES_CACHE", REPO_ROOT / "conformance" / ".cache" / "releases"))
+CACHE_DIR = Path(os.environ.get("KAFKAFMT_RELEASES_CACHE", CACHE / "releases"))
 
 _JAXB = (("javax.xml.bind", "jaxb-api", "2.3.1"), ("javax.activation", "javax.activation-api", "1.2.0"))
 

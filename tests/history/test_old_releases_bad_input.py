@@ -53,7 +53,7 @@ def cluster09():
 
 
 def _alive(pid: int) -> bool:
-    from kafkafmt.conformance.broker import pid_alive
+    from kafkarig.broker import pid_alive
     return pid_alive(pid)
 
 
