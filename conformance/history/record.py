@@ -29,10 +29,13 @@ OUT = HERE / "last-live-run.json"
 
 
 def _slim(check: dict) -> dict:
-    """A check as recorded: the real side written out only where it differs from the expected one."""
+    """A check as recorded: the real side, and the decoded records of a fetch, written out only where the
+    release and the model disagree."""
     if check["agree"] and check["real"] == check["expected"]:
         check["real"] = "= expected"
-    for key in ("segment", "stored", "fetched", "model_converted"):
+    drop = ("segment", "stored", "fetched", "model_converted") + (("expected_records", "real_records")
+                                                                 if check["agree"] else ())
+    for key in drop:
         check["extra"].pop(key, None)
     return check
 

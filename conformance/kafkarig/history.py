@@ -96,11 +96,17 @@ def hexdiff(expected: bytes | None, real: bytes | None) -> str:
             f"{expected[n:n + 16].hex()} real {real[n:n + 16].hex()}")
 
 
-def payload(magic: int, compression: str, first: int, count: int = 3) -> bytes:
-    """``count`` records k<first+i>/value-<first+i>, timestamps TS_BASE+first+i (none in v0), one batch."""
+#: the producer id of the idempotent batches (an idempotent producer's first batch: epoch 0, sequence 0)
+PRODUCER_ID = 1000
+
+
+def payload(magic: int, compression: str, first: int, count: int = 3, *, idempotent: bool = False) -> bytes:
+    """``count`` records k<first+i>/value-<first+i>, timestamps TS_BASE+first+i (none in v0), one batch;
+    ``idempotent``: a v2 batch with producer id :data:`PRODUCER_ID`, epoch 0, base sequence 0 (KIP-98)."""
     recs = [(-1 if magic == 0 else TS_BASE + first + i, f"k{first + i}".encode(), f"value-{first + i}".encode())
             for i in range(count)]
-    return build_records(recs, magic=magic, compression=CompressionType[compression.upper()])
+    ids = {"producer_id": PRODUCER_ID, "producer_epoch": 0, "base_sequence": 0} if idempotent else {}
+    return build_records(recs, magic=magic, compression=CompressionType[compression.upper()], **ids)
 
 
 def model_config(rel: Release, topic_format: str | None = None) -> LogConfig:
@@ -126,10 +132,12 @@ def decode(data: bytes | None) -> list[dict]:
 
 
 def produce_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str, topic_format: str | None,
-                  magic: int, compression: str, next_offset: int, first_key: int) -> tuple[Check, int]:
+                  magic: int, compression: str, next_offset: int, first_key: int,
+                  idempotent: bool = False) -> tuple[Check, int]:
     """Produce one kafkafmt-built batch with the Produce version of ``magic`` and compare the bytes the
-    leader appended to its segment with the model's; returns the check and the new log end offset."""
-    data = payload(magic, compression, first_key)
+    leader appended to its segment (and the error code) with the model's; returns the check and the new
+    log end offset."""
+    data = payload(magic, compression, first_key, idempotent=idempotent)
     version = PRODUCE_VERSION_FOR_MAGIC[magic]
     seg = broker.segment(topic)
     before = seg.stat().st_size
@@ -146,7 +154,8 @@ def produce_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: s
     agree = res.error_code == exp_err and expected == real
     detail = "" if agree else (f"error expected {exp_err} real {res.error_code}; " if res.error_code != exp_err else "") \
         + hexdiff(expected, real)
-    check = Check(rel.version, f"produce/{topic}/magic{magic}-{compression}", "kafkafmt raw client", request,
+    name = f"produce/{topic}/magic{magic}-{compression}" + ("-idempotent" if idempotent else "")
+    check = Check(rel.version, name, "kafkafmt raw client", request,
                   expected.hex(), real.hex(), agree, detail, rule,
                   {"payload": data.hex(), "error_code": res.error_code, "base_offset": res.base_offset})
     return check, next_offset + (len(decode(real)) if res.error_code == 0 else 0)
@@ -338,7 +347,7 @@ def plan(rel: Release) -> list[str]:
     """The names of the checks :func:`run_release` makes on ``rel``, in order (known before it runs)."""
     names = []
     for topic in _raw_topics(rel):
-        names += [f"produce/{topic}/magic{m}-{c}" for m, c in _produce_cases(rel, topic)]
+        names += [f"produce/{topic}/magic{m}-{c}" + ("-idempotent" if i else "") for m, c, i in _produce_cases(rel, topic)]
         names += [f"fetch/{topic}/v{v}" for v in FETCH_VERSIONS if v <= rel.fetch_versions[1]]
     names.append("dump/raw")
     names += [f"client-produce/{n}-{c}" for n, c in _client_cases()]
@@ -348,16 +357,24 @@ def plan(rel: Release) -> list[str]:
 
 def _raw_topics(rel: Release) -> dict[str, str | None]:
     """``raw``: uncompressed first; ``rawgz``: gzip first (a conversion may follow the first batch's
-    codec); ``raw-v0``: message.format.version=0.9.0 (seed 004's plan) from 0.10.0 on."""
+    codec); ``raw-v0``: message.format.version=0.9.0 (seed 004's plan) from 0.10.0 on; ``raw-v1``:
+    message.format.version=0.10.2 from 0.11 on (seed 003: an idempotent producer on a v1 topic)."""
     topics: dict[str, str | None] = {"raw": None, "rawgz": None}
     if rel.max_magic >= 1:
         topics["raw-v0"] = "0.9.0"
+    if rel.max_magic >= 2:
+        topics["raw-v1"] = "0.10.2"
     return topics
 
 
-def _produce_cases(rel: Release, topic: str) -> list[tuple[int, str]]:
+def _produce_cases(rel: Release, topic: str) -> list[tuple[int, str, bool]]:
+    """(magic, compression, idempotent) in the order they are produced; from 0.11 on, an idempotent v2 batch
+    last on ``raw`` and ``raw-v1``."""
     comps = ("gzip", "none") if topic == "rawgz" else ("none", "gzip")
-    return [(m, c) for m in range(rel.max_magic + 1) for c in comps]
+    cases = [(m, c, False) for m in range(rel.max_magic + 1) for c in comps]
+    if rel.max_magic >= 2 and topic in ("raw", "raw-v1"):
+        cases.append((2, "none", True))
+    return cases
 
 
 def _client_cases() -> list[tuple[str, str]]:
@@ -370,8 +387,8 @@ def run_release(cluster: OldCluster, broker: OldBroker, rel: Release) -> dict[st
     for topic, fmt in _raw_topics(rel).items():
         cluster.create_topic(topic, configs={"message.format.version": fmt} if fmt else None)
         leo = key = 0
-        for magic, comp in _produce_cases(rel, topic):
-            check, leo = produce_check(cluster, broker, rel, topic, fmt, magic, comp, leo, key)
+        for magic, comp, idempotent in _produce_cases(rel, topic):
+            check, leo = produce_check(cluster, broker, rel, topic, fmt, magic, comp, leo, key, idempotent)
             key += 3
             out[check.check] = check
         for v in FETCH_VERSIONS:
