@@ -41,6 +41,16 @@ _NO_KIP283 = ("0.11/1.1 fetch down-conversion is eager (KafkaApis before KIP-283
               "LazyDownConversionRecordsSend: the source size (688), a shorter conversion padded with an overflow "
               "batch (ffffffffffffffff 0000003d ...), a longer one cut")
 
+#: 0.10.x: v0 records rebuilt into a LogAppendTime v1 topic keep CreateTime -1 inside the LogAppendTime wrapper
+_LAT_INNER = ("0.10.x: a gzip v0 message set produced to a v1 LogAppendTime topic is rebuilt with its inner messages "
+              "converted by Record.convert / Message.toFormatVersion, which keeps their own timestamp type: inner "
+              "attributes 0x00 (CreateTime) and timestamp -1 (ffffffffffffffff), only the wrapper gets 0x09 and the "
+              "append time (0.10.2.2 kafka/log/LogValidator.scala:189 'record.convert(messageFormatVersion)', "
+              "clients Record.java:343-353; 0.10.0.1 ByteBufferMessageSet.scala:460, Message.scala:333-341 "
+              "'convertToBuffer(toMagicValue, byteBuffer, Message.NoTimestamp)'); kafkafmt (3.9, and 0.11.0.3 "
+              "measured) writes inner attributes 0x08 and the append time: 118 bytes expected, 112 stored, the "
+              "wrapper's size 0000006a vs 00000064")
+
 #: (release, check) → the disagreement, as measured (see conformance/history/last-live-run.json)
 DISAGREEMENTS: dict[tuple[str, str], str] = {}
 for _t in ("raw", "rawgz"):
@@ -50,6 +60,8 @@ for _t in ("raw", "rawgz"):
     for _v in ("0.11.0.3", "1.1.1"):
         for _f in (0, 1, 2, 3):
             DISAGREEMENTS[(_v, f"fetch/{_t}/v{_f}")] = _NO_KIP283
+for _v in ("0.10.0.1", "0.10.1.1", "0.10.2.2"):
+    DISAGREEMENTS[(_v, "produce/rawlat/magic0-gzip")] = _LAT_INNER
 for _v in ("0.11.0.3", "1.1.1"):
     for _f in (0, 1):  # a v1 topic down-converted to v0
         DISAGREEMENTS[(_v, f"fetch/raw-v1/v{_f}")] = _NO_KIP283
