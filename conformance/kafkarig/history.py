@@ -110,11 +110,14 @@ def payload(magic: int, compression: str, first: int, count: int = 3, *, idempot
 
 
 def model_config(rel: Release, topic_format: str | None = None, topic_configs: dict | None = None) -> LogConfig:
-    """kafkafmt configured as ``rel``: the topic's format (default: the release's), its other settings,
-    and the release's IBP."""
+    """kafkafmt configured as ``rel``: its Kafka line (``--kafka-line``), the topic's format (default: the
+    release's), its other settings, and the release's IBP."""
+    topic = dict(topic_configs or {})
+    if rel.max_magic >= 1:  # 0.9 has no message.format.version (KIP-32): it writes v0 only
+        topic["message.format.version"] = topic_format or rel.message_format
     return LogConfig.from_properties(
-        {**(topic_configs or {}), "message.format.version": topic_format or rel.message_format},
-        broker=BrokerConfig.from_properties({"inter.broker.protocol.version": rel.message_format}))
+        topic, broker=BrokerConfig.from_properties({"inter.broker.protocol.version": rel.message_format},
+                                                   kafka_line=rel.line))
 
 
 def decode(data: bytes | None) -> list[dict]:
