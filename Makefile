@@ -20,6 +20,8 @@
 #                     end, build/bench/cleaner.json (< 6 min; `make bench` runs its --quick form, < 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
+#   make history-record  run kafkafmt's live checks on real Kafka 0.9.0.1 ... 2.8.2 brokers and clients (and seed
+#                     000's rolling upgrade) and write conformance/history/last-live-run.json (about 4 min)
 #   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -37,7 +39,7 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
+.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -79,6 +81,9 @@ run-headless: setup
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory pipeline; \
 	else echo "run: no Java 17, so no Spark pipeline (data/derived): notebooks 04 and 05 will fail in their last sections (NoSuchFileError: no Java)"; fi
 	$(MAKE) --no-print-directory report
+
+history-record: setup
+	$(PY) conformance/history/record.py
 
 report: setup
 	$(PY) -m kafkafmt.viz.report build/report $(NOTEBOOKS)

@@ -25,6 +25,9 @@ Modules:
                    indexes and the segment's ``FileRecords``; its sibling for batches,
                    :mod:`kafkafmt.records.dump_log`, needs only records and stays one floor down)
 ``files``          names, atomic file operations, checkpoint files
+``lock``           the log directory's ``.lock``, taken as a broker takes it (``LogManager.lockLogDirs``)
+``logdir``         what ``LogManager`` keeps per log directory: the clean-shutdown marker, the recovery-point
+                   and log-start checkpoints (one line per partition)
 =================  ==============================================================================
 
 Sample-log generation, workloads and the KIP-33 policy comparison live one floor up, in
