@@ -36,7 +36,7 @@ import time
 import zlib
 
 from kafkafmt.broker.fetch import fetch as model_fetch
-from kafkafmt.constants import TimestampType
+from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.errors import KafkaFmtError
 from kafkafmt.records import MemoryRecords
 from kafkafmt.scenarios.live import LiveReport, LiveRow, LiveRunFailed, LiveUnsupported
@@ -59,6 +59,8 @@ BROKER_KEYS = {"message.format.version": "log.message.format.version",
                "message.timestamp.type": "log.message.timestamp.type",
                "log.message.timestamp.type": "log.message.timestamp.type"}
 #: every broker: leaders move only when the scenario says so (the model keeps them across a bounce)
+#: how long a bounced broker's replicas get to rejoin the ISR before the release is said to refuse the step (s)
+ISR_TIMEOUT = 30.0
 LIVE_BROKER_CONFIG = {"auto.leader.rebalance.enable": "false", "num.partitions": "1"}
 #: the actions the rig performs for real, and per action the keys it can honour
 ACTIONS = {"configure": {"broker", "version", "properties"}, "produce": {"producer", "partition", "records", "timestamps"},
@@ -126,12 +128,34 @@ def _server_properties(props: dict) -> dict[str, str]:
     return out
 
 
+def _effective(version: str, props: dict[str, str]) -> tuple:
+    """What a broker of ``version`` runs with ``props``: its release, and each setting with the release's default
+    filled in (a 0.9 broker has no message format nor timestamp type setting: it writes v0); equal tuples need
+    no bounce."""
+    rel = release(version)
+    ibp = props.get("inter.broker.protocol.version", rel.message_format)
+    if rel.max_magic == 0:
+        return rel.version, ibp
+    return (rel.version, ibp, props.get("log.message.format.version", rel.message_format),
+            props.get("log.message.timestamp.type", "CreateTime"))
+
+
 def _digest(data: bytes) -> str:
     if not data:
         return "empty"
-    magics = sorted({b.magic for b in MemoryRecords(data).batches()})
+    try:
+        return _summary(data)
+    except KafkaFmtError as e:
+        return f"{len(data)} bytes, crc32 {zlib.crc32(data):08x}, not parsable: {e}"
+
+
+def _summary(data: bytes) -> str:
+    batches = list(MemoryRecords(data).batches())
+    magics = sorted({b.magic for b in batches})
+    codecs = sorted({CompressionType(b.compression_id).kafka_name for b in batches})
     n = sum(1 for _ in MemoryRecords(data).records())
-    return f"{len(data)} bytes, {n} records, magic {magics}, crc32 {zlib.crc32(data):08x}"
+    return (f"{len(data)} bytes, {n} records in {len(batches)} batch(es) ({', '.join(codecs)}), magic {magics}, "
+            f"crc32 {zlib.crc32(data):08x}")
 
 
 def _records(data: bytes, *, lat_masked: bool = False) -> list[tuple]:
@@ -220,7 +244,12 @@ class LiveScenario:
             self.cluster.add_broker(self.ids[b.name], rel, {**LIVE_BROKER_CONFIG, **props}, start=False)
         for b in self.sc.brokers:
             if b.name not in self.down:
-                self.cluster.brokers[self.ids[b.name]].start()
+                try:
+                    self.cluster.brokers[self.ids[b.name]].start()
+                except BrokerError as e:
+                    raise Refused(LiveRow(f"broker {b.name} started", f"{b.version} {b.properties}",
+                                          f"Kafka {self.want[b.name][0]} refused to start: {_refusal(str(e))}", False,
+                                          "nothing is run live")) from None
         assignment = ",".join(":".join(str(self.ids[r]) for r in [p["leader"], *[x for x in p["replicas"]
                                                                                   if x != p["leader"]]])
                               for p in self._model_partitions())
@@ -256,15 +285,15 @@ class LiveScenario:
                 return got
             time.sleep(0.2)
 
-    def _wait_in_sync(self) -> None:
+    def _wait_in_sync(self, timeout: float = 60.0) -> None:
         live = {self.ids[n] for n in self.ids if n not in self.down}
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + timeout
         while True:
             parts = self._up().partitions(TOPIC)
             if all(p["leader"] >= 0 and set(p["isr"]) >= (set(p["replicas"]) & live) for p in parts.values()):
                 return
             if time.monotonic() > deadline:
-                raise BrokerError(f"topic {TOPIC}: replicas not back in sync within 60s: {parts}")
+                raise BrokerError(f"topic {TOPIC}: replicas not back in sync within {timeout:.0f}s: {parts}")
             time.sleep(0.2)
 
     def _elect_preferred(self, model) -> None:
@@ -278,6 +307,8 @@ class LiveScenario:
     # -- one step -----------------------------------------------------------------------------------------
     def perform(self, step, result, model) -> list[LiveRow]:
         self.rows_so_far = rows = []
+        if self.cluster is None:
+            self._up()
         cursor = [0]
         for act, args, place in step.actions:
             rows += getattr(self, f"_{act}")(args, result.rows, cursor, model)
@@ -300,11 +331,9 @@ class LiveScenario:
             rel, props = self.want[n]
             new = (release_of(a["version"]) if a.get("version") else rel,
                    {**props, **_server_properties(a.get("properties") or {})})
-            if new != self.want[n]:
-                self.want[n] = new
+            if _effective(*new) != _effective(rel, props):
                 changed.append(n)
-        if self.cluster is None:
-            return []
+            self.want[n] = new
         out = []
         for n in changed:
             if n in self.down:
@@ -321,7 +350,13 @@ class LiveScenario:
                                       f"Kafka {rel} refused to start: {_refusal(str(e))}", False,
                                       f"{n} restarted on its previous configuration; the steps after this one are "
                                       "not run live")) from None
-            self._wait_in_sync()
+            try:
+                self._wait_in_sync(ISR_TIMEOUT)
+            except BrokerError as e:
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(rows, n),
+                                      f"Kafka {rel} started but its replicas did not rejoin the ISR within "
+                                      f"{ISR_TIMEOUT:.0f}s: {str(e).splitlines()[0]}", False,
+                                      "the steps after this one are not run live")) from None
             if self.ran[n][-1] != rel:
                 self.ran[n].append(rel)
             out.append(LiveRow(f"broker {n} bounced", _model_broker(rows, n), f"Kafka {rel} started, " + ", ".join(
