@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 
 from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
 from ..scenarios.matrices import MATRICES, matrix_table
@@ -61,11 +62,19 @@ def _run_live(args) -> int:
     except LiveRunnerMissing as e:
         print(f"kafkafmt: {e.reason}", file=sys.stderr)
         return 2
+    as_json = args.format == "json"
     try:
-        report = run(scenario, emit=lambda n, name, rows: print(render_rows(n, name, rows), flush=True))
+        report = run(scenario, emit=None if as_json else
+                     lambda n, name, rows: print(render_rows(n, name, rows), flush=True))
     except LiveUnsupported as e:
         print(f"kafkafmt: cannot run live: {e.reason}", file=sys.stderr)
         return 2
+    if as_json:
+        print(json.dumps({"name": scenario.name, "ok": report.ok, "releases": report.releases,
+                          "seconds": round(report.seconds, 1), "not_run": report.not_run,
+                          "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]}
+                                    for n, name, rows in report.steps]}, indent=2))
+        return 0 if report.ok else 1
     releases = ", ".join(f"{b} {r}" for b, r in report.releases.items())
     if report.not_run:
         print(f"not run live (a release refused an earlier step): {'; '.join(report.not_run)}")

@@ -68,3 +68,23 @@ def test_a_disagreement_is_printed_beside_the_model_and_exits_1(monkeypatch, cap
            "          where: first difference at byte 12" in out
     assert out.splitlines()[-1] == ("1 steps live (A 0.9.0.1; 3 s), 1 disagreement(s) between the model and "
                                     "the releases")
+
+
+def test_live_json_is_the_report(monkeypatch, capsys):
+    import json
+
+    def runner(scenario, *, emit):
+        assert emit is None
+        rows = [live.LiveRow("replica A p0", "106 bytes", "106 bytes", True)]
+        return live.LiveReport([(1, scenario.steps[0].name, rows)], {"A": "0.9.0.1"}, 3.0)
+
+    class Entry:
+        def load(self):
+            return runner
+
+    monkeypatch.setattr(live, "entry_points", lambda group: [Entry()])
+    assert cli.main(["scenario", "run", "seed000-rolling-upgrade", "--live", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["releases"] == {"A": "0.9.0.1"} and data["not_run"] == []
+    assert data["steps"][0]["rows"] == [{"what": "replica A p0", "model": "106 bytes", "real": "106 bytes",
+                                         "agree": True, "detail": ""}]
