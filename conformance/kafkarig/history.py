@@ -109,11 +109,15 @@ def payload(magic: int, compression: str, first: int, count: int = 3, *, idempot
     return build_records(recs, magic=magic, compression=CompressionType[compression.upper()], **ids)
 
 
-def model_config(rel: Release, topic_format: str | None = None) -> LogConfig:
-    """kafkafmt configured as ``rel``: the topic's format (default: the release's) and the release's IBP."""
+def model_config(rel: Release, topic_format: str | None = None, topic_configs: dict | None = None) -> LogConfig:
+    """kafkafmt configured as ``rel``: its Kafka line (``--kafka-line``), the topic's format (default: the
+    release's), its other settings, and the release's IBP."""
+    topic = dict(topic_configs or {})
+    if rel.max_magic >= 1:  # 0.9 has no message.format.version (KIP-32): it writes v0 only
+        topic["message.format.version"] = topic_format or rel.message_format
     return LogConfig.from_properties(
-        {"message.format.version": topic_format or rel.message_format},
-        broker=BrokerConfig.from_properties({"inter.broker.protocol.version": rel.message_format}))
+        topic, broker=BrokerConfig.from_properties({"inter.broker.protocol.version": rel.message_format},
+                                                   kafka_line=rel.line))
 
 
 def decode(data: bytes | None) -> list[dict]:
@@ -133,10 +137,10 @@ def decode(data: bytes | None) -> list[dict]:
 
 def produce_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str, topic_format: str | None,
                   magic: int, compression: str, next_offset: int, first_key: int,
-                  idempotent: bool = False) -> tuple[Check, int]:
+                  idempotent: bool = False, topic_configs: dict | None = None) -> tuple[Check, int]:
     """Produce one kafkafmt-built batch with the Produce version of ``magic`` and compare the bytes the
     leader appended to its segment (and the error code) with the model's; returns the check and the new
-    log end offset."""
+    log end offset.  On a LogAppendTime topic the model's clock is the time the release stamped."""
     data = payload(magic, compression, first_key, idempotent=idempotent)
     version = PRODUCE_VERSION_FOR_MAGIC[magic]
     seg = broker.segment(topic)
@@ -145,9 +149,12 @@ def produce_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: s
         res = c.produce_retrying(topic, 0, data, version=version, acks=-1)
     real = seg.read_bytes()[before:]
     request = f"Produce v{version}, magic {magic} {compression}, {len(data)} bytes"
+    stamped = [r["timestamp"] for r in decode(real)]
+    now = max(stamped) if stamped and (topic_configs or {}).get("message.timestamp.type") == "LogAppendTime" \
+        else None
     try:
-        m = validate_messages_and_assign_offsets(data, model_config(rel, topic_format), offset=next_offset,
-                                                 produce_version=version)
+        m = validate_messages_and_assign_offsets(data, model_config(rel, topic_format, topic_configs),
+                                                 offset=next_offset, now=now, produce_version=version)
         expected, exp_err, rule = bytes(m.records), 0, m.path
     except KafkaFmtError as e:
         expected, exp_err, rule = b"", e.error_code, type(e).__name__
@@ -348,23 +355,31 @@ def plan(rel: Release) -> list[str]:
     names = []
     for topic in _raw_topics(rel):
         names += [f"produce/{topic}/magic{m}-{c}" + ("-idempotent" if i else "") for m, c, i in _produce_cases(rel, topic)]
-        names += [f"fetch/{topic}/v{v}" for v in FETCH_VERSIONS if v <= rel.fetch_versions[1]]
+        if topic in FETCHED_TOPICS:
+            names += [f"fetch/{topic}/v{v}" for v in FETCH_VERSIONS if v <= rel.fetch_versions[1]]
     names.append("dump/raw")
     names += [f"client-produce/{n}-{c}" for n, c in _client_cases()]
     names += [f"client-consume/{c[0]}" for c in CLIENTS]
     return names
 
 
-def _raw_topics(rel: Release) -> dict[str, str | None]:
-    """``raw``: uncompressed first; ``rawgz``: gzip first (a conversion may follow the first batch's
-    codec); ``raw-v0``: message.format.version=0.9.0 (seed 004's plan) from 0.10.0 on; ``raw-v1``:
-    message.format.version=0.10.2 from 0.11 on (seed 003: an idempotent producer on a v1 topic)."""
-    topics: dict[str, str | None] = {"raw": None, "rawgz": None}
+def _raw_topics(rel: Release) -> dict[str, dict[str, str]]:
+    """Topic → its configs. ``raw``: uncompressed first; ``rawgz``: gzip first (a conversion may follow
+    the first batch's codec); ``raw-v0``: message.format.version=0.9.0 (seed 004's plan) from 0.10.0 on;
+    ``raw-v1``: message.format.version=0.10.2 from 0.11 on (seed 003: an idempotent producer on a v1
+    topic); ``rawlat``: message.timestamp.type=LogAppendTime from 0.10.0 on (KIP-32; produce only)."""
+    topics: dict[str, dict[str, str]] = {"raw": {}, "rawgz": {}}
     if rel.max_magic >= 1:
-        topics["raw-v0"] = "0.9.0"
+        topics["raw-v0"] = {"message.format.version": "0.9.0"}
     if rel.max_magic >= 2:
-        topics["raw-v1"] = "0.10.2"
+        topics["raw-v1"] = {"message.format.version": "0.10.2"}
+    if rel.max_magic >= 1:
+        topics["rawlat"] = {"message.timestamp.type": "LogAppendTime"}
     return topics
+
+
+#: the topics whose whole partition each client generation's Fetch reads
+FETCHED_TOPICS = ("raw", "rawgz", "raw-v0", "raw-v1")
 
 
 def _produce_cases(rel: Release, topic: str) -> list[tuple[int, str, bool]]:
@@ -384,15 +399,16 @@ def _client_cases() -> list[tuple[str, str]]:
 def run_release(cluster: OldCluster, broker: OldBroker, rel: Release) -> dict[str, Check]:
     """Every check of :func:`plan` on ``broker`` (a lone broker of ``rel`` in ``cluster``)."""
     out: dict[str, Check] = {}
-    for topic, fmt in _raw_topics(rel).items():
-        cluster.create_topic(topic, configs={"message.format.version": fmt} if fmt else None)
+    for topic, configs in _raw_topics(rel).items():
+        cluster.create_topic(topic, configs=configs or None)
+        fmt = configs.get("message.format.version")
         leo = key = 0
         for magic, comp, idempotent in _produce_cases(rel, topic):
-            check, leo = produce_check(cluster, broker, rel, topic, fmt, magic, comp, leo, key, idempotent)
+            check, leo = produce_check(cluster, broker, rel, topic, fmt, magic, comp, leo, key, idempotent, configs)
             key += 3
             out[check.check] = check
         for v in FETCH_VERSIONS:
-            if v <= rel.fetch_versions[1]:
+            if v <= rel.fetch_versions[1] and topic in FETCHED_TOPICS:
                 check = fetch_check(broker, rel, topic, fmt, v)
                 out[check.check] = check
     check = dump_check(cluster, broker, rel, "raw")

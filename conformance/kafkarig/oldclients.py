@@ -1,7 +1,7 @@
 """The clients of each era, for real: the Java ``kafka-clients`` of an old release, and kafka-python pinned.
 
-* :func:`java_client` runs ``conformance/old-clients/OldClient.java`` compiled (``javac --release 8``)
-  against one release's ``kafka-clients`` jar and run on that release's class path: a 0.9 application is
+* :func:`java_client` runs ``conformance/old-clients/OldClient.java`` compiled (:mod:`kafkarig.javac`)
+  against one release's class path (its ``kafka-clients``) and run on it: a 0.9 application is
   a 0.9 Java client, not a new client told to speak old versions.  One job per JVM; its JSON lines are
   returned as :class:`ClientRun` (``records`` and ``ok`` / ``error``).
 * :func:`python_produce` / :func:`python_consume`: kafka-python with ``api_version`` pinned to
@@ -14,11 +14,11 @@ Records are always key ``k<i>``, value ``value-<i>`` and, where the API has one,
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .javac import compiled
 from .paths import CONFORMANCE
 from .releases import ReleaseError, release, resolve
 
@@ -55,23 +55,14 @@ def expected_records(count: int, ts_base: int | None) -> list[dict]:
 
 
 def compile_java_client(version: str) -> Path:
-    """``OldClient`` compiled against ``version``'s kafka-clients (cached; recompiled when the source changes)."""
+    """``OldClient`` compiled against ``version``'s class path (its kafka-clients), once per source."""
     rel = release(version)
     resolve(rel)
-    out = rel.dir / "old-client-classes"
-    stamp = out / ".source-mtime"
-    mtime = str(JAVA_CLIENT_SOURCE.stat().st_mtime_ns)
-    if stamp.is_file() and stamp.read_text() == mtime:
-        return out
-    out.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run([os.environ.get("JAVAC", "javac"), "--release", "8", "-nowarn", "-encoding", "UTF-8",
-                        "-cp", str(rel.jar("kafka-clients")), "-d", str(out), str(JAVA_CLIENT_SOURCE)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
+    try:
+        return compiled(f"oldclient-{rel.version}", [JAVA_CLIENT_SOURCE], rel.lib_dir)
+    except RuntimeError as e:
         raise ReleaseError(f"OldClient does not compile against kafka-clients {rel.version}: "
-                           f"{(p.stderr or p.stdout).strip().splitlines()[0]}")
-    stamp.write_text(mtime)
-    return out
+                           f"{str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else e}") from e
 
 
 def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> ClientRun:

@@ -40,6 +40,7 @@ from .broker import (
     free_port,
 )
 from .client import KafkaClient, ProtocolError, Writer
+from .properties import write_server_properties
 from .releases import Release, release, resolve
 
 __all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]
@@ -117,8 +118,7 @@ class OldBroker:
 
     def start(self, timeout: float = 90.0) -> None:
         resolve(self.release)
-        props = self.dir / "server.properties"
-        props.write_text("".join(f"{k}={v}\n" for k, v in self.config().items()))
+        props = write_server_properties(self.dir, self.config())
         seen = self.log_file.stat().st_size if self.log_file.exists() else 0
         self.process = JavaProcess("kafka", "kafka.Kafka", [str(props)], self.dir, jvm_opts=BROKER_JVM_OPTS,
                                    lib_dir=self.release.lib_dir,

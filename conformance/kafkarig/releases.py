@@ -183,7 +183,7 @@ def _first_error(log: Path) -> str:
     return "no jars copied"
 
 
-if __name__ == "__main__":  # python conformance/kafkarig/releases.py [VERSION ...]: resolve, print lib dirs
+if __name__ == "__main__":  # PYTHONPATH=conformance python -m kafkarig.releases [VERSION ...]: resolve, print lib dirs
     import sys
     for v in sys.argv[1:] or list(RELEASES):
         try:
