@@ -44,11 +44,13 @@ PRESENT_PORT ?= 8866
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml conformance/pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+# the test rig (conformance/pyproject.toml) for developers and tests: scenario run --live finds it by entry point
+	case ',$(EXTRAS),' in *,dev,*|*,tests,*) $(PY) -m pip install --quiet --no-deps -e conformance/ ;; esac
 	rm -f $(VENV)/.installed-*
 	touch $@
 
