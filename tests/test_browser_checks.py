@@ -33,7 +33,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make setup` installs the notebooks extra")
+        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
