@@ -1,6 +1,6 @@
 """Scenario files (YAML or JSON) → a checked :class:`Scenario`, with errors that name file, line and field.
 
-The format is documented in ``docs/scenarios.md``.  Every problem raises :class:`ScenarioError`
+The format is documented in ``docs/how-to/scenario.md``.  Every problem raises :class:`ScenarioError`
 (a :class:`~kafkafmt.errors.KafkaFmtError`) whose message is one line:
 ``FILE:LINE: steps[2].do[0].produce.producer: unknown producer 'p9' (known: p-old, p-new)``.
 """
@@ -140,7 +140,7 @@ def _names(items) -> str:
 
 
 def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
-    """Parse and check a scenario document (see ``docs/scenarios.md``)."""
+    """Parse and check a scenario document (see ``docs/how-to/scenario.md``)."""
     doc = _Doc(source, text)
     top = doc.data
     if not isinstance(top, dict):
