@@ -27,7 +27,6 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
-    "sphinx.ext.viewcode",
     "sphinxarg.ext",  # each CLI verb's options from its argparse parser
     "kafkafmt_tables",  # reference tables from kafkafmt's own data (docs/_ext/kafkafmt_tables.py)
 ]
@@ -75,10 +74,12 @@ html_theme_options = {
     "header_links_before_dropdown": 7,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
-    "secondary_sidebar_items": ["page-toc"],
+    # the tutorials' figures and tables take the page's width (no in-page contents beside them)
+    "secondary_sidebar_items": {"how-to/*": ["page-toc"], "explanation/*": ["page-toc"], "about": ["page-toc"],
+                                "index": [], "tutorials/*": [], "reference/*": [], "benchmarks/*": []},
 }
 # offline: without a colour mode the theme logs a console error on the first page (a template variable)
 html_context = {"default_mode": "light"}
-html_sidebars = {"index": []}
+html_sidebars = {"index": [], "about": [], "benchmarks/index": []}  # single pages: no section navigation
 html_last_updated_fmt = None
 html_copy_source = False

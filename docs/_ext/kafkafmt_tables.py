@@ -40,15 +40,16 @@ def _cell(value) -> nodes.entry:
     return entry
 
 
-def table(headers: list[str], rows: list[list], *, caption: str = "", widths: list[int] | None = None) -> nodes.table:
-    """A docutils table of ``rows`` under ``headers``; a cell written ```x``` shows as code."""
-    tbl = nodes.table(classes=["kafkafmt-table"])
+def table(headers: list[str], rows: list[list], *, caption: str = "") -> nodes.table:
+    """A docutils table of ``rows`` under ``headers``; a cell written ```x``` shows as code.  Its columns take
+    the width their text needs (``colwidths-auto``), the page scrolls a table wider than itself."""
+    tbl = nodes.table(classes=["kafkafmt-table", "colwidths-auto"])
     if caption:
         tbl += nodes.title(text=caption)
     group = nodes.tgroup(cols=len(headers))
     tbl += group
-    for w in widths or [1] * len(headers):
-        group += nodes.colspec(colwidth=w)
+    for _ in headers:
+        group += nodes.colspec(colwidth=1)
     head = nodes.thead()
     row = nodes.row()
     for h in headers:
@@ -84,8 +85,7 @@ class KafkaLines(SphinxDirective):
         area = self.options.get("area")
         rows = [[_code(c.key), c.area, c.what, c.shown("3.9"), c.shown("4.4"), c.source, c.release]
                 for c in kafka_lines.changes(area)]
-        return [table(["key", "area", "what", "3.9", "4.4", "source", "release"], rows,
-                      widths=[14, 7, 30, 10, 10, 10, 5])]
+        return [table(["key", "area", "what", "3.9", "4.4", "source", "release"], rows)]
 
 
 def _check_text(check) -> str:
@@ -116,7 +116,7 @@ class TopicKeys(SphinxDirective):
                          _code(key.server_name) if key.server_name else "", "yes" if key.modelled else "kept"])
         headers = ["key", "type", *[f"default {line}" for line in by_line], "valid values", "broker default",
                    "modelled"]
-        return [table(headers, rows, widths=[16, 6, 10, 10, 14, 16, 5])]
+        return [table(headers, rows)]
 
 
 def error_classes():
@@ -138,8 +138,7 @@ class KafkaFmtErrors(SphinxDirective):
             others = [b.__name__ for b in cls.__bases__ if not issubclass(b, errors.KafkaFmtError)]
             rows.append([_code(cls.__name__), ", ".join(filter(None, [base, *others])), cls.kafka_exception,
                          "" if cls.error_code is None else cls.error_code, _first_sentence(cls.__doc__)])
-        return [table(["class", "bases", "Kafka exception", "error code", "meaning"], rows,
-                      widths=[14, 12, 14, 5, 40])]
+        return [table(["class", "bases", "Kafka exception", "error code", "meaning"], rows)]
 
 
 class DecodeLimitsTable(SphinxDirective):
@@ -150,8 +149,7 @@ class DecodeLimitsTable(SphinxDirective):
 
         rows = [[_code(f.name), f.metadata.get("what", ""), f"{f.default:,}", _code(f"KAFKAFMT_{f.name.upper()}"),
                  _code(f.metadata.get("refused_with", ""))] for f in dataclasses.fields(limits.DecodeLimits)]
-        return [table(["limit", "what it bounds", "default", "environment variable", "refused with"], rows,
-                      widths=[14, 30, 8, 18, 14])]
+        return [table(["limit", "what it bounds", "default", "environment variable", "refused with"], rows)]
 
 
 def _fmt(value) -> str:
