@@ -40,16 +40,18 @@ def _cell(value) -> nodes.entry:
     return entry
 
 
-def table(headers: list[str], rows: list[list], *, caption: str = "") -> nodes.table:
-    """A docutils table of ``rows`` under ``headers``; a cell written ```x``` shows as code.  Its columns take
-    the width their text needs (``colwidths-auto``), the page scrolls a table wider than itself."""
-    tbl = nodes.table(classes=["kafkafmt-table", "colwidths-auto"])
+def table(headers: list[str], rows: list[list], *, caption: str = "", widths: list[int] | None = None) -> nodes.table:
+    """A docutils table of ``rows`` under ``headers``; a cell written ```x``` shows as code.  ``widths``: the
+    columns' shares of the page's width (a long key then wraps in its column); else each column takes the width
+    its text needs."""
+    sizing = ["colwidths-given", "kafkafmt-fixed"] if widths else ["colwidths-auto"]
+    tbl = nodes.table(classes=["kafkafmt-table", *sizing])
     if caption:
         tbl += nodes.title(text=caption)
     group = nodes.tgroup(cols=len(headers))
     tbl += group
-    for _ in headers:
-        group += nodes.colspec(colwidth=1)
+    for w in widths or [1] * len(headers):
+        group += nodes.colspec(colwidth=w)
     head = nodes.thead()
     row = nodes.row()
     for h in headers:
@@ -85,7 +87,8 @@ class KafkaLines(SphinxDirective):
         area = self.options.get("area")
         rows = [[_code(c.key), c.area, c.what, c.shown("3.9"), c.shown("4.4"), c.source, c.release]
                 for c in kafka_lines.changes(area)]
-        return [table(["key", "area", "what", "3.9", "4.4", "source", "release"], rows)]
+        return [table(["key", "area", "what", "3.9", "4.4", "source", "release"], rows,
+                      widths=[20, 8, 30, 13, 13, 9, 7])]
 
 
 def _check_text(check) -> str:
@@ -116,7 +119,7 @@ class TopicKeys(SphinxDirective):
                          _code(key.server_name) if key.server_name else "", "yes" if key.modelled else "kept"])
         headers = ["key", "type", *[f"default {line}" for line in by_line], "valid values", "broker default",
                    "modelled"]
-        return [table(headers, rows)]
+        return [table(headers, rows, widths=[24, 8, 12, 12, 16, 20, 8])]
 
 
 def error_classes():
@@ -138,7 +141,8 @@ class KafkaFmtErrors(SphinxDirective):
             others = [b.__name__ for b in cls.__bases__ if not issubclass(b, errors.KafkaFmtError)]
             rows.append([_code(cls.__name__), ", ".join(filter(None, [base, *others])), cls.kafka_exception,
                          "" if cls.error_code is None else cls.error_code, _first_sentence(cls.__doc__)])
-        return [table(["class", "bases", "Kafka exception", "error code", "meaning"], rows)]
+        return [table(["class", "bases", "Kafka exception", "error code", "meaning"], rows,
+                      widths=[20, 18, 20, 8, 34])]
 
 
 class DecodeLimitsTable(SphinxDirective):
