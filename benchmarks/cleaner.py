@@ -36,8 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = ROOT / "build" / "bench"
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "log"))
+sys.path.insert(0, str(ROOT / "conformance"))  # kafkarig: the cleaner oracle
 
 SEED = 17
 T0 = 1_700_000_000_000
@@ -243,7 +242,7 @@ def _kafkafmt_cmd(d: Path, now: int, segment_bytes: int, cleaner: dict) -> list[
 
 
 def _java_cmd() -> list[str]:
-    from kafka_cleaner_oracle import CLASSES, LIB
+    from kafkarig.cleaner_oracle import CLASSES, LIB
     return ["java", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", f"{CLASSES}:{LIB}/*", "CleanerOracle"]
 
 
@@ -332,7 +331,7 @@ def main(argv=None) -> int:
     if args.quick:
         args.size, args.runs, args.e2e_size = 2 << 20, 3, 32 << 20
     from bench import machine
-    from kafka_cleaner_oracle import KafkaCleanerOracle, _missing_reason
+    from kafkarig.cleaner_oracle import KafkaCleanerOracle, _missing_reason
     reason = _missing_reason()
     if reason:
         print(f"bench-cleaner: skipped: {reason}")

@@ -18,20 +18,18 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # kafkafmt: the checkout under test
+sys.path.insert(0, str(HERE))  # kafkarig: the rig
 
-from kafkafmt.conformance.broker import BrokerError, Cluster, java_missing_reason  # noqa: E402
-from kafkafmt.conformance.cases import load_cases  # noqa: E402
-from kafkafmt.conformance.runner import AGREE, DIFFER, PENDING, Runner, results_to_json  # noqa: E402
+from kafkarig.broker import BrokerError, Cluster, java_missing_reason  # noqa: E402
+from kafkarig.cases import load_cases  # noqa: E402
+from kafkarig.oracle import KafkaOracle, oracle_missing_reason  # noqa: E402
+from kafkarig.runner import AGREE, DIFFER, PENDING, Runner, results_to_json  # noqa: E402
 
 
 def start_oracle():
-    try:
-        from kafka_oracle import KafkaOracle, oracle_missing_reason
-    except ImportError:
-        return None, "tests/kafka_oracle.py not importable"
     reason = oracle_missing_reason()
     if reason:
         return None, reason

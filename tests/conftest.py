@@ -10,7 +10,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from kafka_oracle import close_shared_oracle, oracle_or_skip  # noqa: E402
+from kafkarig.oracle import close_shared_oracle, oracle_or_skip  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -205,19 +205,16 @@ PARTS = {
     "compression": "codecs", "config": "codecs", "kafka_lines": "codecs",
     "records": "records",
     "broker": "broker", "log": "log",
-    **dict.fromkeys(["gen", "scenarios", "spark", "audit", "conformance"], None),  # each its own part
+    **dict.fromkeys(["gen", "scenarios", "spark", "audit"], None),  # each its own part
     "viz": "viz",
     **dict.fromkeys(["tools", "cli", "__main__"], "tools"),
 }
 FLOOR = {"ground": 1, "codecs": 2, "records": 3, "broker": 4, "log": 5, "gen": 6, "scenarios": 6, "spark": 6,
-         "audit": 6, "conformance": 6, "viz": 7, "tools": 8}
+         "audit": 6, "viz": 7, "tools": 8}
 #: imports the architecture allows between parts of one floor: Spark reads the audit, and the pipeline reads
 #: the generator's manifest (kafkafmt-gen.json) and its topic settings (gen.workload_file.log_config)
 #: and the audit reads topic settings the same way (gen.workload_file.log_config)
 SIDEWAYS = {("spark", "audit"), ("spark", "gen"), ("audit", "gen")}
-#: imports that point up today and are not this work's to move:
-#: - the conformance runner runs the CLI in-process to compare its output (inside a function)
-KNOWN_UPWARD = {("kafkafmt.conformance.runner", "kafkafmt.cli")}
 #: import circles today (sorted module names); none since the KIP-33 comparison moved to kafkafmt.gen
 KNOWN_CIRCLES: list[list[str]] = []
 
@@ -300,10 +297,8 @@ def test_every_module_has_a_floor():
 
 
 def test_no_upward_import():
-    found = set(upward_imports(module_imports(_sources())))
-    assert sorted(found - KNOWN_UPWARD) == [], "an import points up: " + ", ".join(f"{a} -> {b}" for a, b in
-                                                                                   sorted(found - KNOWN_UPWARD))
-    assert sorted(KNOWN_UPWARD - found) == [], "fixed: remove it from KNOWN_UPWARD"
+    found = upward_imports(module_imports(_sources()))
+    assert found == [], "an import points up: " + ", ".join(f"{a} -> {b}" for a, b in found)
 
 
 def test_no_import_circle():
@@ -321,6 +316,129 @@ def test_floor_checks_catch_an_upward_import_and_a_circle():
     assert module_imports([("records/memory.py", tree), ("log/view.py", ast.parse("")), ("log/__init__.py", ast.parse("")),
                            ("records/walker.py", ast.parse("")), ("cli.py", ast.parse(""))])["kafkafmt.records.memory"] \
         == {"kafkafmt.log.view", "kafkafmt.records.walker", "kafkafmt.cli"}
+
+
+# --- the product apart from its test rig -----------------------------------------------------------------
+
+REPO = PACKAGE.parent
+#: where the test rig and the tests live in a checkout; the wheel holds none of it
+RIG_DIRS = ("conformance", "tests")
+#: names of a checkout's root a module must not compute
+CHECKOUT_NAMES = {"REPO_ROOT", "REPO", "ROOT", "CHECKOUT"}
+
+
+def rig_modules() -> set[str]:
+    """The top-level names the rig and the tests make importable (``kafkarig``, ``ci_mode``, ...), and the
+    directories themselves (``tests``, ``conformance``)."""
+    names = set(RIG_DIRS)
+    for top in RIG_DIRS:
+        for path in (REPO / top).iterdir():
+            if path.suffix == ".py" or (path / "__init__.py").is_file():
+                names.add(path.stem)
+    return names
+
+
+def _imported_tops(tree: ast.AST) -> set[str]:
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+            found.add(n.module.split(".")[0])
+        elif isinstance(n, ast.Import):
+            found.update(a.name.split(".")[0] for a in n.names)
+    return found
+
+
+def rig_imports(sources, rig: set[str]) -> list[str]:
+    """``"path: name"`` for every import of the test rig or the tests by a module of the package."""
+    return sorted(f"{rel}: {name}" for rel, tree in sources for name in _imported_tops(tree) & rig)
+
+
+def _file_climb(node: ast.AST) -> int | None:
+    """How many directories ``node`` climbs from ``__file__``'s (``Path(__file__).parent`` is 0,
+    ``.parent.parent`` and ``.parents[1]`` are 1, ``os.path.dirname(__file__)`` is 0); None if not such a path."""
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "parent" or _file_rooted(node.value):
+            inner = _file_climb(node.value)
+            return 0 if inner is None else inner + 1
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        return node.slice.value if _file_rooted(node.value.value) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dirname" and node.args:
+        inner = _file_climb(node.args[0])
+        return (0 if _file_rooted(node.args[0]) else None) if inner is None else inner + 1
+    return None
+
+
+def _file_rooted(node: ast.AST) -> bool:
+    """``__file__``, or a call/attribute chain on it (``Path(__file__)``, ``Path(__file__).resolve()``)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id == "__file__"
+        if isinstance(node, ast.Call):
+            node = node.args[0] if node.args and not isinstance(node.func, ast.Attribute) else node.func
+        elif isinstance(node, ast.Attribute) and node.attr not in ("parent", "parents"):
+            node = node.value
+        else:
+            return False
+
+
+#: calls that make a path of their first argument
+PATH_MAKERS = {"Path", "PurePath", "open", "join", "exists", "isfile", "isdir"}
+
+
+def _callee(call: ast.Call) -> str | None:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def checkout_paths(sources) -> list[str]:
+    """``"path:line: what"`` for every module that reaches for a source checkout: a name of the checkout's
+    root, a path climbing from ``__file__`` out of the package, or a path spelled from a checkout
+    directory (``Path("conformance/...")``, ``open("tests/...")``)."""
+    out = []
+    for rel, tree in sources:
+        depth = rel.count("/")  # directories between the module and the package root
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and n.id in CHECKOUT_NAMES:
+                out.append(f"{rel}:{n.lineno}: the checkout's root {n.id}")
+            climb = _file_climb(n)
+            if climb is not None and climb > depth:
+                out.append(f"{rel}:{n.lineno}: a path climbing out of the package from __file__")
+            if isinstance(n, ast.Call) and _callee(n) in PATH_MAKERS and n.args and isinstance(n.args[0], ast.Constant) \
+                    and isinstance(n.args[0].value, str) \
+                    and n.args[0].value.split("/")[0] in (*RIG_DIRS, "benchmarks", "notebooks", "kafkafmt"):
+                out.append(f"{rel}:{n.lineno}: a checkout path {n.args[0].value!r}")
+    return sorted(out, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
+
+
+def test_the_package_never_imports_the_test_rig():
+    rig = rig_modules()
+    assert {"kafkarig", "ci_mode", "tests", "conformance"} <= rig
+    assert rig_imports(_sources(), rig) == []
+
+
+def test_the_package_uses_no_checkout_path():
+    assert checkout_paths(_sources()) == []
+
+
+def test_rig_checks_catch_an_import_and_a_checkout_path():
+    rig = rig_modules()
+    code = ast.parse("import kafkarig.broker\nfrom tests.ci_mode import in_ci\nfrom ci_mode import skip_or_fail\n"
+                     "from .records import walker\nimport os\n")
+    assert rig_imports([("log/x.py", code)], rig) == ["log/x.py: ci_mode", "log/x.py: kafkarig", "log/x.py: tests"]
+    code = ast.parse("from pathlib import Path\nimport os\n"
+                     "REPO_ROOT = Path(__file__).resolve().parents[2]\n"
+                     "a = Path(__file__).resolve().parent.parent.parent / 'conformance'\n"
+                     "b = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))\n"
+                     "c = Path('conformance/.cache/lib')\n"
+                     "d = {}.get('conformance', [])\n"
+                     "ok = Path(__file__).parent / 'data'\n"
+                     "also_ok = Path(__file__).resolve().parents[1] / 'shipped'\n")
+    assert checkout_paths([("gen/x.py", code)]) == [
+        "gen/x.py:3: the checkout's root REPO_ROOT", "gen/x.py:3: a path climbing out of the package from __file__",
+        "gen/x.py:4: a path climbing out of the package from __file__",
+        "gen/x.py:5: a path climbing out of the package from __file__",
+        "gen/x.py:6: a checkout path 'conformance/.cache/lib'"]
 
 
 # --- no function over 80 lines ---------------------------------------------------------------------------

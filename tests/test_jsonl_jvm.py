@@ -1,4 +1,4 @@
-"""The oracles' one transport (tests/jsonl_jvm.py): a process that dies or answers garbage is reported with
+"""The oracles' one transport (conformance/kafkarig/jsonl_jvm.py): a process that dies or answers garbage is reported with
 its exit status and stderr, not as a hang or a JSON error, and answers are read one line per request."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from jsonl_jvm import JsonLinesJvm, JvmCrashed
+from kafkarig.jsonl_jvm import JsonLinesJvm, JvmCrashed
 
 
 def _server(script: str) -> JsonLinesJvm:

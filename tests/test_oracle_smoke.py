@@ -11,10 +11,7 @@ import struct
 import crc32c
 import pytest
 
-try:
-    from kafka_oracle import OracleError, from_hex, oracle_or_skip
-except ImportError:  # tests/ imported as a package
-    from tests.kafka_oracle import OracleError, from_hex, oracle_or_skip
+from kafkarig.oracle import OracleError, from_hex, oracle_or_skip
 
 pytestmark = pytest.mark.java
 

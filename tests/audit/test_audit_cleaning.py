@@ -21,7 +21,6 @@ from kafkafmt.records import MemoryRecords
 
 TESTS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TESTS / "log"))
-sys.path.insert(0, str(TESTS / "kafka4"))
 from log_helpers import batch  # noqa: E402
 
 T0 = 1_700_000_000_000
@@ -30,7 +29,7 @@ TOPIC = {"cleanup.policy": "compact", "segment.bytes": "1024"}
 
 @pytest.fixture(scope="module")
 def cleaner44():
-    from kafka_cleaner_oracle44 import cleaner_oracle44_or_skip
+    from kafkarig.cleaner_oracle44 import cleaner_oracle44_or_skip
     return cleaner_oracle44_or_skip()
 
 

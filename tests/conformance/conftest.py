@@ -13,12 +13,11 @@ import sys
 import pytest
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.dirname(HERE))  # tests/ (kafka_oracle)
+sys.path.insert(0, os.path.dirname(HERE))  # tests/ (ci_mode)
 
-from kafka_oracle import in_ci, oracle_missing_reason, shared_oracle  # noqa: E402
-
-from kafkafmt.conformance.broker import (Cluster, java_missing_reason, pid_alive,  # noqa: E402
-                                         port_is_listening)
+from ci_mode import in_ci  # noqa: E402
+from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening  # noqa: E402
+from kafkarig.oracle import oracle_missing_reason, shared_oracle  # noqa: E402
 
 
 from ci_mode import skip_or_fail  # noqa: E402  (the one CI-mode helper)
@@ -46,8 +45,8 @@ def kafka_cluster():
 @pytest.fixture(scope="session")
 def conformance_results(request, kafka_cluster):
     """{case id: CaseResult} for every conformance case selected in this session."""
-    from kafkafmt.conformance.cases import load_cases
-    from kafkafmt.conformance.runner import Runner
+    from kafkarig.cases import load_cases
+    from kafkarig.runner import Runner
 
     wanted = set()
     for item in request.session.items:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkafmt.conformance.cases import load_cases
+from kafkarig.cases import load_cases
 from kafkafmt.records import MemoryRecords
 from kafkafmt.scenarios import run_file
 

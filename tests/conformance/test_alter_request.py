@@ -1,4 +1,4 @@
-"""IncrementalAlterConfigs v0 in kafkafmt's own wire client (``kafkafmt.conformance.client``): the request
+"""IncrementalAlterConfigs v0 in kafkafmt's own wire client (``kafkarig.client``): the request
 body laid out field by field from Kafka's ``IncrementalAlterConfigsRequest.json`` (api key 44, v0, not
 flexible), the response parsed from bytes laid out from ``IncrementalAlterConfigsResponse.json``, and the
 same body as aiokafka's protocol schema encodes it (a peer implementation).  The live broker applying it
@@ -9,8 +9,8 @@ import struct
 
 import pytest
 
-from kafkafmt.conformance.cases import CaseError, load_file
-from kafkafmt.conformance.client import KafkaClient, Reader
+from kafkarig.cases import CaseError, load_file
+from kafkarig.client import KafkaClient, Reader
 
 
 def _str(s: str | None) -> bytes:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kafkafmt.conformance.broker import Cluster, java_missing_reason, pid_alive, port_is_listening
+from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening
 
 from ci_mode import skip_or_fail
 

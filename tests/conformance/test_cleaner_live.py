@@ -38,7 +38,7 @@ TOPIC_CONFIG = {"segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01", "f
 @pytest.fixture(scope="module")
 def cleaner_broker():
     from ci_mode import skip_or_fail
-    from kafkafmt.conformance.broker import Cluster, java_missing_reason
+    from kafkarig.broker import Cluster, java_missing_reason
     reason = java_missing_reason()
     if reason:
         skip_or_fail(reason)

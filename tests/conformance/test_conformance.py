@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkafmt.conformance.cases import load_cases
-from kafkafmt.conformance.runner import AGREE, PENDING
+from kafkarig.cases import load_cases
+from kafkarig.runner import AGREE, PENDING
 
 from ci_mode import skip_or_fail
 

@@ -1,4 +1,4 @@
-"""A live Kafka 4.4.0 broker (KRaft combined mode, kafkafmt/conformance/kraft.py) against the 4.4 line's
+"""A live Kafka 4.4.0 broker (KRaft combined mode, conformance/kafkarig/kraft.py) against the 4.4 line's
 predictions (``kafkafmt.kafka.version=4.4``), with real clients: kafka-python, aiokafka, librdkafka
 (confluent-kafka), and kafkafmt's raw protocol client for the request versions 4.x no longer answers.
 
@@ -32,9 +32,9 @@ from kafkafmt import kafka_lines  # noqa: E402
 from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
-from kafkafmt.conformance.broker import pid_alive, port_is_listening  # noqa: E402
-from kafkafmt.conformance.client import ProtocolError  # noqa: E402
-from kafkafmt.conformance.kraft import KRaftBroker, kraft_missing_reason, place_segment, place_segments  # noqa: E402
+from kafkarig.broker import pid_alive, port_is_listening  # noqa: E402
+from kafkarig.client import ProtocolError  # noqa: E402
+from kafkarig.kraft import KRaftBroker, kraft_missing_reason, place_segment, place_segments  # noqa: E402
 from kafkafmt.constants import CompressionType, TimestampType  # noqa: E402
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
 from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError  # noqa: E402
@@ -322,7 +322,7 @@ def test_a_broker_that_cannot_start_leaves_nothing_behind(monkeypatch, tmp_path)
     reason = kraft_missing_reason()
     if reason:
         skip_or_fail(reason)
-    from kafkafmt.conformance.broker import BrokerError
+    from kafkarig.broker import BrokerError
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(BrokerError, match="exited|format failed") as e:
         KRaftBroker(overrides={"log.segment.bytes": "1024"})

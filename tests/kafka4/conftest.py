@@ -14,5 +14,5 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "broker"))  # broker_help
 
 @pytest.fixture(scope="session")
 def oracle44():
-    from kafka_oracle44 import oracle44_or_skip
+    from kafkarig.oracle44 import oracle44_or_skip
     return oracle44_or_skip()

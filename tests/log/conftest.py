@@ -37,7 +37,7 @@ def make_log(tmp_path, clock):
 
 @pytest.fixture(scope="session")
 def log_oracle():
-    from kafka_log_oracle import log_oracle_or_skip
+    from kafkarig.log_oracle import log_oracle_or_skip
     return log_oracle_or_skip()
 
 

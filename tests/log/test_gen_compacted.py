@@ -111,7 +111,7 @@ def test_generated_partitions_clean_as_kafka_cleans_them(tmp_path):
     """The workload generated with the cleaner off, then one pass by kafkafmt and one by Kafka 3.9.2's
     cleaner on copies: byte-identical segments, indexes, mtimes and checkpoints (tombstones, aborted
     transactions and their markers, v1 wrappers)."""
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     oracle = cleaner_oracle_or_skip()
     doc = {**COMPACTED, "broker": {**COMPACTED["broker"], "log.cleaner.enable": "false"}}
     m = _gen(tmp_path, doc, "raw")

@@ -26,14 +26,12 @@ from kafkafmt.records import MemoryRecords
 from test_log_cleaner_vs_kafka import (PHASE_MS, T0, _append, _compare, _config, _phase_batches, _props,
                                       delete_delay_case)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kafka4"))
-
 BROKER44 = BrokerConfig(kafka_version="4.4")
 
 
 @pytest.fixture(scope="module")
 def cleaner44():
-    from kafka_cleaner_oracle44 import cleaner_oracle44_or_skip
+    from kafkarig.cleaner_oracle44 import cleaner_oracle44_or_skip
     return cleaner_oracle44_or_skip()
 
 
@@ -159,7 +157,7 @@ def test_line_39_unchanged(cleaner44, tmp_path):
 
 @pytest.fixture(scope="module")
 def cleaner39():
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     return cleaner_oracle_or_skip()
 
 
@@ -223,7 +221,7 @@ def test_cli_on_line_44(cleaner44, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def log_oracle():
-    from kafka_log_oracle import log_oracle_or_skip
+    from kafkarig.log_oracle import log_oracle_or_skip
     return log_oracle_or_skip()
 
 

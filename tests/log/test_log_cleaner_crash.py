@@ -75,7 +75,7 @@ def _latest(records: list) -> dict:
 
 @pytest.fixture(scope="module")
 def cleaner_oracle():
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     return cleaner_oracle_or_skip()
 
 

@@ -30,8 +30,8 @@ PROPS = {"cleanup.policy": "compact", "segment.bytes": "1200", "min.cleanable.di
 
 @pytest.fixture(scope="module")
 def oracles():
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
-    from kafka_log_oracle import log_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.log_oracle import log_oracle_or_skip
     return cleaner_oracle_or_skip(), log_oracle_or_skip()
 
 

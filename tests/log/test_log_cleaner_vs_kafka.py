@@ -30,7 +30,7 @@ PHASE_MS = 60_000
 
 @pytest.fixture(scope="module")
 def cleaner_oracle():
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     return cleaner_oracle_or_skip()
 
 
@@ -233,7 +233,7 @@ def test_min_compaction_lag(cleaner_oracle, tmp_path):
 
 @pytest.fixture(scope="module")
 def log_oracle():
-    from kafka_log_oracle import log_oracle_or_skip
+    from kafkarig.log_oracle import log_oracle_or_skip
     return log_oracle_or_skip()
 
 

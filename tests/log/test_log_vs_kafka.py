@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from kafka_log_oracle import LogOracleError
+from kafkarig.log_oracle import LogOracleError
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, SimulatedClock, dump_index, dump_time_index
 from log_helpers import batch

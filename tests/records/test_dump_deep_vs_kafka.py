@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from ci_mode import skip_or_fail
-from kafka_oracle import LIB_DIR
+from kafkarig.oracle import LIB_DIR
 from kafkafmt import cli
 from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
 from kafkafmt.layout import DEFAULT_BATCH

@@ -3,15 +3,12 @@ clock, checked against Kafka 3.9.2's cleaner on a copy of the same replica."""
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.scenarios import ScenarioError, parse_scenario, run_scenario
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "log"))
 
 PROPS = {"cleanup.policy": "compact", "segment.bytes": 150, "min.cleanable.dirty.ratio": "0.01",
          "delete.retention.ms": 60000, "file.delete.delay.ms": 0}
@@ -56,7 +53,7 @@ def test_compact_action_errors_are_one_line():
 
 
 def test_compact_action_is_kafkas_pass(tmp_path):
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     oracle = cleaner_oracle_or_skip()
     result, cluster = run_scenario(parse_scenario(_scenario("")), keep_cluster=True)
     try:

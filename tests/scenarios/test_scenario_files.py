@@ -176,7 +176,7 @@ steps:
 
 
 def test_conformance_links_of_shipped_scenarios_name_existing_cases():
-    from kafkafmt.conformance.cases import load_cases
+    from kafkarig.cases import load_cases
     ids = {c.id for c in load_cases()}
     linked = [c for name in shipped_scenarios() for s in load_scenario(name).steps for c in s.conformance]
     assert len(linked) >= 15 and set(linked) <= ids

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from ci_mode import skip_or_fail
-from kafka_oracle import LIB_DIR, oracle_missing_reason
+from kafkarig.oracle import LIB_DIR, oracle_missing_reason
 from kafkafmt.scenarios.versions import (client_api_versions, magic_for_produce_version, normalize_api_version,
                                          replica_fetch_version)
 

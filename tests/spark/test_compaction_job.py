@@ -3,7 +3,6 @@ against the library (kafkafmt.log) and Kafka 3.9.2's cleaner on the same partiti
 from __future__ import annotations
 
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from kafkafmt.records import MemoryRecords
 from kafkafmt.spark.compaction import partition_compaction
 from kafkafmt.spark.pipeline import partition_dirs, run_pipeline, topic_settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "log"))
 
 SAMPLE = {
     "name": "compacted-sample", "seed": 3, "duration_ms": 40000,
@@ -71,7 +69,7 @@ def test_job_rows_match_the_library_and_never_touch_the_log(sample):
 
 def test_job_after_equals_kafkas_cleaner(sample, tmp_path):
     """The records left after the job's passes are those Kafka 3.9.2's cleaner leaves on the same copy."""
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     oracle = cleaner_oracle_or_skip()
     out, settings = sample
     for d in partition_dirs(out):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import kafkafmt.spark as ks
-from kafkafmt.conformance.broker import Cluster, java_missing_reason
+from kafkarig.broker import Cluster, java_missing_reason
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log.files import LOG_START_OFFSET_CHECKPOINT, checkpoint_offset
 from kafkafmt.records import MemoryRecordsBuilder

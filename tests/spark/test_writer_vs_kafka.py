@@ -2,17 +2,14 @@
 Kafka sees the offsets, timestamps and sizes written, and finds the indexes consistent."""
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import pytest
 
 import kafkafmt.spark as ks
 from kafkafmt.spark.write import WriteOptions, build_logs, stage
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
-from kafka_log_oracle import log_oracle_or_skip  # noqa: E402
+from kafkarig.log_oracle import log_oracle_or_skip
 
 RECORD = re.compile(r"\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+) keySize: (-?\d+) "
                     r"valueSize: (-?\d+)")

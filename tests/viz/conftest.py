@@ -3,7 +3,6 @@ Kafka 3.9.2's own cleaner (conformance/oracle/CleanerOracle.java) on a copy of t
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from kafkafmt.errors import KafkaFmtError
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.viz import compaction
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "log"))
 
 
 def _compare(kafka: Path, fmt: Path) -> None:
@@ -30,7 +28,7 @@ def _compare(kafka: Path, fmt: Path) -> None:
 @pytest.fixture
 def kafka(monkeypatch, tmp_path):
     """Shadow every pass of :func:`compaction.clean` with Kafka's cleaner on a copy; yields the pass count."""
-    from kafka_cleaner_oracle import cleaner_oracle_or_skip
+    from kafkarig.cleaner_oracle import cleaner_oracle_or_skip
     oracle = cleaner_oracle_or_skip()
     real = compaction.clean
     passes = []
@@ -39,7 +37,7 @@ def kafka(monkeypatch, tmp_path):
         copy = tmp_path / "kafka"
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(d.parent, copy)  # copy2: modification times kept
-        from kafka_cleaner_oracle import CleanerOracleError
+        from kafkarig.cleaner_oracle import CleanerOracleError
         try:
             k = oracle.clean(copy / d.name, now=now, config=props,
                              cleaner={"dedupeBufferSize": dedupe_buffer_size, "ioBufferSize": 512 * 1024})

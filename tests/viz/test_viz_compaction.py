@@ -66,7 +66,7 @@ def test_holes_dump_deep_iteration_names_the_hole(log_oracle_or_skip):
 
 @pytest.fixture
 def log_oracle_or_skip():
-    from kafka_log_oracle import log_oracle_or_skip as get
+    from kafkarig.log_oracle import log_oracle_or_skip as get
     return get()
 
 

@@ -1,4 +1,4 @@
-"""Python client for tests/log/KafkaLogOracle.java: Kafka 3.9's own UnifiedLog, LogSegment and kafka-dump-log.
+"""Python client for conformance/oracle-log/KafkaLogOracle.java: Kafka 3.9's own UnifiedLog, LogSegment and kafka-dump-log.
 
 The Java driver is compiled on first use (javac, into a cache directory keyed by the source hash)
 against the jars ``make oracle`` fetches into ``conformance/.cache/lib``.  Without Java or the jars,
@@ -14,16 +14,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import pytest
-from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
-from jsonl_jvm import JsonLinesJvm
+from .jsonl_jvm import JsonLinesJvm
+from .paths import CONFORMANCE, LIB_DIR as LIB
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-LIB = REPO / "conformance" / ".cache" / "lib"
-SOURCE = HERE / "KafkaLogOracle.java"
+SOURCE = CONFORMANCE / "oracle-log" / "KafkaLogOracle.java"
 #: the mock clock the cleaner oracles share (its MutableTime and Done serve here too)
-SHARED = REPO / "conformance" / "oracle-shared" / "CleanerClock.java"
+SHARED = CONFORMANCE / "oracle-shared" / "CleanerClock.java"
 
 
 class LogOracleError(Exception):
@@ -91,6 +87,8 @@ _shared: KafkaLogOracle | None = None
 
 
 def log_oracle_or_skip() -> KafkaLogOracle:
+    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
+
     global _shared
     reason = _missing_reason()
     if reason is not None:

@@ -3,7 +3,7 @@
 Kafka 4.x runs only in KRaft mode.  One process is broker and controller (``process.roles=broker,
 controller``, ``node.id=1``, ``controller.quorum.voters=1@127.0.0.1:<port>``), its log directory
 formatted first with the storage tool (``kafka.tools.StorageTool format``), every listener on
-127.0.0.1 on free ports, ``-Xmx512m``.  Like :mod:`kafkafmt.conformance.broker` (the 3.9.2 broker),
+127.0.0.1 on free ports, ``-Xmx512m``.  Like :mod:`kafkarig.broker` (the 3.9.2 broker),
 the JVM is stopped by its PID (SIGTERM, then SIGKILL after a timeout) and its temp dir removed on
 :meth:`KRaftBroker.close`; nothing is written to the caller's stdout.
 
@@ -28,10 +28,11 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from .broker import BrokerError, JavaProcess, REPO_ROOT, free_port, wait_until_ready
+from . import paths
+from .broker import BrokerError, JavaProcess, free_port, wait_until_ready
 from .client import KafkaClient
 
-LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", REPO_ROOT / "conformance" / ".cache" / "lib-4.4"))
+LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", paths.LIB44_DIR))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
                "-Djava.awt.headless=true"]
 

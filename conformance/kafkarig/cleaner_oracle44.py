@@ -1,7 +1,7 @@
 """Python client for conformance/oracle-4.4/CleanerOracle44.java: one cleaner-thread iteration of Kafka 4.4.0's
 ``org.apache.kafka.storage.internals.log.LogCleaner`` (``CleanerThread.cleanFilthiestLog``, mock clock).
 
-The same protocol and client as tests/log/kafka_cleaner_oracle.py (3.9.2's), on the class path of
+The same protocol and client as :mod:`kafkarig.cleaner_oracle` (3.9.2's), on the class path of
 ``make -C conformance oracle-4.4``.  ``clean(..., highWatermark=N)`` sets the high watermark (default: the
 log end).  Without Java or the compiled oracle the test is skipped (a failure when ``CI=true``).
 """
@@ -10,17 +10,9 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sys
-from pathlib import Path
 
-from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "log"))
-from kafka_cleaner_oracle import KafkaCleanerOracle  # noqa: E402  (tests/log)
-
-REPO = Path(__file__).resolve().parents[2]
-CLASSES44 = REPO / "conformance" / ".cache" / "classes-4.4"
-LIB44 = REPO / "conformance" / ".cache" / "lib-4.4"
+from .cleaner_oracle import KafkaCleanerOracle
+from .paths import CLASSES44_DIR as CLASSES44, LIB44_DIR as LIB44
 
 
 def _missing_reason() -> str | None:
@@ -36,6 +28,8 @@ _shared: KafkaCleanerOracle | None = None
 
 def cleaner_oracle44_or_skip() -> KafkaCleanerOracle:
     """The shared JVM running Kafka 4.4.0's cleaner (started once, checked to be 4.4.0)."""
+    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
+
     global _shared
     reason = _missing_reason()
     if reason is not None:

@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import atexit
 import shutil
-from pathlib import Path
 
-from ci_mode import skip_or_fail  # tests/ is on sys.path (tests/conftest.py)
-from jsonl_jvm import JsonLinesJvm
-
-REPO = Path(__file__).resolve().parent.parent.parent
-CLASSES = REPO / "conformance" / ".cache" / "classes"
-LIB = REPO / "conformance" / ".cache" / "lib"
+from .jsonl_jvm import JsonLinesJvm
+from .paths import CLASSES_DIR as CLASSES, LIB_DIR as LIB
 
 
 class CleanerOracleError(Exception):
@@ -72,6 +67,8 @@ _shared: KafkaCleanerOracle | None = None
 
 
 def cleaner_oracle_or_skip() -> KafkaCleanerOracle:
+    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
+
     global _shared
     reason = _missing_reason()
     if reason is not None:

@@ -6,7 +6,7 @@ A case file is ``{"group": ..., "about": ..., "defaults": {...}, "cases": [case,
     {
       "name": "v1-gzip-inplace",                    # unique within the group; test id "group/name"
       "about": "what the case shows",
-      "broker": "legacy",                           # broker profile (kafkafmt.conformance.broker.PROFILES)
+      "broker": "legacy",                           # broker profile (kafkarig.broker.PROFILES)
       "topic": {"message.format.version": "0.10.2"},# per-topic configs (CreateTopics)
       "produce": [                                  # one Produce request each, in order
         {"version": 2,                              # optional (magic 0/1 -> 2, v2 -> 8)
@@ -41,8 +41,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CASES_DIR = REPO_ROOT / "conformance" / "cases"
+from .paths import CASES_DIR
 
 TS_KEYS = {"timestamp", "maxTimestamp", "baseTimestamp", "storedTimestamp", "logAppendTime"}
 _TS_EXPR = re.compile(r"^\s*(now|lat)(?:\[(\d+)\])?\s*(?:([+-])\s*(\d+))?\s*$")

@@ -1,10 +1,10 @@
-"""Python client for the Apache Kafka oracle (conformance/oracle/KafkaOracle.java).
+"""Python client for the Apache Kafka 3.9.2 record oracle (conformance/oracle/KafkaOracle.java).
 
 The oracle is a long-running JVM that runs Apache Kafka 3.9's own classes (from the jars that
 ``make oracle`` fetches into ``conformance/.cache/lib``). It reads one JSON request per line
 on stdin and writes one JSON response per line on stdout. Bytes travel as lowercase hex.
 
-    from kafka_oracle import oracle_or_skip, to_hex, from_hex   # tests/ is on sys.path under pytest
+    from kafkarig.oracle import oracle_or_skip, to_hex, from_hex   # conformance/ is on sys.path under pytest
     oracle = oracle_or_skip()                       # shared for the whole pytest session
     resp = oracle.call("build", magic=2, records=[{"timestamp": 1, "key": b"k", "value": b"v"}])
     raw = from_hex(resp["bytes"])
@@ -19,16 +19,10 @@ import atexit
 import os
 import shutil
 import threading
-from pathlib import Path
 from typing import Any
 
-from ci_mode import in_ci  # the one CI-mode helper (re-exported)
-from jsonl_jvm import JsonLinesJvm, JvmCrashed
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFORMANCE = REPO_ROOT / "conformance"
-CLASSES_DIR = CONFORMANCE / ".cache" / "classes"
-LIB_DIR = CONFORMANCE / ".cache" / "lib"
+from .jsonl_jvm import JsonLinesJvm, JvmCrashed
+from .paths import CLASSES_DIR, LIB_DIR, REPO_ROOT
 MAIN_CLASS = "KafkaOracle"
 
 NOT_BUILT_REASON = "Apache Kafka oracle not built: run `make oracle` (needs Java 17 + Maven)"
@@ -41,7 +35,6 @@ __all__ = [
     "oracle_missing_reason",
     "shared_oracle",
     "close_shared_oracle",
-    "in_ci",
     "to_hex",
     "from_hex",
     "to_wire",
@@ -197,7 +190,7 @@ atexit.register(close_shared_oracle)
 
 def oracle_or_skip() -> KafkaOracle:
     """Return the shared oracle. If it is not built (or cannot start): skip locally, fail when CI=true."""
-    import pytest
+    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
 
     reason = oracle_missing_reason()
     if reason is None:
@@ -205,6 +198,4 @@ def oracle_or_skip() -> KafkaOracle:
             return shared_oracle()
         except (OSError, OracleCrashed, OracleError) as e:
             reason = f"Apache Kafka oracle failed to start: {e}"
-    if in_ci():
-        pytest.fail(f"{reason} (CI=true: the oracle is required)", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(reason)

@@ -43,19 +43,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..broker.fetch import fetch as kafkafmt_fetch
-from ..broker.validator import validate_messages_and_assign_offsets
-from ..constants import MAGIC_VALUE_V2, TimestampType
-from ..errors import KafkaFmtError
-from ..log import Log
-from ..log.clock import SimulatedClock
-from ..records import MemoryRecords
-from ..records.walker import magic_at
-from ..records.spec import build_record_set
-from .broker import JVM_OPTS, LIB_DIR, REPO_ROOT, BrokerError, Cluster, PROFILES
+from kafkafmt.broker.fetch import fetch as kafkafmt_fetch
+from kafkafmt.broker.validator import validate_messages_and_assign_offsets
+from kafkafmt.constants import MAGIC_VALUE_V2, TimestampType
+from kafkafmt.errors import KafkaFmtError
+from kafkafmt.log import Log
+from kafkafmt.log.clock import SimulatedClock
+from kafkafmt.records import MemoryRecords
+from kafkafmt.records.walker import magic_at
+from kafkafmt.records.spec import build_record_set
+from .broker import JVM_OPTS, LIB_DIR, BrokerError, Cluster, PROFILES
 from .cases import Case, CaseError, materialize
 from .client import ProtocolError, error_name
 from .diffs import codec_normalized_diff, explain_index_diff, explain_lines_diff, explain_records_diff
+from .paths import REPO_ROOT
 
 AGREE, DIFFER, PENDING, ERROR, NOT_APPLICABLE = "agree", "DIFFER", "pending", "error", "n/a"
 
@@ -225,7 +226,7 @@ def topic_config(case: Case, before_produce: int | None = None):
 
 
 def _log_config(case: Case, topic_props: dict):
-    from ..config import BrokerConfig, LogConfig
+    from kafkafmt.config import BrokerConfig, LogConfig
     prof = PROFILES.get(case.broker, {})
     broker_props = {"inter.broker.protocol.version": prof.get("inter.broker.protocol.version", "3.9"),
                     **{k: v for k, v in prof.items() if k.startswith("log.")},
@@ -341,7 +342,7 @@ class Runner:
         (Only the dump tools' threads run during a dump phase; stdout/stderr are swapped under a lock.)"""
         import contextlib
         import io
-        from .. import cli
+        from kafkafmt import cli
         out, err = io.StringIO(), io.StringIO()
         with _STDIO_LOCK, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -983,7 +984,7 @@ def _tool_failure(lines: list[str]) -> tuple[str, str] | None:
     "main" <class>: <message>' line, or kafkafmt's 'kafkafmt: error: <file>: <Error>: <message>'
     (mapped to the Kafka exception kafkafmt's error class mirrors)."""
     import re
-    from .. import errors as kerrors
+    from kafkafmt import errors as kerrors
     for line in lines:
         m = re.match(r'Exception in thread "main" ([\w.$]+)(?:: (.*))?$', line)
         if m:
@@ -993,7 +994,7 @@ def _tool_failure(lines: list[str]) -> tuple[str, str] | None:
             cls = getattr(kerrors, m.group(1), None)
             if cls is None:
                 try:
-                    from ..log import errors as lerrors
+                    from kafkafmt.log import errors as lerrors
                     cls = getattr(lerrors, m.group(1), None)
                 except ImportError:
                     cls = None

@@ -26,10 +26,11 @@ import threading
 import time
 from pathlib import Path
 
+from . import paths
 from .client import KafkaClient, ProtocolError
+from .paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LIB_DIR = Path(os.environ.get("KAFKAFMT_KAFKA_LIB", REPO_ROOT / "conformance" / ".cache" / "lib"))
+LIB_DIR = Path(os.environ.get("KAFKAFMT_KAFKA_LIB", paths.LIB_DIR))
 JVM_OPTS = ["-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
             "-Djava.awt.headless=true", "-Dzookeeper.admin.enableServer=false"]
 

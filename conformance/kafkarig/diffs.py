@@ -1,10 +1,10 @@
 """Say where two record sets first differ: byte position, batch, field (via :mod:`kafkafmt.layout`)."""
 from __future__ import annotations
 
-from ..constants import LEGACY_COMPRESSION_CODEC_MASK, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK
-from ..errors import KafkaFmtError
-from ..layout import DEFAULT_BATCH, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, Layout
-from ..records.walker import FILE, BatchWalker, header_layout
+from kafkafmt.constants import LEGACY_COMPRESSION_CODEC_MASK, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK
+from kafkafmt.errors import KafkaFmtError
+from kafkafmt.layout import DEFAULT_BATCH, OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY, Layout
+from kafkafmt.records.walker import FILE, BatchWalker, header_layout
 
 
 def first_difference(a: bytes, b: bytes) -> int | None:
@@ -67,7 +67,7 @@ def describe_position(buf: bytes, pos: int) -> str:
 
 def _v2_record_at(buf: bytes, start: int, size: int, pos: int) -> str:
     try:
-        from ..records import read_batch
+        from kafkafmt.records import read_batch
         batch = read_batch(buf, start, start + size)
         prev = None
         for j, r in enumerate(batch.records()):
@@ -149,7 +149,7 @@ __all__ = ["first_difference", "describe_position", "explain_records_diff", "exp
 
 
 def _payload(batch, buf: bytes) -> bytes:
-    from .. import compression
+    from kafkafmt import compression
     if batch.magic >= 2:
         raw = bytes(buf[batch.position + RECORD_BATCH_OVERHEAD:batch.end])
         return compression.decompress(batch.compression, raw, magic=2)
@@ -163,7 +163,7 @@ def codec_normalized_diff(a: bytes, b: bytes) -> str | None:
     fields except ``length``/``size`` and ``crc``, and identical *decompressed* payloads.
     Returns None if so, else the first difference.
     """
-    from ..records import MemoryRecords
+    from kafkafmt.records import MemoryRecords
     ba, bb = list(MemoryRecords(a).batches()), list(MemoryRecords(b).batches())
     if len(ba) != len(bb):
         return f"{len(ba)} vs {len(bb)} batches"

@@ -1,6 +1,6 @@
 """Python client for the Kafka 4.4 oracle (conformance/oracle-4.4/KafkaOracle44.java on Kafka 4.4.0's jars).
 
-The same line protocol as tests/kafka_oracle.py (one JSON request per line, bytes as hex), on the class
+The same line protocol as :mod:`kafkarig.oracle` (one JSON request per line, bytes as hex), on the class
 path of ``make -C conformance oracle-4.4`` (``conformance/.cache/lib-4.4`` + ``classes-4.4``), apart from
 3.9.2's.  ``oracle44_or_skip()`` skips locally when it is not built and fails under CI=true.
 """
@@ -9,20 +9,15 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-from pathlib import Path
 
-import kafka_oracle
-from ci_mode import skip_or_fail
+from .oracle import KafkaOracle
+from .paths import CLASSES44_DIR as CLASSES44, LIB44_DIR as LIB44
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CACHE = REPO_ROOT / "conformance" / ".cache"
-LIB44 = CACHE / "lib-4.4"
-CLASSES44 = CACHE / "classes-4.4"
 MAIN_CLASS = "KafkaOracle44"
 
 
-class KafkaOracle44(kafka_oracle.KafkaOracle):
-    """One JVM on Kafka 4.4.0's jars; ``request``/``call``/``close`` as :class:`kafka_oracle.KafkaOracle`."""
+class KafkaOracle44(KafkaOracle):
+    """One JVM on Kafka 4.4.0's jars; ``request``/``call``/``close`` as :class:`kafkarig.oracle.KafkaOracle`."""
 
     def __init__(self, java: str | None = None):  # noqa: D107 - the parent's, on another class path
         super().__init__(java, ["-XX:+UseSerialGC", "-Xss4m", "-Xmx256m"],
@@ -42,6 +37,8 @@ _shared: KafkaOracle44 | None = None
 
 
 def oracle44_or_skip() -> KafkaOracle44:
+    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
+
     global _shared
     reason = oracle44_missing_reason()
     if reason:
