@@ -31,6 +31,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 VIEWPORT = {"width": 1280, "height": 900}
 OFFLINE = ("file://", "data:")
+#: a fresh clone executes the ten notebooks and builds every page first (minutes on two loaded cores)
+pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="session")
