@@ -204,6 +204,8 @@ PARTS = {
     **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", ""], "ground"),
     "compression": "codecs", "config": "codecs", "kafka_lines": "codecs",
     "records": "records",
+    # the records floor's modules under their short public names (re-exports: kafkafmt.MODULE_ALIASES)
+    **dict.fromkeys(["spec", "annotate", "dump", "kip228", "samples"], "records"),
     "broker": "broker", "log": "log",
     **dict.fromkeys(["gen", "scenarios", "spark", "audit"], None),  # each its own part
     "viz": "viz",
