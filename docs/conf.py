@@ -7,6 +7,7 @@ below is relative to it.  Nothing of the site reaches off the machine: see the s
 """
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -37,8 +38,7 @@ exclude_patterns = ["_build", "_ext", "_data", "_templates", "**.ipynb_checkpoin
 # .rst first: autosummary writes its generated API pages (reStructuredText) with the first suffix
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
-# a section's last toctree entry, "*", takes the pages other people add; it may match nothing more
-suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighting_failure", "toc.empty_glob"]
+suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighting_failure"]
 
 # --- MyST ---------------------------------------------------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "deflist", "fieldlist"]
@@ -83,3 +83,15 @@ html_context = {"default_mode": "light"}
 html_sidebars = {"index": [], "about": [], "benchmarks/index": []}  # single pages: no section navigation
 html_last_updated_fmt = None
 html_copy_source = False
+
+
+class _EmptyGlobIsFine(logging.Filter):
+    """A section's last toctree entry, ``*``, takes the pages other people add to its folder; when there are
+    none yet it matches nothing, which is no problem (Sphinx's warning has no type to suppress it by)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "didn't match any documents" not in record.getMessage()
+
+
+def setup(app):
+    logging.getLogger("sphinx.sphinx.directives.other").addFilter(_EmptyGlobIsFine())

@@ -100,7 +100,7 @@ class DumpLogServer:
             rc, no, ne = map(int, header.split())
             out = self._read(no).decode("utf-8", "replace")
             err = self._read(ne).decode("utf-8", "replace")
-        return rc, out.splitlines(), [l for l in err.splitlines() if not l.startswith("log4j:")]
+        return rc, out.splitlines(), [ln for ln in err.splitlines() if not ln.startswith("log4j:")]
 
     def close(self) -> None:
         try:
@@ -329,7 +329,7 @@ class Runner:
         cmd = [os.environ.get("KAFKA_ORACLE_JAVA") or "java", *JVM_OPTS, *self._java_props, "-cp",
                f"{LIB_DIR}{os.sep}*", "kafka.tools.DumpLogSegments", *args]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.workdir)
-        return p.returncode, p.stdout.splitlines(), [l for l in p.stderr.splitlines() if not l.startswith("log4j:")]
+        return p.returncode, p.stdout.splitlines(), [ln for ln in p.stderr.splitlines() if not ln.startswith("log4j:")]
 
     def kafkafmt_dump(self, files: list[Path], *flags: str, timeout: float = 120) -> tuple[int, list[str], list[str]]:
         """``python -m kafkafmt dump FILES FLAGS`` in a subprocess: (exit status, stdout, stderr) lines."""
@@ -632,8 +632,8 @@ class Runner:
         def sub(ks):
             return self.batched(tool, {k: groups[k] for k in ks}, *flags)
 
-        if any(l.startswith("Exception in thread") for l in err):
-            dumped = [l[8:] for l in out if l.startswith("Dumping ") and l[8:] in owner]
+        if any(ln.startswith("Exception in thread") for ln in err):
+            dumped = [ln[8:] for ln in out if ln.startswith("Dumping ") and ln[8:] in owner]
             i = keys.index(owner[dumped[-1]]) if dumped else 0
             res = sub(keys[:i])
             res.update(sub([keys[i]]))
@@ -655,8 +655,8 @@ class Runner:
                 res.update(sub(keys[half:]))
                 return res
             per[owner[hit]].extend(b)
-        return {k: (1 if any(l.startswith("kafkafmt: error") for l in per[k]) else (0 if not per[k] else rc),
-                    [l for f in groups[k] for l in split.get(str(f), [])], per[k]) for k in keys}
+        return {k: (1 if any(ln.startswith("kafkafmt: error") for ln in per[k]) else (0 if not per[k] else rc),
+                    [ln for f in groups[k] for ln in split.get(str(f), [])], per[k]) for k in keys}
 
     def run_index_dumps(self, results: list[CaseResult]) -> None:
         todo = [r for r in results if r.snapshot is not None and "dump-index" in r.case.checks]
@@ -727,8 +727,8 @@ class Runner:
             if k in deep:
                 rc, out, err = deep[k]
                 # non-consecutive offsets are a property of the data (crafted cases), not a mismatch
-                bad = [l for l in out if l.startswith("Found ")] + \
-                    [l for b in _stderr_blocks(err) if not b[0].startswith("Non-consecutive offsets") for l in b]
+                bad = [ln for ln in out if ln.startswith("Found ")] + \
+                    [ln for b in _stderr_blocks(err) if not b[0].startswith("Non-consecutive offsets") for ln in b]
                 if rc or bad:
                     p.append(f"kafka-dump-log --deep-iteration on kafkafmt's segments: exit {rc}: {(bad or out)[-3:]}")
             if k in verify:
@@ -741,7 +741,7 @@ class Runner:
                     p.append(f"kafka-dump-log --verify-index-only on kafkafmt's indexes: exit {rc}: {err[:4]}")
             if k in sanity:
                 rc, out, err = sanity[k]
-                passed = [l for l in out if l.endswith(("passed sanity check.", " is empty."))]
+                passed = [ln for ln in out if ln.endswith(("passed sanity check.", " is empty."))]
                 if rc or err or len(passed) != len(idx[k]):
                     p.append(f"kafka-dump-log --index-sanity-check on kafkafmt's indexes: exit {rc}: "
                              f"{(err or out)[-3:]}")
@@ -955,8 +955,8 @@ def _compare_tool_outputs(j, k) -> str | None:
     if jfail and jout:
         # DumpLogSegments dies on the first failing file; kafkafmt dump reports it and goes on:
         # compare kafkafmt's output up to the end of that file's section
-        last = max(i for i, l in enumerate(jout) if l.startswith("Dumping ")) if any(
-            l.startswith("Dumping ") for l in jout) else 0
+        last = max(i for i, ln in enumerate(jout) if ln.startswith("Dumping ")) if any(
+            ln.startswith("Dumping ") for ln in jout) else 0
         nxt = next((i for i in range(len(jout), len(kout)) if kout[i].startswith("Dumping ")), len(kout)) \
             if kout[:last + 1] == jout[:last + 1] else len(kout)
         kout = kout[:nxt]

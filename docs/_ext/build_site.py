@@ -13,7 +13,8 @@ Three steps, each redoing only what changed:
 :func:`stage` copies ``docs/`` (but its configuration, extensions and templates, which Sphinx reads from ``docs/``
 itself) and the executed notebooks (as ``tutorials/<name>.ipynb``) into ``SRC_DIR``, touching only files whose
 content changed, so Sphinx rebuilds only what changed; a staged file whose source is gone is removed (the API
-pages that autosummary generates, under ``generated/`` folders, are Sphinx's own and left alone).
+pages that autosummary generates, under ``generated/`` folders, are Sphinx's own: only those of a module that no
+longer exists are removed).
 """
 from __future__ import annotations
 
@@ -56,10 +57,21 @@ def stage(notebooks: Path, out: Path) -> int:
         changed += 1
     for path in sorted(out.rglob("*")) if out.exists() else ():
         rel = path.relative_to(out)
-        if path.is_file() and rel not in wanted and "generated" not in rel.parts:
-            path.unlink()
+        if not path.is_file() or rel in wanted:
+            continue
+        if "generated" not in rel.parts or not _module_exists(path.stem):
+            path.unlink()  # a page whose source is gone, or autosummary's page of a module that is gone
             changed += 1
     return changed
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def execute_notebooks(out: Path, *, log=print) -> list[Path]:
