@@ -10,7 +10,9 @@
 #                     (PRESENT_PORT, default 8866); Ctrl-C stops it
 #   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
 #   make warmup       compile the numba kernels into their on-disk cache (make setup runs it)
-#   make test         set up, ruff check, then the whole test suite and nbval on notebooks/ (what .ci/run calls)
+#   make test         set up, ruff check, then the whole test suite and nbval on notebooks/ (what .ci/run calls;
+#                     a ruff error fails it after the tests ran)
+#   make lint         ruff check alone (its rules: pyproject.toml; ruff check --fix fixes most findings)
 #   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
 #   make conformance  run every differential case against a live Kafka 3.9.2 broker and print the report
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
@@ -106,10 +108,12 @@ notebooks: $(TEST_STAMP) setup
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .
 
-test: $(TEST_STAMP) setup lint
+# ruff first; a lint error fails the run, but only after the tests have run too (their results are not lost)
+test: $(TEST_STAMP) setup
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle oracle-4.4; fi
-	$(PY) -m pytest $(PYTEST_ARGS)
-	$(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/
+	@lint=0; $(PY) -m ruff check . || lint=1; \
+	$(PY) -m pytest $(PYTEST_ARGS) && $(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/ || exit 1; \
+	if [ $$lint = 1 ]; then echo "test: ruff check found errors (above); ruff check --fix fixes most"; exit 1; fi
 
 bench: $(TEST_STAMP) setup
 	$(PY) benchmarks/bench.py
