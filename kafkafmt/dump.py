@@ -1,4 +1,4 @@
-"""The public name of :mod:`kafkafmt.records.dump_log` (kafka-dump-log's lines for record sets): the same functions and classes, re-exported.
+"""The public name of :mod:`kafkafmt.records.dump_log` (kafka-dump-log's lines for record sets), re-exported.
 
 The module lives on the records floor; this name is the one the command line's help, the notebooks and
 users' code spell.  It holds no state of its own: every name here is the records module's object.

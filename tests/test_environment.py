@@ -3,10 +3,12 @@ package a second time, and every extra the Makefile installs exists in ``pyproje
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

@@ -1,4 +1,6 @@
-"""``python docs/_ext/build_site.py [BUILD_DIR]``: the documentation site, built into ``BUILD_DIR/docs/`` (``make docs``).
+"""``python docs/_ext/build_site.py [BUILD_DIR]``: the documentation site, built into ``BUILD_DIR/docs/``.
+
+``make docs`` runs it (``BUILD_DIR`` is ``build``).
 
 Three steps, each redoing only what changed:
 
@@ -83,7 +85,8 @@ def execute_notebooks(out: Path, *, log=print) -> list[Path]:
 
 
 def sphinx_build(src: Path, out: Path, *, quiet: bool = True) -> int:
-    """Sphinx's HTML builder over the staged ``src`` into ``out``; returns its exit status (a docstring's markup warning does not fail it)."""
+    """Sphinx's HTML builder over the staged ``src`` into ``out``; returns its exit status (a docstring's markup
+    warning does not fail it)."""
     from sphinx.cmd.build import build_main
 
     args = ["-b", "html", "-c", str(DOCS), "-j", "auto", str(src), str(out)]

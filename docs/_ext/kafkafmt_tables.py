@@ -2,10 +2,10 @@
 
 Directives (MyST: a fenced block ```` ```{kafka-lines} ````):
 
-- ``kafka-lines``: every row of :data:`kafkafmt.kafka_lines.CHANGES` (what differs between Kafka 3.9 and 4.4,
-  each with its KIP or JIRA); option ``:area:`` keeps one area.
-- ``topic-keys``: every topic key of :mod:`kafkafmt.config` on both Kafka lines (type, defaults, validator, the
-  broker setting that gives its default, whether kafkafmt models it).
+- ``kafka-lines``: every row of :data:`kafkafmt.kafka_lines.CHANGES` (what differs between Kafka releases, each
+  with its KIP or JIRA), its columns those of ``LineChange.to_dict()``; option ``:area:`` keeps one area.
+- ``topic-keys``: every topic key of :mod:`kafkafmt.config` on the default Kafka line and the newest (type,
+  defaults, validator, the broker setting that gives its default, whether kafkafmt models it).
 - ``kafkafmt-errors``: every exception class of :mod:`kafkafmt.errors` (its base, the Kafka exception it mirrors,
   Kafka's error code, its docstring's first sentence).
 - ``decode-limits``: the fields of :class:`kafkafmt.limits.DecodeLimits` (default, environment variable).
@@ -78,17 +78,20 @@ def _first_sentence(doc: str | None) -> str:
     return text if end < 0 else text[:end + 1]
 
 
+#: a column's share of the Kafka-lines table's width (others: 8)
+_LINE_WIDTHS = {"key": 18, "what": 30, "where": 16, "source": 10}
+
+
 class KafkaLines(SphinxDirective):
     option_spec = {"area": directives.unchanged}
 
     def run(self):
         from kafkafmt import kafka_lines
 
-        area = self.options.get("area")
-        rows = [[_code(c.key), c.area, c.what, c.shown("3.9"), c.shown("4.4"), c.source, c.release]
-                for c in kafka_lines.changes(area)]
-        return [table(["key", "area", "what", "3.9", "4.4", "source", "release"], rows,
-                      widths=[20, 8, 30, 13, 13, 9, 7])]
+        rows = [c.to_dict() for c in kafka_lines.changes(self.options.get("area"))]
+        columns = list(rows[0]) if rows else ["key"]
+        body = [[_code(v) if k == "key" else v for k, v in r.items()] for r in rows]
+        return [table(columns, body, widths=[_LINE_WIDTHS.get(c, 8) for c in columns])]
 
 
 def _check_text(check) -> str:
@@ -108,7 +111,8 @@ class TopicKeys(SphinxDirective):
     def run(self):
         from kafkafmt import config, kafka_lines
 
-        by_line = {line: config.keys_by_name(line) for line in kafka_lines.KAFKA_LINES}
+        # the default line and the newest, where the keys differ most
+        by_line = {line: config.keys_by_name(line) for line in (kafka_lines.DEFAULT_LINE, kafka_lines.KAFKA_LINES[-1])}
         names = list(dict.fromkeys(name for keys in by_line.values() for name in keys))
         rows = []
         for name in names:
