@@ -26,7 +26,8 @@ def client_verdicts(target: str) -> list[dict]:
         if not fetch:
             why.append(f"Fetch v{g.fetch_max} < v{fetch_min} ({kafka_lines.change('fetch.min_version').source})")
         if not down_convert:
-            reads = f"every batch as stored, v0/v1 included (no down-conversion: {kafka_lines.change('fetch.down_conversion').source})"
+            source = kafka_lines.change("fetch.down_conversion").source
+            reads = f"every batch as stored, v0/v1 included (no down-conversion: {source})"
         elif max_magic_for_fetch_version(g.fetch_max) < 2:
             reads = (f"v{max_magic_for_fetch_version(g.fetch_max)}: newer batches down-converted "
                      "(RecordsUtil.downConvert)")

@@ -27,7 +27,8 @@ from . import lz4 as lz4_codec
 from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
-__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of", "validate_level"]
+__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of",
+           "validate_level"]
 
 
 def codec_of(codec: CompressionType | int) -> CompressionType:

@@ -538,7 +538,8 @@ class _Chunk(_KernelCalls, _ArrowAssembly):
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
         self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
-        self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
+        # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
+        self.steps: list = []
         self.capacity = 0
         self.gather: fast.ValueGather | None = None  # keys and values copied as rows are filled (flush)
         self.pending_bytes = 0

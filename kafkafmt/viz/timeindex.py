@@ -216,6 +216,6 @@ def growth_figure(wl, config: LogConfig):
                            xlabel="produce requests appended (count)", ylabel="time-index entries, all segments")
 
 
-__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption", "turnover_skew", "max_earlier_seen",
-           "growth_figure", "SKEW_GRID_S", "workload", "log_config", "index_growth", "compare", "guarantee",
-           "guarantee_summary", "segments_side_by_side", "POLICIES"]
+__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption",
+           "turnover_skew", "max_earlier_seen", "growth_figure", "SKEW_GRID_S", "workload", "log_config",
+           "index_growth", "compare", "guarantee", "guarantee_summary", "segments_side_by_side", "POLICIES"]

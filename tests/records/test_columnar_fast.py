@@ -28,7 +28,8 @@ from kafkafmt.records.record import Header
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 #: KAFKAFMT_EXAMPLES=5000 for a long campaign; the default keeps this file within its test-time budget
-SETTINGS = settings(max_examples=int(os.environ.get("KAFKAFMT_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("KAFKAFMT_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 blobs = st.one_of(st.none(), st.just(b""), st.binary(min_size=1, max_size=40))
 header_keys = st.one_of(st.text(max_size=8), st.binary(max_size=6).map(lambda b: b.decode("utf-8", "surrogateescape")))
