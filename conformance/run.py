@@ -26,7 +26,8 @@ sys.path.insert(0, str(HERE))  # kafkarig: the rig
 from kafkarig.broker import BrokerError, Cluster, java_missing_reason  # noqa: E402
 from kafkarig.cases import load_cases  # noqa: E402
 from kafkarig.oracle import KafkaOracle, oracle_missing_reason  # noqa: E402
-from kafkarig.runner import AGREE, DIFFER, PENDING, Runner, results_to_json  # noqa: E402
+from kafkarig.results import AGREE, DIFFER, PENDING, results_to_json  # noqa: E402
+from kafkarig.runner import Runner  # noqa: E402
 
 
 def start_oracle():

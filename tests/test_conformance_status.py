@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkarig.runner import AGREE, DIFFER, ERROR, NOT_APPLICABLE, PENDING, CaseResult
+from kafkarig.results import AGREE, DIFFER, ERROR, NOT_APPLICABLE, PENDING, CaseResult
 
 
 def _result(*statuses):

@@ -29,6 +29,7 @@ from pathlib import Path
 from . import paths
 from .client import KafkaClient, ProtocolError
 from .paths import REPO_ROOT
+from .properties import write_properties, write_server_properties
 
 LIB_DIR = Path(os.environ.get("KAFKAFMT_KAFKA_LIB", paths.LIB_DIR))
 JVM_OPTS = ["-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
@@ -201,10 +202,6 @@ def _stop_all_live() -> None:  # last resort at interpreter exit (e.g. after Ctr
 atexit.register(_stop_all_live)
 
 
-def _write_properties(path: Path, props: dict[str, str]) -> None:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
-
-
 # ------------------------------------------------------------------------------------ ZooKeeper, broker
 class ZooKeeper:
     def __init__(self, root: Path) -> None:
@@ -212,7 +209,7 @@ class ZooKeeper:
         self.dir.mkdir(parents=True)
         self.port = free_port()
         cfg = self.dir / "zoo.cfg"
-        _write_properties(cfg, {
+        write_properties(cfg, {
             "dataDir": str(self.dir / "data"), "clientPort": str(self.port), "clientPortAddress": "127.0.0.1",
             "tickTime": "2000", "maxClientCnxns": "0", "admin.enableServer": "false",
             "4lw.commands.whitelist": "srvr",
@@ -266,8 +263,7 @@ class KafkaBroker:
             **PROFILES.get(profile, {}),
             **(overrides or {}),
         }
-        self.properties = self.dir / "server.properties"
-        _write_properties(self.properties, self.config)
+        self.properties = write_server_properties(self.dir, self.config)
         (self.dir / "log4j.properties").write_text(LOG4J.format(path=self.dir / "kafka.log"))
         self.process = JavaProcess("kafka", "kafka.Kafka", [str(self.properties)], self.dir,
                                    sysprops={"log4j.configuration": f"file:{self.dir / 'log4j.properties'}",

@@ -234,3 +234,14 @@ def materialize(obj, ctx: dict):
 
 __all__ = ["Case", "CaseError", "load_cases", "load_file", "materialize", "eval_timestamp", "CASES_DIR",
            "ALL_CHECKS"]
+
+
+def error_code(x) -> int:
+    """A Kafka error code from a case: the number, or its name (``"INVALID_CONFIG"``)."""
+    if isinstance(x, int):
+        return x
+    from .client import ERROR_NAMES
+    for k, v in ERROR_NAMES.items():
+        if v == x:
+            return k
+    raise CaseError(f"unknown error name {x!r}")

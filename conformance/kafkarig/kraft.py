@@ -31,6 +31,7 @@ from pathlib import Path
 from . import paths
 from .broker import BrokerError, JavaProcess, free_port, wait_until_ready
 from .client import KafkaClient
+from .properties import write_server_properties
 
 LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", paths.LIB44_DIR))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
@@ -100,10 +101,6 @@ def _cluster_id(seed: str) -> str:
         n += 1
 
 
-def _write_properties(path: Path, props: dict[str, str]) -> None:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
-
-
 class KRaftBroker:
     """One Kafka 4.4.0 process, broker and controller, in its own temp dir; started on :meth:`start`."""
 
@@ -131,8 +128,7 @@ class KRaftBroker:
             **KRAFT_BROKER_CONFIG,
             **(overrides or {}),
         }
-        self.properties = self.root / "server.properties"
-        _write_properties(self.properties, self.config)
+        self.properties = write_server_properties(self.root, self.config)
         (self.root / "log4j2.properties").write_text(LOG4J2.format(path=self.root / "kafka.log"))
         self.cluster_id = _cluster_id(str(self.root))
         self.process: JavaProcess | None = None

@@ -1,19 +1,15 @@
 """Python client for conformance/oracle-log/KafkaLogOracle.java: Kafka 3.9's own UnifiedLog, LogSegment and kafka-dump-log.
 
-The Java driver is compiled on first use (javac, into a cache directory keyed by the source hash)
+The Java driver is compiled on first use (:mod:`kafkarig.javac`: a directory keyed by the sources' hash)
 against the jars ``make oracle`` fetches into ``conformance/.cache/lib``.  Without Java or the jars,
 :func:`log_oracle_or_skip` skips the test (a failure when ``CI=true``, like the records oracle).
 """
 from __future__ import annotations
 
 import atexit
-import hashlib
-import os
 import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
+from .javac import compiled
 from .jsonl_jvm import JsonLinesJvm
 from .paths import CONFORMANCE, LIB_DIR as LIB
 
@@ -40,29 +36,11 @@ def _missing_reason() -> str | None:
     return None
 
 
-def _compile() -> Path:
-    digest = hashlib.sha256(SOURCE.read_bytes() + SHARED.read_bytes()).hexdigest()[:16]
-    out = Path(tempfile.gettempdir()) / f"kafkafmt-log-oracle-{digest}"
-    stamp = out / ".complete"
-    if not stamp.exists():
-        tmp = Path(tempfile.mkdtemp(prefix="kafkafmt-log-oracle-build-"))
-        proc = subprocess.run(["javac", "--release", "17", "-encoding", "UTF-8", "-nowarn", "-cp", f"{LIB}/*",
-                               "-d", str(tmp), str(SOURCE), str(SHARED)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"javac failed:\n{proc.stderr}")
-        (tmp / ".complete").touch()
-        try:
-            os.replace(tmp, out)
-        except OSError:  # another process won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
-
-
 class KafkaLogOracle(JsonLinesJvm):
     """One long-running JVM; ``call(op, **fields)`` returns the response or raises LogOracleError."""
 
     def __init__(self):
-        classes = _compile()
+        classes = compiled("log-oracle", [SOURCE, SHARED], LIB)
         super().__init__(["java", "-Xshare:auto", "-cp", f"{classes}:{LIB}/*", "KafkaLogOracle"], "Kafka log oracle")
         self.call("ping")
 

@@ -3,7 +3,7 @@
 // thing file for file.
 //
 // This file is original kafkafmt code. It contains no Apache Kafka source; it only *calls* public classes
-// of the jars that `make oracle` fetches into conformance/.cache/lib. tests/log/kafka_log_oracle.py compiles
+// of the jars that `make oracle` fetches into conformance/.cache/lib. kafkarig.log_oracle compiles
 // it on first use.
 //
 // Protocol: one JSON request per line on stdin, one JSON response per line on stdout.

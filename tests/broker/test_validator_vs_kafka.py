@@ -1,5 +1,5 @@
 """Differential tests: kafkafmt's broker rules against Apache Kafka 3.9's own LogValidator and
-RecordsUtil.downConvert, run in the oracle JVM (tests/kafka_oracle.py, conformance/).
+RecordsUtil.downConvert, run in the oracle JVM (conformance/kafkarig/oracle.py).
 
 Every produce case is validated by both with the same inputs (toMagic, source/target codec, timestamp
 type and bounds, origin, IBP, ``now``, offset) and compared on: the validated bytes, maxTimestamp, the

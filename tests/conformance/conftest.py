@@ -13,14 +13,11 @@ import sys
 import pytest
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.dirname(HERE))  # tests/ (ci_mode)
-
-from ci_mode import in_ci  # noqa: E402
-from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening  # noqa: E402
-from kafkarig.oracle import oracle_missing_reason, shared_oracle  # noqa: E402
-
+sys.path.insert(0, os.path.dirname(HERE))  # tests/
 
 from ci_mode import skip_or_fail  # noqa: E402  (the one CI-mode helper)
+from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening  # noqa: E402
+from kafkarig.oracle import oracle_missing_reason, shared_oracle  # noqa: E402
 
 
 @pytest.fixture(scope="session")

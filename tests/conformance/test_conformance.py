@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kafkarig.cases import load_cases
-from kafkarig.runner import AGREE, PENDING
+from kafkarig.results import AGREE, PENDING
 
 from ci_mode import skip_or_fail
 
