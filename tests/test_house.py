@@ -479,6 +479,7 @@ def test_public_module_aliases_re_export_the_records_modules():
     re-export a records-floor module: every public name is the records module's own object, and they hold
     nothing else (no state that could differ between the two names)."""
     import importlib
+
     import kafkafmt
     for alias, target in kafkafmt.MODULE_ALIASES.items():
         short, full = importlib.import_module(alias), importlib.import_module(target)

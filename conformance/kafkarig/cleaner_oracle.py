@@ -13,7 +13,8 @@ import atexit
 import shutil
 
 from .jsonl_jvm import JsonLinesJvm
-from .paths import CLASSES_DIR as CLASSES, LIB_DIR as LIB
+from .paths import CLASSES_DIR as CLASSES
+from .paths import LIB_DIR as LIB
 
 
 class CleanerOracleError(Exception):

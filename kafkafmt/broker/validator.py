@@ -47,19 +47,37 @@ from dataclasses import dataclass, field
 
 from .. import kafka_lines
 from ..config import LogConfig, record_version
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
-                         RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
-                      KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
-                      UnsupportedCompressionError, UnsupportedForMessageFormatError, UnsupportedVersionError,
-                      TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    TimestampType,
+)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    KafkaFmtError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    RecordValidationError,
+    TransactionalIdAuthorizationError,
+    UnexpectedAppendOffsetError,
+    UnsupportedCompressionError,
+    UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
+)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
 from . import inplace
-from .trace import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
+from .trace import Trace
 
 __all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats", "ORIGINS",
            "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",

@@ -14,13 +14,13 @@ Nothing else escapes: library errors are wrapped.
 from __future__ import annotations
 
 from kafkafmt.constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_VALUE_V2, CompressionType
-from kafkafmt.limits import current_limits
 from kafkafmt.errors import (
     CompressionFramingError,
     IllegalArgumentError,
     KafkaFmtError,
     UnsupportedCompressionError,
 )
+from kafkafmt.limits import current_limits
 
 from . import gzip as gzip_codec
 from . import lz4 as lz4_codec

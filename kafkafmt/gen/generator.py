@@ -26,17 +26,17 @@ import random
 import shutil
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, wait, FIRST_COMPLETED
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from ..constants import CompressionType, ControlRecordType, TimestampType
 from ..errors import KafkaFmtError
-from ..records import MemoryRecordsBuilder, end_txn_marker
 from ..log.clock import SimulatedClock
 from ..log.files import LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT, write_checkpoint
 from ..log.log import Log
+from ..records import MemoryRecordsBuilder, end_txn_marker
 from .workload_file import TopicSpec, WorkloadError, WorkloadSpec, log_config
 from .workloads import partition_for_key
 

@@ -10,8 +10,8 @@
 * :mod:`.quotes` — the seed sentences cited.  :mod:`.versions` — request versions per generation.
 """
 from .cluster import Cluster
-from .model import BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
 from .loader import Scenario, ScenarioError, Step, load_scenario, parse_scenario, shipped_scenarios
+from .model import BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
 from .runner import ScenarioResult, StepResult, render, run_file, run_scenario
 
 __all__ = ["BrokerSpec", "Cluster", "ConsumerSpec", "PathRow", "ProducerSpec", "topic_config_for", "Scenario",

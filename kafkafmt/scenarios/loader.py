@@ -15,8 +15,8 @@ import yaml
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME
 from ..errors import KafkaFmtError
 from .model import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, removed_properties, topic_config_for
-from .versions import normalize_api_version
 from .quotes import QUOTES
+from .versions import normalize_api_version
 
 __all__ = ["Scenario", "Step", "ScenarioError", "load_scenario", "parse_scenario", "shipped_scenarios",
            "resolve_scenario", "ACTIONS", "EXPECT_FIELDS"]

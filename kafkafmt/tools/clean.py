@@ -122,8 +122,12 @@ class _ProgressBar:
 def _broker_state(partition_dir: Path) -> dict:
     """What a broker's LogManager passes when it loads the partition: the clean-shutdown marker and the
     recovery-point / log-start checkpoints of the log directory (absent: the partition's own files)."""
-    from ..log.files import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, checkpoint_offset,
-                             parse_topic_partition_name)
+    from ..log.files import (
+        LOG_START_OFFSET_CHECKPOINT,
+        RECOVERY_POINT_CHECKPOINT,
+        checkpoint_offset,
+        parse_topic_partition_name,
+    )
     log_dir = partition_dir.parent
     out = {"clean_shutdown": True if (log_dir / CLEAN_SHUTDOWN_FILE).exists() else None}
     topic, partition = parse_topic_partition_name(str(partition_dir))

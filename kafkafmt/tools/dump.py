@@ -5,12 +5,11 @@ import json
 import os
 import sys
 
-from ..records.dump_log import dump_log
-from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
+from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
+from ..records.dump_log import dump_log, iter_file_batches
 from ..records.spec import batch_to_json
-from ..records.dump_log import iter_file_batches
 
 
 def register(sub) -> None:

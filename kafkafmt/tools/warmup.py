@@ -25,7 +25,7 @@ def register(sub) -> None:
 def warm_up() -> dict:
     """Reach every kernel once; return what was compiled, loaded, where the cache is, and the check."""
     t = time.perf_counter()
-    from ..records import build_v2_batches, decode_records, MemoryRecords, records_table
+    from ..records import MemoryRecords, build_v2_batches, decode_records, records_table
     from ..records.fast import jit
     from ..records.sample_sets import sample_record_sets
     samples = sample_record_sets()

@@ -222,6 +222,7 @@ def holes_caption(data: dict, values: dict) -> str:
 
 def holes_view(data: dict):
     import pandas as pd
+
     from .byteview import byte_view_html
     return (pd.DataFrame(data["rows"]),
             "<div style='margin-top:8px'><b>The wrapper as stored: its offset is the last inner message's</b></div>"
@@ -233,6 +234,7 @@ def holes_view(data: dict):
 def holes_panel():
     """Notebook 09's holes: key cardinality and which holed wrapper; the table of offsets, then its bytes."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"keys": w.IntSlider(value=12, min=4, max=40, step=1, description="keys"),
                   "wrapper": w.Dropdown(options=[0], value=0, description="wrapper")},
@@ -429,6 +431,7 @@ def tombstone_panel():
     """Notebook 09's tombstones: delete.retention.ms and the pass interval drive the sweep; first pass and
     format pick the schedule shown pass by pass."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"delete_retention_min": w.FloatSlider(value=2, min=0.5, max=4, step=0.5,
                                                         description="delete.retention min"),
@@ -469,6 +472,7 @@ def _integer_x(fig) -> None:
 
 def dedupe_panel():
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"dedupe_entries": w.IntSlider(value=40, min=20, max=200, step=10, description="dedupe slots"),
                   "keys": w.IntSlider(value=60, min=10, max=120, step=10, description="keys")},
@@ -502,6 +506,7 @@ def old_format_view(df):
 
 def old_format_panel():
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"cold_keys": w.IntSlider(value=30, min=5, max=60, step=5, description="cold keys"),
                   "codec": w.Dropdown(options=["none", "gzip", "lz4"], value="gzip", description="codec")},

@@ -178,6 +178,7 @@ def lookups_caption(df, values: dict) -> str:
 def lookups_panel():
     """Notebook 03's lookups under skew: one point per lookup target and policy."""
     import ipywidgets as w
+
     from . import plots
     from .widgets import Panel
 
@@ -209,6 +210,7 @@ def segments_table(result: dict):
 def growth_figure(wl, config: LogConfig):
     """Time-index entries after each produce request, per policy (a cumulative count: a line)."""
     import pandas as pd
+
     from . import plots
     growth = pd.concat([pd.DataFrame(index_growth(wl, config, p)).assign(policy=p) for p in POLICIES])
     return plots.line_plot(growth, x="append", y="time_index_entries", hue="policy", hue_label="index design",

@@ -14,8 +14,8 @@ import random
 import numpy as np
 import pytest
 
-from kafkafmt.errors import KafkaFmtError
 from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.errors import KafkaFmtError
 from kafkafmt.log.cleaner_filter import rebuild_batch
 from kafkafmt.log.cleaner_scan import R_HCOUNT, as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
@@ -102,6 +102,7 @@ def test_rebuild_legacy_equals_the_builder(magic, codec, ts_type):
 def test_md5_kernel_equals_hashlib():
     """The offset map's digests (``SkimpyOffsetMap`` hashes keys with MD5) at every padding boundary."""
     import numpy as np
+
     from kafkafmt.log.cleaner_scan import md5_digests
     rng = random.Random(5)
     keys = [bytes(rng.randrange(256) for _ in range(n)) for n in list(range(0, 140)) + [1000, 4096]]

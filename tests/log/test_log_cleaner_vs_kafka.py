@@ -15,14 +15,14 @@ import warnings
 from pathlib import Path
 
 import pytest
+from log_helpers import batch
 
+from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
-from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
-from log_helpers import batch
 
 T0 = 1_700_000_000_000
 PHASE_MS = 60_000

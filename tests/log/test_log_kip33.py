@@ -4,14 +4,14 @@ the shipped design, from kafka-rules §6-§7."""
 from __future__ import annotations
 
 import pytest
+from log_helpers import one
 
-from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.gen import compare_policies
+from kafkafmt.gen.workloads import Workload
+from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.log import Log, LogConfig, SimulatedClock, companion_partition
 from kafkafmt.log.kip33 import fetch, partition_of_companion, replicate
-from kafkafmt.gen.workloads import Workload
 from kafkafmt.records import MemoryRecords
-from log_helpers import one
 
 M = 60_000
 DAY = 24 * 3600 * 1000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from log_helpers import batch, one
 
 from kafkafmt.errors import LogSegmentOffsetOverflowError
 from kafkafmt.log import LogConfig, LogSegment, RollParams
@@ -13,7 +14,6 @@ from kafkafmt.log.files import DELETED_FILE_SUFFIX
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.log.segment import LogOffsetMetadata
 from kafkafmt.records import MemoryRecords
-from log_helpers import batch, one
 
 INT_MAX = 2**31 - 1
 

@@ -21,8 +21,7 @@ from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
 from kafkafmt.crc import crc32, crc32c
 from kafkafmt.errors import CorruptRecordError, KafkaFmtError
 from kafkafmt.layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
-from kafkafmt.records import MemoryRecords, RECORD_SCHEMA, batches_table, decode_records, records_table
-from kafkafmt.records import columnar
+from kafkafmt.records import RECORD_SCHEMA, MemoryRecords, batches_table, columnar, decode_records, records_table
 from kafkafmt.records.builder import MemoryRecordsBuilder, end_txn_marker
 from kafkafmt.records.record import Header
 
@@ -338,6 +337,7 @@ def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
     multi-block frames, stored (incompressible) blocks, frames with block and content checksums and a
     content size, the decompression cap and a corrupt block give the reference's rows or error."""
     import lz4.frame
+
     from kafkafmt.compression import compress
     kafka = _lz4_batch_with_frame(lambda area: compress(CompressionType.LZ4, area, magic=2))
     checked = _lz4_batch_with_frame(lambda area: lz4.frame.compress(
@@ -357,6 +357,7 @@ def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
     assert_same_records(bytes(corrupt))
     # the codec's into-path itself writes exactly what decompress returns, at the buffer's start
     import numpy as np
+
     from kafkafmt.compression import lz4 as lz4_codec
     for data in (kafka, checked):
         frame = data[DEFAULT_BATCH.size:]
@@ -426,6 +427,7 @@ def test_compiled_run_checks_crcs_across_its_blocks():
 
 def _kernel_crc32s(data: bytes, spans: list[tuple[int, int]]) -> list[int]:
     import numpy as np
+
     from kafkafmt.records.fast import crc32_spans
     arr = np.frombuffer(data, np.uint8)
     starts, ends = (np.array(col, np.int64) for col in zip(*spans))
