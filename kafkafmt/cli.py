@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "kafka_line", None) is not None:
+            from .kafka_lines import check_line
+            args.kafka_line = check_line(args.kafka_line)
         return int(args.func(args) or 0)
     except KafkaFmtError as e:
         print(f"kafkafmt: error: {type(e).__name__}: {e}", file=sys.stderr)

@@ -183,26 +183,47 @@ KEYS_BY_SERVER_NAME: dict[str, ConfigKey] = {k.server_name: k for k in TOPIC_KEY
 _LINE_KEYS: dict[str, tuple[ConfigKey, ...]] = {}
 
 
+def newest_metadata_version(line: str) -> str:
+    """The newest MetadataVersion (``ApiVersion``) a Kafka line knows: ``"0.10.2"`` → ``"0.10.2-IV0"``,
+    ``"0.9"`` → ``"0.9.0"``; what its broker defaults ``inter.broker.protocol.version`` and
+    ``log.message.format.version`` to (``ApiVersion.latestVersion``)."""
+    line = kafka_lines.check_line(line)
+    known = [v for v in METADATA_VERSIONS if kafka_lines.line_at_least(line, v.split("-IV")[0])]
+    return known[-1]
+
+
+def line_default(value: Any, line: str) -> Any:
+    """A row value as a setting: :data:`kafkafmt.kafka_lines.RELEASE_DEFAULT` → the line's own version."""
+    return newest_metadata_version(line) if value == kafka_lines.RELEASE_DEFAULT else value
+
+
 def topic_keys(line: str = kafka_lines.DEFAULT_LINE) -> tuple[ConfigKey, ...]:
-    """The topic settings a Kafka line knows (``LogConfig.configKeys()``): 3.9's :data:`TOPIC_KEYS`, or
-    for 4.4 those with the rows of :mod:`kafkafmt.kafka_lines` applied (keys removed and added, defaults
-    and lower bounds changed).  A removed key that kafkafmt models keeps its field at 3.9's default."""
+    """The topic settings a Kafka line knows (``LogConfig.configKeys()``): 3.9's :data:`TOPIC_KEYS` with
+    the rows of :mod:`kafkafmt.kafka_lines` applied (keys a release added or removed, defaults and lower
+    bounds changed, ``compression.type=zstd`` from 2.1, KIP-110).  A key the line does not know that
+    kafkafmt models keeps its field at 3.9's default."""
     line = kafka_lines.check_line(line)
     if line not in _LINE_KEYS:
         removed = kafka_lines.removed_topic_keys(line)
+        added = kafka_lines.added_topic_keys(line)
         defaults = kafka_lines.changed_topic_defaults(line)
         checks = kafka_lines.changed_topic_checks(line)
         keys = []
         for k in TOPIC_KEYS:
-            if k.name in removed:
+            if k.name in removed or (k.name in added and added[k.name][1] is None):
                 continue
             if k.name in defaults:
-                k = dataclasses.replace(k, default=defaults[k.name].value(line))
+                k = dataclasses.replace(k, default=line_default(defaults[k.name].value(line), line))
             if k.name in checks:
                 k = dataclasses.replace(k, check=("at_least", checks[k.name].value(line)))
+            if k.name == "compression.type" and not kafka_lines.value("produce.zstd", line):
+                k = dataclasses.replace(k, check=("in", tuple(c for c in BROKER_CODECS if c != "zstd")))
             keys.append(k)
-        for name, (_, (type_, default, check, server)) in kafka_lines.added_topic_keys(line).items():
-            keys.append(ConfigKey(name, type_, default, check, server))
+        names = {k.name for k in TOPIC_KEYS}
+        for name, (_, spec) in added.items():
+            if spec is not None and name not in names:
+                type_, default, check, server = spec
+                keys.append(ConfigKey(name, type_, default, check, server))
         _LINE_KEYS[line] = tuple(keys)
     return _LINE_KEYS[line]
 
@@ -213,11 +234,17 @@ def keys_by_name(line: str = kafka_lines.DEFAULT_LINE) -> dict[str, ConfigKey]:
 
 
 def topic_key_error(name: str, line: str) -> ConfigError:
-    """A key the line does not know: a removed one names the release and KIP that removed it."""
+    """A key the line does not know: a removed one names the release and KIP that removed it, one that came
+    later the release and KIP that added it."""
     row = kafka_lines.removed_topic_keys(line).get(name)
     if row is not None:
         return ConfigError(f"Unknown topic config name: {name} (removed in Kafka {row.release} by {row.source}; "
-                           f"kafkafmt.kafka.version={line})")
+                           f"Kafka line {line})")
+    added = kafka_lines.added_topic_keys(line).get(name)
+    if added is not None and added[1] is None:
+        row = added[0]
+        return ConfigError(f"Unknown topic config name: {name} (added in Kafka {row.release} by {row.source}; "
+                           f"Kafka line {line})")
     return unknown_key_error(name, keys_by_name(line))
 
 
@@ -368,29 +395,43 @@ class BrokerConfig:
     :mod:`kafkafmt.broker.idempotence`).
     """
 
-    inter_broker_protocol_version: str = "2.8"
+    inter_broker_protocol_version: str | None = None
     topic_defaults: Mapping[str, str] = field(default_factory=dict)
     kip228_enabled: bool = False
     idempotence_variant: str = "kafka"
-    #: ``kafkafmt.kafka.version``: which Kafka line's rules the broker follows, "3.9" or "4.4"
-    #: (:mod:`kafkafmt.kafka_lines`); 4.4 ignores the IBP (KRaft only, always v2: KIP-724)
-    kafka_version: str = kafka_lines.DEFAULT_LINE
+    #: which Kafka line's rules the broker follows (:data:`kafkafmt.kafka_lines.KAFKA_LINES`, ``--kafka-line``):
+    #: every rule that differs between releases reads the rows of :mod:`kafkafmt.kafka_lines` on this line
+    kafka_line: str = kafka_lines.DEFAULT_LINE
 
     PROPERTY_NAMES = {"inter.broker.protocol.version": "inter_broker_protocol_version",
                       "kafkafmt.kip228.enable": "kip228_enabled",
-                      "kafkafmt.idempotence.variant": "idempotence_variant",
-                      "kafkafmt.kafka.version": "kafka_version"}
+                      "kafkafmt.idempotence.variant": "idempotence_variant"}
+    #: kafkafmt's default IBP where the line knows it (see the class docstring); older lines: their own
+    DEFAULT_IBP = "2.8"
 
     def __post_init__(self):
-        metadata_version_index(self.inter_broker_protocol_version)
-        object.__setattr__(self, "kafka_version", kafka_lines.check_line(self.kafka_version))
-        removed = {row.value("3.9")[3]: (name, row) for name, row in
-                   kafka_lines.removed_topic_keys(self.kafka_version).items()}
+        line = kafka_lines.check_line(self.kafka_line)
+        object.__setattr__(self, "kafka_line", line)
+        newest = newest_metadata_version(line)
+        ibp = self.inter_broker_protocol_version
+        if ibp is None:
+            ibp = self.DEFAULT_IBP if version_at_least(newest, self.DEFAULT_IBP) else newest
+        metadata_version_index(ibp)
+        if not version_at_least(newest, ibp):
+            raise _invalid("inter.broker.protocol.version", ibp,
+                           f"Version {ibp} is not a valid version (Kafka {line} knows versions up to {newest})")
+        object.__setattr__(self, "inter_broker_protocol_version", str(ibp))
+        gone = {}
+        for name, row in kafka_lines.removed_topic_keys(line).items():
+            gone[row.value("3.9")[3]] = (name, row, "removed")
+        for name, (row, spec) in kafka_lines.added_topic_keys(line).items():
+            if spec is None and row.value("3.9") is not None and row.value("3.9")[3]:
+                gone[row.value("3.9")[3]] = (name, row, "added")
         for name in dict(self.topic_defaults):
-            if name in removed:
-                key, row = removed[name]
-                raise ConfigError(f"Unknown broker log config name: {name} (removed in Kafka {row.release} with "
-                                  f"{key} by {row.source}; kafkafmt.kafka.version={self.kafka_version})")
+            if name in gone:
+                key, row, how = gone[name]
+                raise ConfigError(f"Unknown broker log config name: {name} ({how} in Kafka {row.release} with "
+                                  f"{key} by {row.source}; Kafka line {line})")
         if self.idempotence_variant not in ("kafka", "seed", "published"):
             raise _invalid("kafkafmt.idempotence.variant", self.idempotence_variant,
                            "String must be one of: kafka, seed, published")
@@ -403,11 +444,16 @@ class BrokerConfig:
         object.__setattr__(self, "topic_defaults", defaults)
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, Any] | None = None) -> "BrokerConfig":
-        """From a ``server.properties`` mapping: the modelled broker keys and ``log.*`` topic defaults."""
-        kw: dict[str, Any] = {}
+    def from_properties(cls, props: Mapping[str, Any] | None = None, *,
+                        kafka_line: str = kafka_lines.DEFAULT_LINE) -> "BrokerConfig":
+        """From a ``server.properties`` mapping (the modelled broker keys and ``log.*`` topic defaults), for
+        a broker of ``kafka_line``."""
+        kw: dict[str, Any] = {"kafka_line": kafka_line}
         defaults: dict[str, Any] = {}
         for name, value in dict(props or {}).items():
+            if name == "kafkafmt.kafka.version":
+                raise ConfigError("kafkafmt.kafka.version is not a property: the Kafka line is chosen with "
+                                  "--kafka-line (BrokerConfig.kafka_line)")
             if name in cls.PROPERTY_NAMES:
                 attr = cls.PROPERTY_NAMES[name]
                 kw[attr] = (parse_value(ConfigKey(name, "BOOLEAN", False, None, None), value)
@@ -420,8 +466,6 @@ class BrokerConfig:
 
     def to_properties(self) -> dict[str, str]:
         out = {"inter.broker.protocol.version": self.inter_broker_protocol_version}
-        if self.kafka_version != kafka_lines.DEFAULT_LINE:
-            out["kafkafmt.kafka.version"] = self.kafka_version
         if self.kip228_enabled:
             out["kafkafmt.kip228.enable"] = "true"
         if self.idempotence_variant != "kafka":
@@ -433,31 +477,36 @@ class BrokerConfig:
     def message_format_ignored(self) -> bool:
         """``LogConfig.shouldIgnoreMessageFormatVersion``: IBP ≥ 3.0-IV1 → every topic is v2 (KIP-724).
 
-        On the 4.4 line there is no such setting: every topic is v2 (row ``produce.record_version``)."""
-        if kafka_lines.value("produce.record_version", self.kafka_version) == 2:
-            return True
+        Row ``produce.record_version``: a line that always writes v2 (4.x) has no such setting; one that
+        predates ``message.format.version`` (0.9) writes v0."""
+        written = kafka_lines.value("produce.record_version", self.kafka_line)
+        if written != "message.format.version":
+            return written == 2
         return version_at_least(self.inter_broker_protocol_version, "3.0-IV1")
 
     @property
-    def line(self) -> str:
-        """The Kafka line (``kafkafmt.kafka.version``): "3.9" or "4.4"."""
-        return self.kafka_version
-
-    @property
-    def is_kafka4(self) -> bool:
-        return self.kafka_version != kafka_lines.DEFAULT_LINE
+    def has_ibp(self) -> bool:
+        """Whether the line has ``inter.broker.protocol.version`` (row ``broker.inter_broker_protocol``; 4.x:
+        KRaft's metadata.version instead)."""
+        return kafka_lines.value("broker.inter_broker_protocol", self.kafka_line) is not None
 
     @property
     def supports_zstd(self) -> bool:
-        """zstd needs IBP ≥ 2.1-IV0 (``LogValidator.validateMessagesAndAssignOffsetsCompressed``); always on 4.4."""
-        if self.is_kafka4:
+        """zstd (row ``produce.zstd``, KIP-110) needs IBP ≥ 2.1-IV0 where there is an IBP
+        (``LogValidator.validateMessagesAndAssignOffsetsCompressed``)."""
+        if not kafka_lines.value("produce.zstd", self.kafka_line):
+            return False
+        if not self.has_ibp:
             return True
         return version_at_least(self.inter_broker_protocol_version, "2.1-IV0")
 
     def describe(self) -> str:
-        if self.is_kafka4:
-            return (f"kafkafmt.kafka.version {self.kafka_version}: Kafka {self.kafka_version}'s rules (KRaft; every "
+        line = self.kafka_line
+        if not self.has_ibp:
+            return (f"Kafka line {line}: Kafka {line}'s rules (KRaft; every "
                     "topic is v2, no down-conversion, Produce < v3 and Fetch < v4 refused: KIP-724, KIP-896)")
+        if line != kafka_lines.DEFAULT_LINE:
+            return f"Kafka line {line}: inter.broker.protocol.version {self.inter_broker_protocol_version}"
         ibp = self.inter_broker_protocol_version
         why = ("kafkafmt's default: the last IBP that honours message.format.version; Kafka 3.9's own default "
                "is 3.9, under which every topic is written in v2 (KIP-724)") if ibp == "2.8" else (
@@ -466,6 +515,11 @@ class BrokerConfig:
         return f"inter.broker.protocol.version {ibp} ({why})"
 
     def replace(self, **changes) -> "BrokerConfig":
+        """This broker with some fields changed; a new ``kafka_line`` takes that line's default IBP unless
+        the IBP was set (or is given)."""
+        if "kafka_line" in changes and "inter_broker_protocol_version" not in changes \
+                and self.inter_broker_protocol_version == BrokerConfig(kafka_line=self.kafka_line).inter_broker_protocol_version:
+            changes["inter_broker_protocol_version"] = None
         return dataclasses.replace(self, **changes)
 
 
@@ -525,7 +579,7 @@ class LogConfig:
     def __post_init__(self):
         if not isinstance(self.broker, BrokerConfig):
             raise ConfigError(f"broker must be a BrokerConfig, not {type(self.broker).__name__}")
-        line = self.broker.kafka_version
+        line = self.broker.kafka_line
         if line != kafka_lines.DEFAULT_LINE:
             self._apply_line(line)
         for attr, key in KEYS_BY_ATTR.items():
@@ -559,24 +613,26 @@ class LogConfig:
             object.__setattr__(self, "overridden", frozenset(diff | set(kept)))
 
     def _apply_line(self, line: str) -> None:
-        """The 4.4 line's topic rules (:mod:`kafkafmt.kafka_lines`): a removed setting given a value other
-        than 3.9's default is an error naming the release and KIP; a setting whose default changed takes
-        the new default unless it was set (``overridden``) or differs from 3.9's default."""
+        """A line's topic rules (:mod:`kafkafmt.kafka_lines`): a setting the line does not know (removed, or
+        added by a later release) given a value other than 3.9's default is an error naming the release and
+        KIP; a setting whose default differs takes the line's default unless it was set (``overridden``) or
+        differs from 3.9's default; ``message.format.version`` newer than the line is an error."""
         explicit = self.overridden
-        for name in kafka_lines.removed_topic_keys(line):
-            key = KEYS_BY_NAME[name]
-            if key.attr is not None and (getattr(self, key.attr) != key.default
-                                         or (explicit is not None and name in explicit)):
-                raise topic_key_error(name, line)
+        known = keys_by_name(line)
+        for key in TOPIC_KEYS:
+            if key.name not in known and key.attr is not None and (
+                    getattr(self, key.attr) != _parsed_default(key) or (explicit is not None and key.name in explicit)):
+                raise topic_key_error(key.name, line)
         for name, row in kafka_lines.changed_topic_defaults(line).items():
             key = KEYS_BY_NAME[name]
-            if getattr(self, key.attr) == row.v39 and (explicit is None or name not in explicit):
-                object.__setattr__(self, key.attr, row.value(line))
-
-    @property
-    def kafka_line(self) -> str:
-        """The Kafka line whose rules apply (the broker's ``kafkafmt.kafka.version``)."""
-        return self.broker.kafka_version
+            if getattr(self, key.attr) == _parsed_default(key) and (explicit is None or name not in explicit):
+                object.__setattr__(self, key.attr, line_default(row.value(line), line))
+        if "message.format.version" in known:
+            newest = newest_metadata_version(line)
+            mfv = str(self.message_format_version).strip()
+            if not version_at_least(newest, mfv):
+                raise _invalid("message.format.version", mfv,
+                               f"Version {mfv} is not a valid version (Kafka {line} knows versions up to {newest})")
 
     # --- construction --------------------------------------------------------------------------
     @classmethod
@@ -589,7 +645,7 @@ class LogConfig:
         :class:`~kafkafmt.errors.ConfigError` naming it; a known but unmodelled key is kept.
         """
         broker = broker or DEFAULT_BROKER
-        known = keys_by_name(broker.kafka_version)
+        known = keys_by_name(broker.kafka_line)
         merged: dict[str, Any] = {}
         for server_name, value in broker.topic_defaults.items():
             key = KEYS_BY_SERVER_NAME[server_name]
@@ -597,7 +653,7 @@ class LogConfig:
         given = dict(props or {})
         for name in given:
             if name not in known:
-                raise topic_key_error(name, broker.kafka_version)
+                raise topic_key_error(name, broker.kafka_line)
         merged.update(given)
         kw: dict[str, Any] = {}
         kept: dict[str, Any] = {}
@@ -617,7 +673,7 @@ class LogConfig:
         ``LogConfig.from_properties(c.to_properties(), broker=c.broker) == c`` for every config ``c``.
         """
         out: dict[str, str] = {}
-        for key in topic_keys(self.kafka_line):
+        for key in topic_keys(self.broker.kafka_line):
             if not (defaults or key.name in self.overridden):
                 continue
             if key.modelled:
@@ -631,10 +687,10 @@ class LogConfig:
     def with_properties(self, props: Mapping[str, Any]) -> "LogConfig":
         """This configuration with some Kafka properties changed (``kafka-configs --alter --add-config``)."""
         merged = self.to_properties()
-        known = keys_by_name(self.kafka_line)
+        known = keys_by_name(self.broker.kafka_line)
         for name in props:
             if name not in known:
-                raise topic_key_error(name, self.kafka_line)
+                raise topic_key_error(name, self.broker.kafka_line)
         merged.update(props)
         return LogConfig.from_properties(merged, broker=self.broker)
 
@@ -703,7 +759,11 @@ class LogConfig:
 
     @property
     def to_magic(self) -> int:
-        """The topic's record version (``LogConfig.recordVersion``), the ``toMagic`` LogValidator gets."""
+        """The topic's record version (``LogConfig.recordVersion``), the ``toMagic`` LogValidator gets: row
+        ``produce.record_version`` (v0 before KIP-32; the topic's message.format.version; v2 from KIP-724)."""
+        written = kafka_lines.value("produce.record_version", self.broker.kafka_line)
+        if written != "message.format.version":
+            return written
         if self.message_format_ignored:
             return 2
         return record_version(self.message_format_version)
@@ -768,8 +828,8 @@ class LogConfig:
                "timestampAfterMaxMs": self.effective_after_max_ms,
                "compression.type": self.broker_compression, "compacted": self.compact,
                "max.message.bytes": self.max_message_bytes}
-        if self.kafka_line != kafka_lines.DEFAULT_LINE:
-            out = {"kafkafmt.kafka.version": self.kafka_line, **out}
+        if self.broker.kafka_line != kafka_lines.DEFAULT_LINE:
+            out = {"kafka_line": self.broker.kafka_line, **out}
         if self.not_modelled:
             out["not modelled"] = ", ".join(sorted(self.not_modelled))
         return out
@@ -791,4 +851,4 @@ def _parsed_default(key: ConfigKey):
 __all__ = ["LogConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME", "topic_keys", "keys_by_name",
            "topic_key_error",
            "NotModelledConfigWarning", "ConfigError", "metadata_version_index", "version_at_least",
-           "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER"]
+           "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER", "newest_metadata_version", "line_default"]

@@ -1,163 +1,392 @@
-"""The Kafka lines kafkafmt models, 3.9 and 4.4, as one table of differences.
+"""The Kafka release lines kafkafmt models, 0.9 … 4.4, as one table of differences.
 
-kafkafmt's rules follow Kafka 3.9.2 unless a broker says otherwise: ``BrokerConfig(kafka_version="4.4")``
-(``kafkafmt.kafka.version=4.4`` in a properties file, ``explain -c``, a scenario file).  Every rule
-that differs between the lines reads one row of :data:`CHANGES`, which names the KIP or JIRA that
-made the change and the release it landed in; nothing else in kafkafmt compares version strings.
+A **line** is a Kafka release series whose broker rules kafkafmt can follow: ``0.9``, ``0.10.0``,
+``0.10.1``, ``0.10.2``, ``0.11``, ``1.0``, ``1.1``, ``2.0``, ``2.1``, ``2.8``, ``3.9`` (the default:
+kafkafmt's rules are checked against Kafka 3.9.2's jars) and ``4.4``.  The line is the one setting
+:attr:`kafkafmt.config.BrokerConfig.kafka_line`, chosen on the command line by ``--kafka-line``.
+
+Every behaviour that differs between two neighbouring releases is **one row** (:class:`LineChange`):
+the value before, the value from the release ``since`` on, the KIP or JIRA that made the change and
+the Kafka class where it can be read.  A key may have several rows (the newest Produce version grew
+eleven times); its value on a line is that of the newest row whose ``since`` is not after the line
+(:func:`value`).  Lines and releases are compared by their order (:func:`order`), never by name, and
+nothing else in kafkafmt compares version strings of releases.
 
 >>> value("produce.min_version", "4.4")
 3
+>>> value("log.time_index", "0.10.0"), value("log.time_index", "0.10.1")
+(False, True)
 >>> change("fetch.down_conversion").source
 'KIP-724, KIP-896'
 
-The rows were checked against Kafka 4.4.0's jars and a live 4.4.0 broker (``ApiKeys`` version
-ranges, ``LogConfig.configKeys()``, ``LogValidator``, ``DumpLogSegments``); see the test suite.
-This module is on the configuration floor: it imports nothing of kafkafmt but the ground.
+How the rows were verified: each row's ``where`` names the class (and the release tag of
+``apache/kafka`` where it was read); the 3.9 and 4.4 values are also checked against Kafka 3.9.2's and
+4.4.0's jars and live brokers by the test suite.  This module is on the configuration floor: it imports
+nothing of kafkafmt but the ground.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .constants import INT64_MAX
 from .errors import ConfigError
 
-__all__ = ["KAFKA_LINES", "DEFAULT_LINE", "LineChange", "CHANGES", "change", "value", "changes",
-           "check_line", "removed_topic_keys", "added_topic_keys", "changed_topic_defaults",
-           "changed_topic_checks", "rows_applied", "API_BY_RELEASE", "ClientGeneration", "CLIENT_GENERATIONS"]
+__all__ = ["KAFKA_LINES", "DEFAULT_LINE", "COMPARED_LINES", "LineChange", "CHANGES", "change", "row", "rows", "value",
+           "changes", "check_line", "order", "line_at_least", "removed_topic_keys", "added_topic_keys",
+           "changed_topic_defaults", "changed_topic_checks", "rows_applied", "rows_between", "API_BY_RELEASE",
+           "ClientGeneration", "CLIENT_GENERATIONS", "RELEASE_DEFAULT"]
 
-#: the Kafka lines kafkafmt models (``kafkafmt.kafka.version``)
-KAFKA_LINES = ("3.9", "4.4")
-#: the default: today's rules, Kafka 3.9.2
+#: the Kafka lines kafkafmt models, oldest first (``--kafka-line``, ``BrokerConfig.kafka_line``)
+KAFKA_LINES = ("0.9", "0.10.0", "0.10.1", "0.10.2", "0.11", "1.0", "1.1", "2.0", "2.1", "2.8", "3.9", "4.4")
+#: the default: Kafka 3.9.2's rules
 DEFAULT_LINE = "3.9"
+#: the two lines whose rules are checked against real jars and live brokers in CI, compared side by side
+#: by notebook 10 and the audit
+COMPARED_LINES = ("3.9", "4.4")
+#: a row value meaning "the release's own version" (``ApiVersion.latestVersion`` of that release)
+RELEASE_DEFAULT = "the release's own version"
+
+
+def order(release: str) -> tuple[int, int, int]:
+    """A release or line as a comparable tuple: ``"0.10.1"`` → (0, 10, 1), ``"2.8"`` → (2, 8, 0)."""
+    parts = str(release).strip().split(".")
+    if not 1 <= len(parts) <= 4 or not all(p.isdigit() for p in parts):
+        raise ConfigError(f"not a Kafka release: {release!r}")
+    nums = [int(p) for p in parts][:3] + [0] * (3 - min(3, len(parts)))
+    return nums[0], nums[1], nums[2]
+
+
+def line_at_least(line: str, release: str) -> bool:
+    """Whether ``line`` includes what ``release`` shipped (by order)."""
+    return order(line) >= order(release)
+
+
+def check_line(line: str) -> str:
+    """``line`` as one of :data:`KAFKA_LINES`: a line (``"0.10.1"``), or a release of it (``"0.10.1.1"``,
+    ``"4.4.0"``, ``"2.8.2"``); else a ConfigError listing the lines."""
+    s = str(line).strip()
+    for known in sorted(KAFKA_LINES, key=len, reverse=True):
+        if s == known or s.startswith(known + "."):
+            return known
+    raise ConfigError(f"unknown Kafka line {s!r}: kafkafmt models {', '.join(KAFKA_LINES)}")
 
 
 @dataclass(frozen=True)
 class LineChange:
-    """One difference between Kafka 3.9 and 4.4: what it is, its value on each line, and its source.
+    """One difference between neighbouring Kafka releases.
 
-    ``key`` is kafkafmt's stable name for the row; ``area`` groups rows (``protocol``, ``produce``,
-    ``fetch``, ``topic config``, ``dump``, ``cleaner``); ``v39`` / ``v44`` are the values the rules
-    read; ``source`` names the KIP or JIRA; ``release`` the Kafka release that made the change ("4.x": somewhere
-    between 4.0 and 4.4.0, where kafkafmt measured it).
+    ``key`` is kafkafmt's stable name for what changes (several rows may share one, oldest first);
+    ``area`` groups rows (``protocol``, ``produce``, ``fetch``, ``topic config``, ``broker config``,
+    ``log``, ``dump``, ``cleaner``); ``before`` / ``after`` are the values the rules read before and from
+    the release ``since``; ``source`` names the KIP or JIRA; ``where`` the Kafka class (and release tag) that
+    shows it; ``landed`` says so when only a range of releases is known (``"4.x"``: between 4.0 and 4.4.0,
+    where kafkafmt measured it).
     """
 
     key: str
     area: str
     what: str
-    v39: Any
-    v44: Any
+    since: str
+    before: Any
+    after: Any
     source: str
-    release: str = "4.0"
+    where: str = ""
+    landed: str = ""
+
+    @property
+    def release(self) -> str:
+        """The release that made the change, as people read it."""
+        return self.landed or self.since
 
     def value(self, line: str) -> Any:
-        return self.v44 if check_line(line) == "4.4" else self.v39
+        """The value of this row's key on ``line`` (every row of the key consulted)."""
+        return value(self.key, line)
 
     def shown(self, line: str) -> Any:
         """The value on ``line`` as people read it: a topic key's spec as "known (TYPE, default D)"."""
-        v = self.value(line)
-        if self.key.startswith(("topic.removed.", "topic.added.")):
-            return "unknown key" if v is None else f"known ({v[0]}, default {v[1]})"
-        return v
+        return _shown(self.key, self.value(line))
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "area": self.area, "what": self.what, "3.9": self.shown("3.9"),
-                "4.4": self.shown("4.4"), "source": self.source, "release": self.release}
+        return {"key": self.key, "area": self.area, "what": self.what, "since": self.since,
+                "before": _shown(self.key, self.before), "after": _shown(self.key, self.after),
+                **{line: self.shown(line) for line in COMPARED_LINES},
+                "source": self.source, "where": self.where, "release": self.release}
 
 
-def _row(key, area, what, v39, v44, source, release="4.0") -> LineChange:
-    return LineChange(key, area, what, v39, v44, source, release)
+def _shown(key: str, v: Any) -> Any:
+    if key.startswith(("topic.removed.", "topic.added.")):
+        return "unknown key" if v is None else f"known ({v[0]}, default {v[1]})"
+    return v
+
+
+def _row(key, area, what, since, before, after, source, where="", landed="") -> LineChange:
+    return LineChange(key, area, what, since, before, after, source, where, landed)
 
 
 # A topic key's ConfigDef spec, as config.py's ConfigKey takes it: (type, default, check, server name).
 _MFV = ("STRING", "3.0-IV1", ("version",), "log.message.format.version")
 _DOWNCONV = ("BOOLEAN", True, None, "log.message.downconversion.enable")
 _TSDIFF = ("LONG", INT64_MAX, ("at_least", 0), "log.message.timestamp.difference.max.ms")
+_TSTYPE = ("STRING", "CreateTime", ("in", ("CreateTime", "LogAppendTime")), "log.message.timestamp.type")
+_TSBEFORE = ("LONG", INT64_MAX, ("at_least", 0), "log.message.timestamp.before.max.ms")
+_TSAFTER = ("LONG", INT64_MAX, ("at_least", 0), "log.message.timestamp.after.max.ms")
+_MINLAG = ("LONG", 0, ("at_least", 0), "log.cleaner.min.compaction.lag.ms")
+_MAXLAG = ("LONG", INT64_MAX, ("at_least", 1), "log.cleaner.max.compaction.lag.ms")
+_THROTTLED = ("LIST", (), ("throttled",), None)
+_GZIP = ("INT", -1, ("gzip_level",), "compression.gzip.level")
+_LZ4 = ("INT", 9, ("between", 1, 17), "compression.lz4.level")
+_ZSTD = ("INT", 3, ("between", -131072, 22), "compression.zstd.level")
+_REMOTE = ("BOOLEAN", False, None, None)
+_LOCAL_MS = ("LONG", -2, ("at_least", -2), "log.local.retention.ms")
+_LOCAL_BYTES = ("LONG", -2, ("at_least", -2), "log.local.retention.bytes")
 _MAX_DECOMPRESSED = ("INT", 2147483639, ("between", 1, 2147483639), "max.decompressed.message.bytes")
 
-#: every difference kafkafmt models, in the order a produce, a fetch, a topic and a dump meet them
+_LOGCONFIG = "LogConfig / TopicConfig"
+_PROTOCOL_09 = "Protocol.java PRODUCE_REQUEST / FETCH_REQUEST"
+_JSON = "ProduceRequest.json / FetchRequest.json validVersions"
+
+#: every difference kafkafmt models, by area, each key's rows oldest first
 CHANGES: tuple[LineChange, ...] = (
-    # --- requests a broker answers (ApiKeys.oldestVersion/latestVersion) ----------------------------
+    # --- requests a broker answers (Protocol.java before 2.x, the request JSON schemas after) -----------
+    _row("protocol.api_versions", "protocol", "the broker answers ApiVersions, so clients can pick request versions "
+         "(before: a client must know the broker's release)", "0.10.0", False, True, "KIP-35",
+         "ApiKeys.API_VERSIONS (0.10.0.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v1 (throttle time)", "0.9", 0, 1,
+         "KIP-13", f"{_PROTOCOL_09} (0.9.0.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v2 carries message format v1",
+         "0.10.0", 1, 2, "KIP-32", f"{_PROTOCOL_09} (0.10.0.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v3 carries message format v2",
+         "0.11", 2, 3, "KIP-98", f"{_PROTOCOL_09} (0.11.0.2)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v5 (v4: KAFKA_STORAGE_ERROR; "
+         "v5: the log start offset in the response)", "1.0", 3, 5, "KIP-112, KIP-107", "ProduceRequest.PRODUCE_REQUEST_V5 (1.0.2)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v6 (throttling after the response)",
+         "2.0", 5, 6, "KIP-219", "ProduceRequest.PRODUCE_REQUEST_V6 (2.0.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v7 (zstd batches)", "2.1", 6, 7,
+         "KIP-110", "ProduceRequest.PRODUCE_REQUEST_V7 (2.1.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v8 (per-record errors)", "2.4", 7, 8,
+         "KIP-467", f"{_JSON} (2.4.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v9 (flexible versions)", "2.8", 8, 9,
+         "KIP-482", f"{_JSON} (2.8.2)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v10 (leader discovery)", "3.7", 9, 10,
+         "KIP-951", f"{_JSON} (3.7.1)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v11 (TRANSACTION_ABORTABLE)", "3.8", 10, 11,
+         "KIP-890", f"{_JSON} (3.8.0)"),
+    _row("produce.max_version", "protocol", "newest Produce version answered: v13", "4.4", 11, 13,
+         "KIP-890, KIP-516", f"{_JSON} (4.4.0, measured; which KIP made which version not verified)", "4.x"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v1 (throttle time)", "0.9", 0, 1,
+         "KIP-13", f"{_PROTOCOL_09} (0.9.0.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v2 carries message format v1", "0.10.0",
+         1, 2, "KIP-32", f"{_PROTOCOL_09} (0.10.0.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v3 (response max bytes)", "0.10.1", 2, 3,
+         "KIP-74", f"{_PROTOCOL_09} (0.10.1.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v5 (v4 carries message format v2, "
+         "v5 the log start offset)", "0.11", 3, 5, "KIP-98, KIP-107", f"{_PROTOCOL_09} (0.11.0.2)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v6 (KAFKA_STORAGE_ERROR)", "1.0", 5, 6,
+         "KIP-112", "FetchRequest.FETCH_REQUEST_V6 (1.0.2)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v7 (fetch sessions)", "1.1", 6, 7,
+         "KIP-227", "FetchRequest.FETCH_REQUEST_V7 (1.1.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v8 (throttling after the response)", "2.0",
+         7, 8, "KIP-219", "FetchRequest.FETCH_REQUEST_V8 (2.0.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v10 (v9 leader epoch, v10 zstd)", "2.1",
+         8, 10, "KIP-320, KIP-110", "FetchRequest.FETCH_REQUEST_V10 (2.1.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v11 (rack-aware fetching)", "2.3", 10, 11,
+         "KIP-392", f"{_JSON} (2.3.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v12 (flexible versions)", "2.7", 11, 12,
+         "KIP-482", f"{_JSON} (2.7.2)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v13 (topic ids)", "3.1", 12, 13,
+         "KIP-516", f"{_JSON} (3.1.2)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v15 (v14: tiered storage errors, v15: replica state)", "3.5",
+         13, 15, "KIP-405, KIP-903", f"{_JSON} (3.5.2)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v16 (leader discovery)", "3.7", 15, 16,
+         "KIP-951", f"{_JSON} (3.7.1)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v17 (directory ids)", "3.9", 16, 17,
+         "KIP-853", f"{_JSON} (3.9.0)"),
+    _row("fetch.max_version", "protocol", "newest Fetch version answered: v18", "4.4", 17, 18,
+         "KIP-1166", f"{_JSON} (4.4.0, measured; the KIP not verified)", "4.x"),
     _row("produce.min_version", "protocol", "oldest Produce version answered; older ones: the broker closes "
          "the connection (UnsupportedVersionException in its log), though ApiVersions still advertises "
-         "Produce from v0 for librdkafka's sake (KAFKA-18659)", 0, 3, "KIP-896"),
+         "Produce from v0 for librdkafka's sake (KAFKA-18659)", "4.0", 0, 3, "KIP-896", "ApiKeys.PRODUCE (4.4.0)"),
     _row("fetch.min_version", "protocol", "oldest Fetch version answered; older ones: the broker closes the "
-         "connection", 0, 4, "KIP-896"),
-    _row("list_offsets.min_version", "protocol", "oldest ListOffsets version answered", 0, 1, "KIP-896"),
+         "connection", "4.0", 0, 4, "KIP-896", "ApiKeys.FETCH (4.4.0)"),
+    _row("list_offsets.min_version", "protocol", "oldest ListOffsets version answered", "4.0", 0, 1, "KIP-896",
+         "ApiKeys.LIST_OFFSETS (4.4.0)"),
     # --- produce: the LogValidator path ---------------------------------------------------------
+    _row("produce.max_magic", "produce", "newest message format the broker reads and writes: v1 (timestamps)",
+         "0.10.0", 0, 1, "KIP-32", "Message.CurrentMagicValue (0.10.0.1; 0 in 0.9.0.1)"),
+    _row("produce.max_magic", "produce", "newest message format the broker reads and writes: v2 (record batches)",
+         "0.11", 1, 2, "KIP-98", "DefaultRecordBatch, RecordBatch.CURRENT_MAGIC_VALUE (0.11.0.2)"),
     _row("produce.record_version", "produce", "the format the leader writes (LogValidator's toMagic): the "
-         "topic's message.format.version under IBP < 3.0-IV1, else v2; 4.x always v2",
-         "message.format.version", 2, "KIP-724"),
+         "topic's message.format.version (before: always v0)", "0.10.0", 0, "message.format.version", "KIP-32",
+         "LogConfig.MessageFormatVersionProp, LogValidator (0.10.0.1)"),
+    _row("produce.record_version", "produce", "the format the leader writes (LogValidator's toMagic): the "
+         "topic's message.format.version under IBP < 3.0-IV1, else v2; 4.x always v2", "4.0",
+         "message.format.version", 2, "KIP-724", "LogConfig.shouldIgnoreMessageFormatVersion (3.0.0), "
+         "UnifiedLog (4.4.0)"),
+    _row("produce.zstd", "produce", "zstd batches accepted (IBP >= 2.1-IV0 on 2.1 … 3.9)", "2.1", False, True,
+         "KIP-110", "CompressionType.ZSTD (2.1.1)"),
+    _row("produce.idempotence", "produce", "idempotent and transactional producers (producer id, epoch and "
+         "sequence in the v2 batch header)", "0.11", False, True, "KIP-98", "ProducerStateManager (0.11.0.2)"),
+    _row("produce.legacy_inner_offsets", "produce", "a compressed v1 wrapper whose inner offsets are not "
+         "consecutive is rejected (InvalidRecordException) instead of rebuilt with new offsets (no line kafkafmt "
+         "models falls in 2.4.0 … 2.5.0)", "2.4", "rebuilt", "rejected", "KAFKA-8106",
+         "LogValidator.validateMessagesAndAssignOffsetsCompressed (2.4.1, 2.5.0)"),
+    _row("produce.legacy_inner_offsets", "produce", "a compressed v1 wrapper whose inner offsets are not "
+         "consecutive is rebuilt with new offsets again", "2.5.1", "rejected", "rebuilt", "KAFKA-9669",
+         "LogValidator.validateMessagesAndAssignOffsetsCompressed (2.5.1, 2.6.0)"),
+    _row("produce.timestamp_bounds", "produce", "how far a CreateTime may lie from the broker's clock: "
+         "message.timestamp.difference.max.ms both ways, then before/after.max.ms apart", "3.6",
+         "difference.max.ms", "before/after.max.ms", "KIP-937", "LogValidator.validateTimestamp (3.6.0)"),
     # --- fetch ------------------------------------------------------------------------------------
+    _row("fetch.down_conversion", "fetch", "old fetch versions get v0 converted from v1 batches (before: one "
+         "format, nothing to convert)", "0.10.0", False, True, "KIP-32",
+         "KafkaApis.handleFetchRequest, Message.toFormatVersion (0.10.0.1)"),
     _row("fetch.down_conversion", "fetch", "old fetch versions get v0/v1 converted from newer batches "
          "(RecordsUtil.downConvert); 4.x has no down-conversion: every batch on disk, v0 and v1 included, "
-         "is sent as it is (zero-copy)", True, False, "KIP-724, KIP-896"),
+         "is sent as it is (zero-copy)", "4.0", True, False, "KIP-724, KIP-896", "KafkaApis (4.4.0)"),
+    _row("fetch.skip_compatible", "fetch", "a fetch slice whose entries are all at or below the format the "
+         "client reads is sent unconverted (before: the topic's format alone decides)", "0.10.0", False, True,
+         "KIP-32", "KafkaApis.handleFetchRequest: hasMatchingShallowMagic (0.10.2.2), hasCompatibleMagic (1.1.1, "
+         "2.8.2)"),
+    _row("fetch.skip_compatible", "fetch", "the topic's format alone decides whether a fetch is down-converted; "
+         "entries already old enough are copied by the conversion", "3.0", True, False, "KAFKA-12944, KIP-724",
+         "KafkaApis.handleFetchRequest (3.0.0: no hasCompatibleMagic)"),
+    _row("fetch.down_conversion_output", "fetch", "what a down-conversion returns: every entry of the slice "
+         "converted (records below the fetch offset included) and merged into one message set with the codec of "
+         "the slice's first entry; then batch by batch, each keeping its codec (records below the fetch offset "
+         "dropped from uncompressed batches)", "0.11", "merged", "per batch", "KIP-98",
+         "AbstractRecords.toMessageFormat (0.10.2.2), AbstractRecords.downConvert (0.11.0.2)"),
+    _row("fetch.down_conversion_mode", "fetch", "how a fetch is down-converted: the whole response in memory "
+         "before it is sent (eager), then chunk by chunk while it is sent (lazy)", "2.0", "eager", "lazy",
+         "KIP-283", "LazyDownConversionRecords (2.0.1; KafkaApis.downConvert in 1.1.1)"),
+    _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "
+         "UNSUPPORTED_COMPRESSION_TYPE", "2.1", False, True, "KIP-110", "KafkaApis.handleFetchRequest (2.1.1)"),
     _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "
          "UNSUPPORTED_COMPRESSION_TYPE (KIP-110); 4.x sends the zstd batches to any fetch it answers (the check "
-         "went with KafkaApis' down-conversion; measured on 4.4.0)", True, False, "KIP-724, KIP-896"),
+         "went with KafkaApis' down-conversion; measured on 4.4.0)", "4.0", True, False, "KIP-724, KIP-896",
+         "KafkaApis (4.4.0)"),
+    # --- the log --------------------------------------------------------------------------------
+    _row("log.time_index", "log", "each segment has a time index (.timeindex), ListOffsets v1 finds offsets "
+         "by timestamp", "0.10.1", False, True, "KIP-33", "TimeIndex (0.10.1.1; absent in 0.10.0.1)"),
+    _row("log.retention_time", "log", "what retention.ms measures a segment's age from: its .log file's "
+         "modification time, then its largest record timestamp (the mtime only when it has none)", "0.10.1",
+         "last modified", "largest timestamp", "KIP-33",
+         "LogManager.cleanupExpiredSegments (0.10.0.1: _.lastModified), Log.deleteRetenionMsBreachedSegments "
+         "(0.10.1.1: _.largestTimestamp)"),
+    # --- broker configuration ---------------------------------------------------------------------
+    _row("broker.message_format_default", "broker config", "default of log.message.format.version (the key "
+         "came with KIP-32)", "0.10.0", None, RELEASE_DEFAULT, "KIP-32",
+         "KafkaConfig.Defaults.LogMessageFormatVersion = ApiVersion.latestVersion (0.10.0.1)"),
+    _row("broker.message_format_default", "broker config", "default of log.message.format.version",
+         "3.0", RELEASE_DEFAULT, "3.0-IV1", "KIP-724", "KafkaConfig.Defaults.LogMessageFormatVersion (3.0.0)"),
+    _row("broker.inter_broker_protocol", "broker config", "inter.broker.protocol.version: the broker's own "
+         "release by default (ApiVersion.latestVersion); 4.x has none (KRaft's metadata.version)", "4.0",
+         RELEASE_DEFAULT, None, "KIP-500, KIP-724", "KafkaConfig.InterBrokerProtocolVersion (0.9.0.1 … 3.9)"),
     # --- topic configuration (LogConfig.configKeys) ----------------------------------------------
-    _row("topic.removed.message.format.version", "topic config", "topic key message.format.version",
-         _MFV, None, "KIP-724"),
+    *[_row(f"topic.added.{name}", "topic config", f"topic key {name}", since, None, spec, kip,
+           f"{_LOGCONFIG} ({tag})")
+      for name, since, spec, kip, tag in (
+          ("message.format.version", "0.10.0", _MFV, "KIP-32", "0.10.0.1"),
+          ("message.timestamp.type", "0.10.0", _TSTYPE, "KIP-32", "0.10.0.1"),
+          ("message.timestamp.difference.max.ms", "0.10.0", _TSDIFF, "KIP-32", "0.10.0.1"),
+          ("min.compaction.lag.ms", "0.10.1", _MINLAG, "KIP-58", "0.10.1.0"),
+          ("leader.replication.throttled.replicas", "0.10.1", _THROTTLED, "KIP-73", "0.10.1.0"),
+          ("follower.replication.throttled.replicas", "0.10.1", _THROTTLED, "KIP-73", "0.10.1.0"),
+          ("message.downconversion.enable", "2.0", _DOWNCONV, "KIP-283", "2.0.1"),
+          ("max.compaction.lag.ms", "2.3", _MAXLAG, "KIP-354", "2.3.1"),
+          ("remote.storage.enable", "3.0", _REMOTE, "KIP-405", "3.0.0"),
+          ("local.retention.ms", "3.0", _LOCAL_MS, "KIP-405", "3.0.0"),
+          ("local.retention.bytes", "3.0", _LOCAL_BYTES, "KIP-405", "3.0.0"),
+          ("message.timestamp.before.max.ms", "3.6", _TSBEFORE, "KIP-937", "3.6.0"),
+          ("message.timestamp.after.max.ms", "3.6", _TSAFTER, "KIP-937", "3.6.0"),
+          ("compression.gzip.level", "3.8", _GZIP, "KIP-390", "3.8.0"),
+          ("compression.lz4.level", "3.8", _LZ4, "KIP-390", "3.8.0"),
+          ("compression.zstd.level", "3.8", _ZSTD, "KIP-390", "3.8.0"),
+          ("remote.log.copy.disable", "3.9", _REMOTE, "KIP-950", "3.9.0"),
+          ("remote.log.delete.on.disable", "3.9", _REMOTE, "KIP-950", "3.9.0"))],
+    _row("topic.removed.message.format.version", "topic config", "topic key message.format.version", "4.0",
+         _MFV, None, "KIP-724", f"{_LOGCONFIG} (4.4.0)"),
     _row("topic.removed.message.downconversion.enable", "topic config", "topic key message.downconversion.enable",
-         _DOWNCONV, None, "KIP-724"),
+         "4.0", _DOWNCONV, None, "KIP-724", f"{_LOGCONFIG} (4.4.0)"),
     _row("topic.removed.message.timestamp.difference.max.ms", "topic config",
-         "topic key message.timestamp.difference.max.ms (replaced by before/after.max.ms)", _TSDIFF, None,
-         "KIP-937"),
+         "topic key message.timestamp.difference.max.ms (replaced by before/after.max.ms)", "4.0", _TSDIFF, None,
+         "KIP-937", f"{_LOGCONFIG} (4.4.0)"),
     _row("topic.added.max.decompressed.message.bytes", "topic config", "topic key max.decompressed.message.bytes "
-         "(not modelled by kafkafmt: kept and written back)", None, _MAX_DECOMPRESSED, "apache/kafka PR 24123",
-         "4.x"),
+         "(not modelled by kafkafmt: kept and written back)", "4.4", None, _MAX_DECOMPRESSED, "apache/kafka PR 24123",
+         f"{_LOGCONFIG} (4.4.0)", "4.x"),
     _row("topic.added.remote.copy.lag.ms", "topic config", "topic key remote.copy.lag.ms (tiered storage; "
-         "not modelled)", None, ("LONG", 0, ("at_least", -1), "log.remote.copy.lag.ms"), "apache/kafka PR 22236",
-         "4.x"),
+         "not modelled)", "4.4", None, ("LONG", 0, ("at_least", -1), "log.remote.copy.lag.ms"),
+         "apache/kafka PR 22236", f"{_LOGCONFIG} (4.4.0)", "4.x"),
     _row("topic.added.remote.copy.lag.bytes", "topic config", "topic key remote.copy.lag.bytes (tiered storage; "
-         "not modelled)", None, ("LONG", -1, ("at_least", -1), "log.remote.copy.lag.bytes"), "apache/kafka PR 22236",
-         "4.x"),
+         "not modelled)", "4.4", None, ("LONG", -1, ("at_least", -1), "log.remote.copy.lag.bytes"),
+         "apache/kafka PR 22236", f"{_LOGCONFIG} (4.4.0)", "4.x"),
     _row("topic.added.errors.deadletterqueue.group.enable", "topic config", "topic key "
-         "errors.deadletterqueue.group.enable (share-group dead-letter queues; not modelled)", None,
-         ("BOOLEAN", False, None, None), "KIP-1191", "4.x"),
+         "errors.deadletterqueue.group.enable (share-group dead-letter queues; not modelled)", "4.4", None,
+         ("BOOLEAN", False, None, None), "KIP-1191", f"{_LOGCONFIG} (4.4.0)", "4.x"),
     _row("topic.default.message.timestamp.after.max.ms", "topic config", "default of "
-         "message.timestamp.after.max.ms (a record more than 1 h ahead of the broker: INVALID_TIMESTAMP)",
-         INT64_MAX, 3600000, "KIP-1030"),
-    _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", 14, 1048576, "KIP-1030"),
+         "message.timestamp.after.max.ms (a record more than 1 h ahead of the broker: INVALID_TIMESTAMP)", "4.0",
+         INT64_MAX, 3600000, "KIP-1030", "ServerLogConfigs (4.4.0)"),
+    _row("topic.default.message.format.version", "topic config", "default of message.format.version (the "
+         "broker's log.message.format.version)", "0.10.0", None, RELEASE_DEFAULT, "KIP-32",
+         "KafkaConfig.Defaults.LogMessageFormatVersion (0.10.0.1)"),
+    _row("topic.default.message.format.version", "topic config", "default of message.format.version",
+         "3.0", RELEASE_DEFAULT, "3.0-IV1", "KIP-724", "KafkaConfig.Defaults.LogMessageFormatVersion (3.0.0)"),
+    _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", "4.0", 14, 1048576,
+         "KIP-1030", "LogConfig (4.4.0)"),
     # --- kafka-dump-log -----------------------------------------------------------------------------
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
-         "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", True, False,
-         "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "4.x"),
+         "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
+         "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
     _row("cleaner.legacy_to_v2", "cleaner", "the cleaner rewrites retained v0/v1 messages as v2 batches "
-         "(each plain message its own batch, each compressed wrapper one batch)", False, True, "KAFKA-13093"),
+         "(each plain message its own batch, each compressed wrapper one batch)", "4.0", False, True, "KAFKA-13093",
+         "LogCleaner (4.4.0)"),
+    _row("cleaner.retain_last_batch", "cleaner", "a batch the cleaner empties is kept (an empty v2 header) when its "
+         "next offset is the end of the cleaning round, so the log end offset survives compaction (before: it "
+         "is removed)", "3.9", None, "first uncleanable offset", "KAFKA-17076",
+         "LogCleaner.cleanInto (3.9.2; trunk commit a577d30d, not in 3.9.0)", "3.9.x"),
     _row("cleaner.retain_last_batch", "cleaner", "a batch the cleaner empties is kept (an empty v2 header) "
          "when its next offset is this offset, so the log end offset survives compaction (KAFKA-17076); 4.4 "
-         "keeps it only at the high watermark, not at the end of each cleaning round", "first uncleanable offset",
-         "high watermark",
-         "KAFKA-20452", "4.x"),
+         "keeps it only at the high watermark, not at the end of each cleaning round", "4.4",
+         "first uncleanable offset", "high watermark", "KAFKA-20452", "Cleaner (4.4.0)", "4.x"),
 )
-_BY_KEY = {c.key: c for c in CHANGES}
+
+_BY_KEY: dict[str, tuple[LineChange, ...]] = {}
+for _c in CHANGES:
+    _BY_KEY[_c.key] = _BY_KEY.get(_c.key, ()) + (_c,)
+for _key, _rows in _BY_KEY.items():  # each key's rows chain, oldest first
+    for _a, _b in zip(_rows, _rows[1:]):
+        assert order(_a.since) < order(_b.since) and _a.after == _b.before, (_a, _b)
+del _c, _key, _rows
 
 
-def check_line(line: str) -> str:
-    """``line`` as one of :data:`KAFKA_LINES` (``"4"``/``"4.4.0"`` → ``"4.4"``); else a ConfigError."""
-    s = str(line).strip()
-    for known in KAFKA_LINES:
-        if s == known or s.startswith(known + "."):
-            return known
-    if s == "4":
-        return "4.4"
-    raise ConfigError(f"Invalid value {line} for configuration kafkafmt.kafka.version: String must be one of: "
-                      f"{', '.join(KAFKA_LINES)}")
-
-
-def change(key: str) -> LineChange:
-    """The row named ``key``."""
+def rows(key: str) -> tuple[LineChange, ...]:
+    """Every row of ``key``, oldest first."""
     try:
         return _BY_KEY[key]
     except KeyError:
         raise ConfigError(f"no Kafka line difference named {key}") from None
 
 
+def change(key: str) -> LineChange:
+    """The newest row of ``key``."""
+    return rows(key)[-1]
+
+
+def row(key: str, line: str) -> LineChange | None:
+    """The row of ``key`` in effect on ``line`` (None: the line predates every row of it)."""
+    found = None
+    for r in rows(key):
+        if line_at_least(line, r.since):
+            found = r
+    return found
+
+
 def value(key: str, line: str) -> Any:
-    """The value row ``key`` has on ``line``."""
-    return change(key).value(line)
+    """The value ``key`` has on ``line`` (a line or any release)."""
+    r = row(key, line)
+    return rows(key)[0].before if r is None else r.after
 
 
 def changes(area: str | None = None) -> tuple[LineChange, ...]:
@@ -165,32 +394,39 @@ def changes(area: str | None = None) -> tuple[LineChange, ...]:
     return tuple(c for c in CHANGES if area is None or c.area == area)
 
 
+def rows_between(a: str, b: str) -> tuple[LineChange, ...]:
+    """The rows that tell line ``a`` from line ``b`` (either order): those whose release lies after the
+    older line and not after the newer one."""
+    lo, hi = sorted((order(a), order(b)))
+    return tuple(c for c in CHANGES if lo < order(c.since) <= hi)
+
+
+def _topic_rows(prefix: str, line: str) -> dict[str, LineChange]:
+    return {c.key[len(prefix):]: c for c in CHANGES if c.key.startswith(prefix)}
+
+
 def removed_topic_keys(line: str) -> dict[str, LineChange]:
-    """Topic keys the line no longer knows: name → the row that removed it (none for 3.9)."""
-    if check_line(line) == "3.9":
-        return {}
-    return {c.key.split(".", 2)[2]: c for c in CHANGES if c.key.startswith("topic.removed.")}
+    """Topic keys the line no longer knows (removed after it had them): name → the row that removed it."""
+    return {name: c for name, c in _topic_rows("topic.removed.", line).items() if line_at_least(line, c.since)}
 
 
-def added_topic_keys(line: str) -> dict[str, tuple[LineChange, tuple]]:
-    """Topic keys new on the line: name → (row, (type, default, check, server name))."""
-    if check_line(line) == "3.9":
-        return {}
-    return {c.key.split(".", 2)[2]: (c, c.v44) for c in CHANGES if c.key.startswith("topic.added.")}
+def added_topic_keys(line: str) -> dict[str, tuple[LineChange, tuple | None]]:
+    """Topic keys added by a release: name → (row, (type, default, check, server name) on the line, or None
+    when the line predates the key)."""
+    return {name: (c, value(c.key, line)) for name, c in _topic_rows("topic.added.", line).items()}
 
 
 def changed_topic_defaults(line: str) -> dict[str, LineChange]:
-    """Topic keys whose default differs on the line: name → row (its ``value(line)`` is the default)."""
-    if check_line(line) == "3.9":
-        return {}
-    return {c.key.split(".", 2)[2]: c for c in CHANGES if c.key.startswith("topic.default.")}
+    """Topic keys whose default on the line differs from 3.9's: name → row (``value(key, line)`` is the
+    default; :data:`RELEASE_DEFAULT`: the line's own version)."""
+    return {name: c for name, c in _topic_rows("topic.default.", line).items()
+            if value(c.key, line) is not None and value(c.key, line) != value(c.key, DEFAULT_LINE)}
 
 
 def changed_topic_checks(line: str) -> dict[str, LineChange]:
-    """Topic keys whose lower bound differs on the line: name → row (its ``value(line)`` is the bound)."""
-    if check_line(line) == "3.9":
-        return {}
-    return {c.key.split(".", 2)[2]: c for c in CHANGES if c.key.startswith("topic.check.")}
+    """Topic keys whose lower bound on the line differs from 3.9's: name → row."""
+    return {name: c for name, c in _topic_rows("topic.check.", line).items()
+            if value(c.key, line) != value(c.key, DEFAULT_LINE)}
 
 
 def rows_applied(trace) -> list[str]:
@@ -205,35 +441,37 @@ def rows_applied(trace) -> list[str]:
 
 # --- client generations: what an old client sends, against the rows above ----------------------
 #: (first release, newest ProduceRequest, newest FetchRequest) a client or broker of each release speaks,
-#: oldest first (``ApiKeys`` and the Produce/Fetch request schemas of each release; the 4.x lines are
-#: :data:`kafkafmt.scenarios.versions.KAFKA4_API`)
-API_BY_RELEASE: tuple[tuple[str, int, int], ...] = (
-    ("0.8.2", 0, 0), ("0.9.0", 1, 1), ("0.10.0", 2, 2), ("0.10.1", 2, 3), ("0.11.0", 3, 5), ("1.0", 5, 6),
-    ("1.1", 5, 7), ("2.0", 6, 8), ("2.1", 7, 10), ("2.3", 7, 11), ("2.7", 8, 12), ("2.8", 9, 12),
-    ("3.1", 9, 13), ("3.5", 9, 15), ("3.7", 10, 16), ("3.9", 11, 17),
-)
-_API_OF_RELEASE = {first: (produce, fetch) for first, produce, fetch in API_BY_RELEASE}
+#: oldest first: the releases where rows ``produce.max_version`` / ``fetch.max_version`` change
+API_BY_RELEASE: tuple[tuple[str, int, int], ...] = tuple(
+    (since, value("produce.max_version", since), value("fetch.max_version", since))
+    for since in sorted({c.since for c in CHANGES if c.key in ("produce.max_version", "fetch.max_version")},
+                        key=order))
+
+
+def _metadata_release(release: str) -> str:
+    """A MetadataVersion spelling (``0.10.1-IV0``, ``0.8.2``) as a release (``0.10.1``, ``0.8.2``)."""
+    return re.sub(r"-IV\d+$", "", str(release).strip())
 
 
 @dataclass(frozen=True)
 class ClientGeneration:
     """Clients that speak the protocol of one Kafka release: the newest Produce and Fetch versions they
-    send (:data:`API_BY_RELEASE`'s row of ``release``).  A client pinned to an old protocol
-    (kafka-python's ``api_version=(0, 9)``) speaks its pin's generation.  Compared with rows
+    send (rows ``produce.max_version`` / ``fetch.max_version`` on ``release``).  A client pinned to an old
+    protocol (kafka-python's ``api_version=(0, 9)``) speaks its pin's generation.  Compared with rows
     ``produce.min_version`` / ``fetch.min_version`` by the audit."""
 
     name: str
-    release: str  #: the first release of a row of :data:`API_BY_RELEASE` (``MetadataVersion`` spelling)
+    release: str  #: the release whose requests the generation sends
     clients: str
     source: str
 
     @property
     def produce_max(self) -> int:
-        return _API_OF_RELEASE[self.release][0]
+        return value("produce.max_version", _metadata_release(self.release))
 
     @property
     def fetch_max(self) -> int:
-        return _API_OF_RELEASE[self.release][1]
+        return value("fetch.max_version", _metadata_release(self.release))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "release": self.release, "clients": self.clients,

@@ -2,7 +2,7 @@
 
 The audit never writes into what it reads: the partition's files are copied (``shutil.copy2``: the
 ``.log`` modification times the v0/v1 tombstone rule reads come along) into a temporary directory,
-the copy is opened with the topic's settings on the target line (``kafkafmt.kafka.version``) and
+the copy is opened with the topic's settings on the target line (``BrokerConfig.kafka_line``) and
 cleaned by :func:`kafkafmt.log.cleaner.clean_log` -- Kafka's cleaner as it runs on that line, byte for
 byte: on 4.4 retained v0/v1 entries become v2 batches (KAFKA-13093) *and* superseded keys, keyless
 records and expired tombstones go -- pass after pass until the cleaner has nothing left it may clean
@@ -67,7 +67,7 @@ def _target_config(config: LogConfig, target: str, known, removed) -> LogConfig:
     floor = int(kafka_lines.value("topic.check.segment.bytes", target))
     props["segment.bytes"] = str(max(int(props.get("segment.bytes", floor)), floor))
     props["min.cleanable.dirty.ratio"] = "0"
-    return LogConfig.from_properties(props, broker=BrokerConfig(kafka_version=target))
+    return LogConfig.from_properties(props, broker=BrokerConfig(kafka_line=target))
 
 
 def _legacy_runs(segments: list[Path]) -> list[tuple[int, int]]:

@@ -26,8 +26,10 @@ def client_verdicts(target: str) -> list[dict]:
         if not fetch:
             why.append(f"Fetch v{g.fetch_max} < v{fetch_min} ({kafka_lines.change('fetch.min_version').source})")
         if not down_convert:
-            source = kafka_lines.change("fetch.down_conversion").source
-            reads = f"every batch as stored, v0/v1 included (no down-conversion: {source})"
+            row = kafka_lines.row("fetch.down_conversion", target)
+            reads = (f"every batch as stored, v0/v1 included (no down-conversion: {row.source})" if row is not None
+                     else "every batch as stored (one message format: v1 came with "
+                          f"{kafka_lines.rows('fetch.down_conversion')[0].source})")
         elif max_magic_for_fetch_version(g.fetch_max) < 2:
             reads = (f"v{max_magic_for_fetch_version(g.fetch_max)}: newer batches down-converted "
                      "(RecordsUtil.downConvert)")

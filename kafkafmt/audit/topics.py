@@ -83,5 +83,5 @@ def delete_retention_ms(config: LogConfig) -> int:
     value = getattr(config, "delete_retention_ms", None)
     if value is None:
         key = "delete.retention.ms"
-        value = config.not_modelled.get(key, keys_by_name(config.kafka_line)[key].default)
+        value = config.not_modelled.get(key, keys_by_name(config.broker.kafka_line)[key].default)
     return int(value)

@@ -26,9 +26,12 @@
    shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk also
    ends in the overflow batch and the error comes on the next fetch.
 
-**The 4.4 line** (``kafkafmt.kafka.version=4.4``, :mod:`kafkafmt.kafka_lines`): a Fetch below v4 gets
-no response (``connection_closed``, KIP-896); nothing is down-converted and nothing is refused for zstd:
-every batch on disk, v0 and v1 included, is sent as it is (KIP-724).
+**The Kafka line** (``BrokerConfig.kafka_line``, rows of :mod:`kafkafmt.kafka_lines`): a Fetch version
+the line does not answer gets no response (``connection_closed``; rows ``fetch.max_version`` and, from 4.0,
+``fetch.min_version``: below v4, KIP-896).  Before KIP-283 (2.0) the conversion is eager (row
+``fetch.down_conversion_mode``: the whole response converted in memory, then sent as it is); on 4.x nothing
+is down-converted and nothing is refused for zstd: every batch on disk, v0 and v1 included, is sent as it
+is (KIP-724); on 0.9 there is one format and nothing to convert.
 
 **Cost accounting** (:class:`ConversionCost`) is kafkafmt's own: per converted compressed batch one
 decompression and one compression; zero of both for zero-copy.  ``cpu_time_ns`` is measured with
@@ -307,10 +310,10 @@ def overflow_batch(remaining: int) -> bytes:
 def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | None = None,
           client_max_magic: int | None = None, fetch_offset: int | None = None, is_follower: bool = False,
           max_bytes: int | None = None, log_start_offset: int | None = None) -> FetchResult:
-    """Answer one partition of a fetch as a Kafka 3.9 (or, with ``kafkafmt.kafka.version=4.4``, 4.4) broker does.
+    """Answer one partition of a fetch as a Kafka 3.9 broker (or one of ``topic_config.broker.kafka_line``) does.
 
     ``fetch_version`` or ``client_max_magic`` (a client that reads up to that magic uses fetch v1 / v3 /
-    the latest); default: the latest version.  ``fetch_offset`` default: the log start offset.
+    the latest); default: the latest version the line answers.  ``fetch_offset`` default: the log start offset.
     ``log_start_offset``: the partition's (``UnifiedLog.logStartOffset``, from the log-start checkpoint
     and the segment bases); default: the first batch's base offset.  The log cleaner removes records
     without moving it, so a fetch at a removed offset is served from the next batch.
@@ -320,7 +323,8 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
     config = topic_config or LogConfig()
     data = bytes(log)  # bytes-like or MemoryRecords
     if fetch_version is None:
-        fetch_version = LATEST_FETCH_VERSION if client_max_magic is None else fetch_version_for_magic(client_max_magic)
+        newest = min(LATEST_FETCH_VERSION, kafka_lines.value("fetch.max_version", config.broker.kafka_line))
+        fetch_version = newest if client_max_magic is None else fetch_version_for_magic(client_max_magic)
     tr = _fetch_trace(config, len(data), fetch_version, client_max_magic, fetch_offset, is_follower)
     result = FetchResult(b"", False, None, None, ConversionCost(), tr, fetch_version=fetch_version,
                          fetch_offset=fetch_offset, is_follower=is_follower)
@@ -332,6 +336,8 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
     target = _conversion_target(config, result)
     if result.error is not None:
         return result
+    if target is not None and kafka_lines.value("fetch.skip_compatible", config.broker.kafka_line):
+        target = _skip_compatible(config, result, slice_, target)
     if target is None:
         return _zero_copy(config, result, slice_)
     if not is_follower and not config.downconversion_enable:
@@ -339,6 +345,8 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
         tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
                "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
         return result
+    if kafka_lines.value("fetch.down_conversion_mode", config.broker.kafka_line) == "eager":
+        return _eager_down_convert(config, result, slice_, target)
     return _lazy_down_convert(result, slice_, target)
 
 
@@ -360,11 +368,22 @@ def _fetch_trace(config: LogConfig, size: int, fetch_version: int, client_max_ma
 
 
 def _fetch_version_answered(config: LogConfig, result: FetchResult) -> bool:
-    """KIP-896 (Kafka 4.0): Fetch below v4 is no longer parsed; the broker closes the connection."""
-    line = config.kafka_line
-    if line == kafka_lines.DEFAULT_LINE:
+    """The Fetch versions the line parses: one newer than its release knows (row ``fetch.max_version``), or
+    below v4 from Kafka 4.0 on (KIP-896, row ``fetch.min_version``), gets no response: the broker closes the
+    connection."""
+    line = config.broker.kafka_line
+    newest = kafka_lines.value("fetch.max_version", line)
+    if result.fetch_version > newest:
+        row = kafka_lines.row("fetch.max_version", line)
+        result.error = "UNSUPPORTED_VERSION"
+        result.connection_closed = True
+        result.trace.add("fetch request version", f"v{result.fetch_version} > v{newest}: unknown to Kafka {line}; no "
+                         "response: the broker closes the connection", f"{row.source} ({row.where})",
+                         fetch_version=result.fetch_version, newest=newest, kafka_line_row=row.key)
+        return False
+    row = kafka_lines.row("fetch.min_version", line)
+    if row is None:
         return True
-    row = kafka_lines.change("fetch.min_version")
     oldest = row.value(line)
     answered = result.fetch_version >= oldest
     if not answered:
@@ -418,19 +437,19 @@ def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
     On the 4.4 line there is no down-conversion at all (KIP-724 / KIP-896): the target is always None, and
     a zstd topic is no longer refused to fetches below v10 (row ``fetch.zstd_needs_v10``)."""
     tr, fetch_version = result.trace, result.fetch_version
-    zstd_check = kafka_lines.value("fetch.zstd_needs_v10", config.kafka_line)
+    zstd_check = kafka_lines.value("fetch.zstd_needs_v10", config.broker.kafka_line)
     if config.broker_compression == "zstd" and fetch_version < 10 and not zstd_check:
         row = kafka_lines.change("fetch.zstd_needs_v10")
         tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10: sent all the same on Kafka "
-               f"{config.kafka_line}", row.source, kafka_line_row=row.key)
+               f"{config.broker.kafka_line}", row.source, kafka_line_row=row.key)
     if config.broker_compression == "zstd" and fetch_version < 10 and zstd_check:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("zstd topic", f"compression.type=zstd and fetch v{fetch_version} < 10 → UNSUPPORTED_COMPRESSION_TYPE",
                "KafkaApis.maybeConvertFetchedData", note="KIP-110: clients older than fetch v10 cannot read zstd")
         return None
-    if not kafka_lines.value("fetch.down_conversion", config.kafka_line):
+    if not kafka_lines.value("fetch.down_conversion", config.broker.kafka_line):
         row = kafka_lines.change("fetch.down_conversion")
-        tr.add("down-conversion needed?", f"no: Kafka {config.kafka_line} has no down-conversion; the file slice "
+        tr.add("down-conversion needed?", f"no: Kafka {config.broker.kafka_line} has no down-conversion; the file slice "
                "is sent as is (zero-copy)", f"{row.source} (KafkaApis: no maybeConvertFetchedData)",
                fetch_version=fetch_version, kafka_line_row=row.key)
         return None
@@ -450,6 +469,32 @@ def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
     return target
 
 
+def _skip_compatible(config: LogConfig, result: FetchResult, slice_: bytes, target: int) -> int | None:
+    """Row ``fetch.skip_compatible`` (0.10.0 … 2.8): a slice whose entries are all at or below ``target`` is
+    sent as it is (``hasMatchingShallowMagic`` / ``hasCompatibleMagic``)."""
+    magics = sorted({b.magic for b in MemoryRecords(slice_).batches()})
+    row = kafka_lines.row("fetch.skip_compatible", config.broker.kafka_line)
+    compatible = bool(magics) and max(magics) <= target
+    result.trace.add("slice already compatible?", f"entries v{magics}: " + (
+        f"all at or below v{target}, sent unconverted" if compatible else f"some above v{target}, converted"),
+        f"{row.source} ({row.where})", magics=magics, target=target, kafka_line_row=row.key)
+    return None if compatible else target
+
+
+def _merged_down_conversion(batches, target: int) -> bytes:
+    """``AbstractRecords.toMessageFormat`` (0.10.x, row ``fetch.down_conversion_output``): every record of the
+    slice, below the fetch offset too, converted and written into one message set with the codec of the first
+    entry (each record keeps its offset; v0 drops the timestamp)."""
+    records = [(r.offset, r.timestamp, r.key, r.value) for b in batches for r in b.records()]
+    if not records:
+        return b""
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if target == 0 else TimestampType.CREATE_TIME
+    builder = MemoryRecordsBuilder(target, batches[0].compression, ts_type, records[0][0])
+    for offset, ts, key, value in records:
+        builder.append_with_offset(offset, ts if target > 0 else NO_TIMESTAMP, key, value)
+    return builder.build()
+
+
 def _zero_copy(config: LogConfig, result: FetchResult, slice_: bytes) -> FetchResult:
     """No conversion: the file slice goes to the socket untouched (``sendfile``)."""
     tr = result.trace
@@ -463,11 +508,44 @@ def _zero_copy(config: LogConfig, result: FetchResult, slice_: bytes) -> FetchRe
         tr.add("client view", f"the slice holds v{max(on_disk)} batches a fetch v{result.fetch_version} client cannot "
                "parse", "KafkaApis.maybeConvertFetchedData",
                note="see consumer_view(..., client_magic=...) for what the old client then hits")
-    if config.broker.is_kafka4 and on_disk and min(on_disk) < 2:
-        row = kafka_lines.change("fetch.down_conversion")
+    row = kafka_lines.row("fetch.down_conversion", config.broker.kafka_line)
+    if row is not None and not row.after and on_disk and min(on_disk) < 2:
         tr.add("old batches on disk", f"v{[m for m in on_disk if m < 2]} batches served as they are (no "
                "up-conversion either): the client must read message formats v0/v1 itself", row.source,
                magics=on_disk, kafka_line_row=row.key)
+    return result
+
+
+def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, target: int) -> FetchResult:
+    """Before KIP-283 (row ``fetch.down_conversion_mode``): ``KafkaApis`` converts the whole slice in memory
+    (``FileRecords.downConvert``) and sends the converted records as they are: no chunks, no overflow batch,
+    the response as long as the converted bytes; a zstd batch cannot be on such a broker.  The conversion of
+    each batch is :func:`down_convert`'s (``RecordsUtil.downConvert``)."""
+    tr, cost = result.trace, result.cost
+    row = kafka_lines.row("fetch.down_conversion_mode", config.broker.kafka_line) or \
+        kafka_lines.rows("fetch.down_conversion_mode")[0]
+    result.to_magic = target
+    cpu0 = time.process_time_ns()
+    stats = ValidationStats()
+    batches = list(MemoryRecords(slice_).batches())
+    if kafka_lines.value("fetch.down_conversion_output", config.broker.kafka_line) == "merged":
+        out_row = kafka_lines.rows("fetch.down_conversion_output")[0]
+        converted = _merged_down_conversion(batches, target)
+        tr.add("merged", f"every record of the {len(batches)} entries in one v{target} message set, codec of the "
+               "first entry", f"{out_row.source} ({out_row.where})", kafka_line_row=out_row.key)
+    else:
+        dc = down_convert(batches, target, result.fetch_offset, trace=tr)
+        _acc(cost, stats, dc)
+        converted = dc.records
+    cost.cpu_time_ns = time.process_time_ns() - cpu0
+    cost.bytes_out = len(converted)
+    result.records = result.wire_records = converted
+    result.wire_size = len(converted)
+    result.stats = stats
+    tr.add("down-converted", f"{len(converted)} bytes, converted at once before the response is sent (eager)",
+           f"{row.source}: {row.where}", decompressions=cost.decompressions, compressions=cost.compressions,
+           numRecordsConverted=stats.num_converted_records, temporaryMemoryBytes=stats.temporary_memory_bytes,
+           kafka_line_row=row.key)
     return result
 
 

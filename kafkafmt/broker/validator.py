@@ -26,9 +26,12 @@ Order of checks (each cites its Kafka source):
 4. Back in ``UnifiedLog.append``: if the size may have changed, every batch is checked against
    ``max.message.bytes`` again, and the whole set against ``segment.bytes``.
 
-On the 4.4 line (``kafkafmt.kafka.version=4.4``, rows of :mod:`kafkafmt.kafka_lines`): a Produce request
-below v3 is not answered (:class:`~kafkafmt.errors.UnsupportedVersionError`, KIP-896) and every topic
-is written in v2 (toMagic 2, KIP-724); the rest is the same LogValidator (checked against 4.4.0's jars).
+The Kafka line (``BrokerConfig.kafka_line``, rows of :mod:`kafkafmt.kafka_lines`) decides which Produce
+versions are answered (rows ``produce.min_version`` / ``produce.max_version``: on 4.4 a request below v3 is
+not answered, KIP-896), the newest message format the broker reads (``produce.max_magic``: v0 before
+KIP-32, v1 before KIP-98) and the format it writes (``produce.record_version``: v0 on 0.9, the topic's
+``message.format.version`` until 3.9, v2 from 4.0, KIP-724); the rest is the same LogValidator (checked
+against 3.9.2's and 4.4.0's jars).
 
 Seeds vs Kafka (see the test-suite for each): KIP-32 (seed 000 §2.1.1) says a LogAppendTime broker
 overwrites inner timestamps that are not -1 and recompresses; Kafka never does: it only rewrites the
@@ -37,7 +40,8 @@ KIP-32 §8.2 says a threshold of 0 makes the timestamp "equivalent to LogAppendT
 every record whose timestamp is not exactly ``now`` (so the accepted ones do equal the append time),
 and lets -1 through.  KIP-31 (seed 004) says the broker "decompresses to verify the CRC and relative
 offsets" and reassigns non-contiguous relative offsets: Kafka does so by rebuilding the wrapper
-(KAFKA-9669, since 2.6; recompression included).
+(KAFKA-9669, since 2.5.1 and 2.6.0; 2.4.0 … 2.5.0 rejected such wrappers, KAFKA-8106: row
+``produce.legacy_inner_offsets``; recompression included).
 """
 from __future__ import annotations
 
@@ -82,7 +86,7 @@ from .trace import Trace
 __all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats", "ORIGINS",
            "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",
            "PATH_FOLLOWER", "PATH_EMPTY", "UnsupportedOperationError", "OffsetsOutOfOrderError",
-           "UnexpectedAppendOffsetError", "batch_header_size", "java_long"]
+           "UnexpectedAppendOffsetError", "batch_header_size", "java_long", "magic_for_produce_version"]
 
 #: ``org.apache.kafka.storage.internals.log.AppendOrigin``
 ORIGINS = ("CLIENT", "COORDINATOR", "REPLICATION", "RAFT_LEADER")
@@ -224,8 +228,8 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:
-    """Validate one partition's produce payload and assign offsets, as the Kafka 3.9 leader does (or the 4.4
-    leader, when ``config.broker`` says ``kafkafmt.kafka.version=4.4``).
+    """Validate one partition's produce payload and assign offsets, as the Kafka 3.9 leader does (or the
+    leader of the Kafka line ``config.broker.kafka_line``).
 
     ``records``: bytes-like or :class:`~kafkafmt.records.MemoryRecords` (never modified).
     ``offset``: the log end offset (the first offset to assign).  ``now``: the broker clock in ms
@@ -249,11 +253,14 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
            **config.broker.to_properties())
     tr.add("topic configuration", f"toMagic v{config.to_magic}, {config.timestamp_type.kafka_name}, "
            f"compression.type {config.broker_compression}", "LogConfig", **config.describe())
-    if config.broker.is_kafka4:
-        row = kafka_lines.change("produce.record_version")
-        tr.add(f"Kafka line {config.kafka_line}", "every topic is written in v2 (no message.format.version)",
-               f"{row.source} (UnifiedLog: LogValidator toMagic = RecordBatch.CURRENT_MAGIC_VALUE)",
-               kafka_line_row=row.key)
+    line = config.broker.kafka_line
+    written = kafka_lines.value("produce.record_version", line)
+    if written != "message.format.version":
+        row = kafka_lines.row("produce.record_version", line) or kafka_lines.rows("produce.record_version")[0]
+        where = ("UnifiedLog: LogValidator toMagic = RecordBatch.CURRENT_MAGIC_VALUE" if written == 2
+                 else "Message.CurrentMagicValue: the broker knows one format")
+        tr.add(f"Kafka line {line}", f"every topic is written in v{written} (no message.format.version)",
+               f"{row.source} ({where})", kafka_line_row=row.key)
     elif config.message_format_ignored and record_version(config.message_format_version) != 2:
         tr.add("message.format.version ignored", "IBP >= 3.0-IV1: the topic is written in v2",
                "LogConfig.shouldIgnoreMessageFormatVersion (KIP-724)",
@@ -303,6 +310,7 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
 
     mr = MemoryRecords(buf)
     batches = list(mr.batches())
+    _magic_known_check(config, batches, trace)
     trailing = mr.trailing
     valid_end = trailing.position if trailing is not None else len(buf)
     trace.add("parse batches", f"{len(batches)} whole batch(es), magics {[b.magic for b in batches]}",
@@ -380,8 +388,17 @@ def _run_log_validator(ctx: _Ctx) -> ValidationResult:
 # ------------------------------------------------------------------------------------------------
 # request-level and UnifiedLog checks
 def _request_version_check(config: LogConfig, version: int, trace: Trace) -> None:
-    """KIP-896 (Kafka 4.0): Produce below v3 is no longer parsed; the broker closes the connection."""
-    line = config.kafka_line
+    """The Produce versions the line parses (rows ``produce.max_version``, ``produce.min_version``): a newer
+    version than its release knows, or one older than KIP-896 (Kafka 4.0) left, is not parsed; the broker
+    closes the connection."""
+    line = config.broker.kafka_line
+    newest = kafka_lines.value("produce.max_version", line)
+    if version > newest:
+        row = kafka_lines.row("produce.max_version", line)
+        _raise(UnsupportedVersionError(f"Produce v{version} is not known to Kafka {line} (newest v{newest}): "
+                                       "no response, the broker closes the connection"), trace,
+               "produce request version", f"{row.source} ({row.where})", produce_version=version, newest=newest,
+               kafka_line_row=row.key)
     oldest = kafka_lines.value("produce.min_version", line)
     if version < oldest:
         row = kafka_lines.change("produce.min_version")
@@ -389,9 +406,23 @@ def _request_version_check(config: LogConfig, version: int, trace: Trace) -> Non
                                        "no response, the broker closes the connection"), trace,
                "produce request version", f"{row.source} (ApiKeys.PRODUCE.oldestVersion)",
                produce_version=version, oldest=oldest, kafka_line_row=row.key)
-    if line != kafka_lines.DEFAULT_LINE:
+    if kafka_lines.row("produce.min_version", line) is not None:
         trace.add("produce request version", f"v{version} >= v{oldest}: answered by Kafka {line}",
                   "KIP-896 (ApiKeys.PRODUCE.oldestVersion)", kafka_line_row="produce.min_version")
+
+
+def _magic_known_check(config: LogConfig, batches, trace: Trace) -> None:
+    """Row ``produce.max_magic``: a broker older than a message format cannot read it (v1 came with KIP-32
+    in 0.10.0, v2 with KIP-98 in 0.11): such a payload cannot reach it in a Produce version it answers."""
+    line = config.broker.kafka_line
+    newest = kafka_lines.value("produce.max_magic", line)
+    newer = sorted({b.magic for b in batches if b.magic > newest})
+    if newer:
+        row = next(r for r in kafka_lines.rows("produce.max_magic") if r.after == newer[0])
+        _raise(UnsupportedVersionError(f"message format v{newer[0]} is not known to Kafka {line} (newest "
+                                       f"v{newest}; v{newer[0]} came in {row.release} with {row.source})"), trace,
+               "message format", f"{row.source} ({row.where})", magics=newer, newest=newest,
+               kafka_line_row=row.key)
 
 
 def _transactional_id_check(buf, transactional_id: str | None, trace: Trace) -> None:
@@ -406,9 +437,15 @@ def _transactional_id_check(buf, transactional_id: str | None, trace: Trace) -> 
               src, transactional_id=transactional_id)
 
 
+def magic_for_produce_version(version: int) -> int:
+    """The message format a ProduceRequest of ``version`` carries: v0/v1 → v0, v2 → v1 (KIP-32), v3+ → v2
+    (KIP-98) (``ProduceRequest`` schema history)."""
+    return 0 if version <= 1 else (1 if version == 2 else 2)
+
+
 def _produce_request_checks(buf, version: int, trace: Trace) -> None:
     src = "ProduceRequest.validateRecords"
-    usual = 0 if version <= 1 else (1 if version == 2 else 2)
+    usual = magic_for_produce_version(version)
     trace.add("produce request version", f"v{version} normally carries message format v{usual}", src,
               note="ProduceRequest v0/v1 = MessageAndOffset v0, v2 = v1 (seed 000 phase 1/2, KIP-32); the broker "
                    "does not enforce the magic below v3 (comment in ProduceRequest.validateRecords)",

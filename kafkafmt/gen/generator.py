@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..constants import CompressionType, ControlRecordType, TimestampType
+from ..kafka_lines import DEFAULT_LINE
 from ..errors import KafkaFmtError
 from ..log.clock import SimulatedClock
 from ..log.files import LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT, write_checkpoint
@@ -91,7 +92,7 @@ def generate_partition(workload: WorkloadSpec, topic_name: str, partition: int, 
     start, end = workload.start_ms, workload.start_ms + workload.duration_ms
     rng = random.Random(f"{workload.seed}:{topic.name}:{partition}")
     clock = SimulatedClock(start)
-    log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, workload.broker), clock,
+    log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, workload.broker, workload.kafka_line), clock,
               seed=rng.getrandbits(32), leader_epoch=topic.leader_epoch)
     broker = _BrokerTimeline(log, clock, list(topic.changes), start, workload.retention_check_interval_ms)
     if workload.cleaner_enabled and log.config.compact:
@@ -388,7 +389,8 @@ def _write_log_dir_files(root: Path, workload: WorkloadSpec, summaries: list[dic
     write_checkpoint(root / LOG_START_OFFSET_CHECKPOINT, entries("log_start_offset"), fsync=False)
     write_checkpoint(root / REPLICATION_OFFSET_CHECKPOINT, entries("high_watermark"), fsync=False)
     manifest = {"scenario": workload.name, "seed": workload.seed, "start_ms": workload.start_ms,
-                "duration_ms": workload.duration_ms, "broker": dict(workload.broker), **run,
+                "duration_ms": workload.duration_ms, "broker": dict(workload.broker),
+                **({"kafka_line": workload.kafka_line} if workload.kafka_line != DEFAULT_LINE else {}), **run,
                 "topics": [{"name": t.name, "partitions": t.partitions, "config": dict(t.config),
                             "changes": [{"at_ms": a, "config": dict(c)} for a, c in t.changes],
                             "producers": [_group_entry(g) for g in t.producers]}

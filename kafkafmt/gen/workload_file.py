@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from ..constants import RECORD_BATCH_OVERHEAD, CompressionType
 from ..errors import ConfigError
+from ..kafka_lines import DEFAULT_LINE
 from .workloads import ClockModel
 
 __all__ = ["WorkloadSpec", "TopicSpec", "ProducerGroup", "load_workload", "parse_workload", "shipped_workloads",
@@ -84,6 +85,8 @@ class WorkloadSpec:
     broker: Mapping[str, Any] = field(default_factory=dict)  #: broker properties (retention check interval)
     topics: tuple[TopicSpec, ...] = ()
     description: str = ""
+    #: the Kafka line whose broker writes the logs (``kafkafmt gen --kafka-line``; not a key of the file)
+    kafka_line: str = DEFAULT_LINE
 
     @property
     def retention_check_interval_ms(self) -> int:
@@ -116,13 +119,15 @@ GENERATOR_BROKER_KEYS = ("log.retention.check.interval.ms", "log.cleaner.enable"
                          "log.cleaner.io.buffer.size", "log.cleaner.backoff.ms")
 
 
-def log_config(properties: Mapping[str, Any], broker: Mapping[str, Any] | None = None):
+def log_config(properties: Mapping[str, Any], broker: Mapping[str, Any] | None = None,
+               kafka_line: str = DEFAULT_LINE):
     """The :class:`kafkafmt.config.LogConfig` of a topic from Kafka property names: THE place where
     workload files meet kafkafmt's configuration (``LogConfig.from_properties`` on the broker of
-    ``broker``: ``inter.broker.protocol.version``, ``log.*`` defaults)."""
+    ``broker``: ``inter.broker.protocol.version``, ``log.*`` defaults; of the Kafka line ``kafka_line``)."""
     from ..config import BrokerConfig, LogConfig
     broker_props = {k: v for k, v in dict(broker or {}).items() if k not in GENERATOR_BROKER_KEYS}
-    return LogConfig.from_properties(dict(properties), broker=BrokerConfig.from_properties(broker_props))
+    return LogConfig.from_properties(dict(properties),
+                                     broker=BrokerConfig.from_properties(broker_props, kafka_line=kafka_line))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """One pass of Kafka 3.9's log cleaner over a partition (``LogCleaner.CleanerThread.cleanFilthiestLog``,
-``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``); with ``kafkafmt.kafka.version=4.4`` (the
-log's ``config.kafka_line``) that of Kafka 4.4.0, whose differences are the rows ``cleaner.*`` of
+``LogCleanerManager.cleanableOffsets``, ``Cleaner.doClean``); with ``--kafka-line 4.4`` (the
+log's ``config.broker.kafka_line``) that of Kafka 4.4.0, whose differences are the rows ``cleaner.*`` of
 :mod:`kafkafmt.kafka_lines` (:func:`_line_rules`).
 
 1. The cleanable range: from the ``cleaner-offset-checkpoint`` entry (in the log directory holding the
@@ -517,8 +517,8 @@ def _replace_segments(log, cleaned, old: list, hook) -> list:
 # --------------------------------------------------------------------------------------------- the pass
 def _line_rules(log, first_uncleanable: int) -> dict:
     """The filter's rules that follow the Kafka line (rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`)."""
-    line = log.config.kafka_line
-    keep_at = {"first uncleanable offset": first_uncleanable,
+    line = log.config.broker.kafka_line
+    keep_at = {None: None, "first uncleanable offset": first_uncleanable,
                "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
     return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at}
 

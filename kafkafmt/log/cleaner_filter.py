@@ -1,6 +1,6 @@
 """What the log cleaner keeps of a batch: ``MemoryRecords.filterTo`` with the cleaner's ``RecordFilter``
 (Kafka 3.9 ``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``, ``CleanedTransactionMetadata``; on the
-4.4 line, ``kafkafmt.kafka.version=4.4``, the rules of 4.4.0's ``org.apache.kafka.storage.internals.log
+4.4 line, ``--kafka-line 4.4``, the rules of 4.4.0's ``org.apache.kafka.storage.internals.log
 .Cleaner`` where they differ: the rows ``cleaner.*`` of :mod:`kafkafmt.kafka_lines`).
 
 Per batch (every magic):

@@ -7,7 +7,8 @@
   watermark (upper bound = next segment's base offset, or the LEO for the last segment); an empty last
   segment is never deleted; if every segment would go, the log rolls first;
 * time: ``now - segment.largest_timestamp > retention.ms`` (max record timestamp, else the ``.log``
-  mtime); size: walk oldest first while ``diff - segment.size >= 0``;
+  mtime; before KIP-33, 0.10.1, the ``.log`` mtime alone: row ``log.retention_time`` of
+  :mod:`kafkafmt.kafka_lines`); size: walk oldest first while ``diff - segment.size >= 0``;
 * files are renamed to ``.deleted`` first and unlinked after (``LocalLog.deleteSegmentFiles``; the
   ``file.delete.delay.ms`` wait is not simulated); the log start offset moves to the next segment.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kafka_lines
 from ..errors import OffsetOutOfRangeError
 from .files import DELETED_FILE_SUFFIX
 from .segment import LogSegment
@@ -46,8 +48,11 @@ class LogRetention:
         if retention_ms < 0:
             return 0
         start_ms = self.clock.now()
-        return self._delete_old_segments(
-            lambda seg, nxt: start_ms - seg.largest_timestamp() > retention_ms, "retention.ms")
+        if kafka_lines.value("log.retention_time", self.config.broker.kafka_line) == "largest timestamp":
+            return self._delete_old_segments(
+                lambda seg, nxt: start_ms - seg.largest_timestamp() > retention_ms, "retention.ms")
+        return self._delete_old_segments(  # before KIP-33: LogManager.cleanupExpiredSegments, by mtime
+            lambda seg, nxt: start_ms - seg.last_modified() > retention_ms, "retention.ms")
 
     def _delete_retention_size_breached_segments(self) -> int:
         retention_size = self.config.retention_bytes

@@ -30,6 +30,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import kafka_lines
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
 from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError
 from ..records import MemoryRecords
@@ -119,10 +120,13 @@ class LogSegment(SegmentReads):
 
     def __init__(self, log: FileRecords, dir: str | os.PathLike, base_offset: int, *, max_index_size: int,
                  index_interval_bytes: int, roll_jitter_ms: int, clock: Clock, suffix: str = "",
-                 index_granularity: str = "batch"):
+                 index_granularity: str = "batch", time_indexed: bool = True):
+        """``time_indexed=False``: a segment of a line before KIP-33 (row ``log.time_index``): no ``.timeindex``
+        file; the time index kept in memory only, for the segment's max timestamp."""
         if index_granularity not in INDEX_GRANULARITIES:
             raise ValueError(f"index_granularity must be one of {INDEX_GRANULARITIES} (got {index_granularity!r})")
         self.index_granularity = index_granularity
+        self.time_indexed = time_indexed
         self.log = log
         self.dir = Path(dir)
         self.base_offset = base_offset
@@ -151,6 +155,7 @@ class LogSegment(SegmentReads):
             roll_jitter_ms = config.random_segment_jitter(rng if rng is not None else random.Random(0))
         log = FileRecords(log_file(dir, base_offset, suffix), file_already_exists=file_already_exists,
                           init_file_size=init_file_size, preallocate=preallocate, clock=clock, durable=durable)
+        kwargs.setdefault("time_indexed", kafka_lines.value("log.time_index", config.broker.kafka_line))
         return cls(log, dir, base_offset, max_index_size=config.max_index_size,
                    index_interval_bytes=config.index_interval_bytes, roll_jitter_ms=roll_jitter_ms,
                    clock=clock, suffix=suffix, **kwargs)
@@ -166,7 +171,8 @@ class LogSegment(SegmentReads):
     @property
     def time_index(self) -> TimeIndex:
         if self._time_index is None:
-            self._time_index = TimeIndex(self._time_index_path, self.base_offset, self.max_index_size)
+            path = self._time_index_path if self.time_indexed else None
+            self._time_index = TimeIndex(path, self.base_offset, self.max_index_size)
         return self._time_index
 
     @property
@@ -175,7 +181,9 @@ class LogSegment(SegmentReads):
 
     @property
     def time_index_file(self) -> Path:
-        return self._time_index.path if self._time_index is not None else self._time_index_path
+        if self._time_index is not None and self.time_indexed:
+            return self._time_index.path
+        return self._time_index_path
 
     @property
     def log_file(self) -> Path:
@@ -515,7 +523,7 @@ class LogSegment(SegmentReads):
             new = replace_suffix(self._offset_index_path, old_suffix, new_suffix)
             move_if_exists(self._offset_index_path, new)
             self._offset_index_path = new
-        if self._time_index is not None:
+        if self._time_index is not None and self.time_indexed:
             self._time_index.rename_to(replace_suffix(self._time_index.path, old_suffix, new_suffix))
         else:
             new = replace_suffix(self._time_index_path, old_suffix, new_suffix)

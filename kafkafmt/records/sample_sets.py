@@ -14,6 +14,49 @@ T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 CT, LAT, NONE_TS = TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME, TimestampType.NO_TIMESTAMP_TYPE
 
 
+#: the message formats: v0, v1 (KIP-32), v2 (KIP-98)
+MAGICS = (0, 1, 2)
+#: the first timestamp of :func:`sample_records` (2023-11-14T22:13:20Z)
+START_MS = T0
+
+
+def sample_records(n: int, *, key_size: int = 8, value_size: int = 32, seed: int = 0, headers: int = 0,
+                   step_ms: int = 5) -> list[tuple]:
+    """``n`` reproducible ``(timestamp, key, value, headers)`` tuples: sensor-like text values.
+
+    Values repeat a small vocabulary (like real JSON or CSV payloads), so codecs have something to
+    find; keys are ``key-<i>`` padded to ``key_size`` (``key_size=0``: null keys).
+    """
+    if n < 1:
+        raise ValueError("a record set needs at least one record")
+    rng = random.Random(seed)
+    words = [b"temp", b"humidity", b"pressure", b"sensor", b"ok", b"warn", b"room", b"floor"]
+    out = []
+    for i in range(n):
+        key = None if key_size == 0 else f"key-{i}".encode().ljust(key_size, b"_")[:max(key_size, 1)]
+        value = b""
+        while len(value) < value_size:
+            value += rng.choice(words) + b"=" + str(rng.randint(0, 999)).encode() + b";"
+        hdrs = tuple((f"h{j}", f"v{rng.randint(0, 9)}".encode()) for j in range(headers))
+        out.append((START_MS + i * step_ms, key, value[:value_size], hdrs))
+    return out
+
+
+def build(magic: int, codec: str, records: list[tuple], *, timestamp_type: str = "CreateTime",
+          base_offset: int = 0) -> bytes:
+    """One record set (a v2 batch, or a v0/v1 message set / compressed wrapper) from ``records``."""
+    if magic not in MAGICS:
+        raise ValueError(f"magic must be 0, 1 or 2 (got {magic})")
+    ts_type = TimestampType.from_name(timestamp_type) if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
+    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), ts_type, base_offset,
+                             log_append_time=START_MS if ts_type == TimestampType.LOG_APPEND_TIME else -1)
+    for ts, key, value, headers in records:
+        if headers and magic < 2:
+            raise ValueError(f"message format v{magic} has no record headers (KIP-82 came with v2)")
+        b.append(ts if magic > 0 else -1, key, value, headers if magic >= 2 else ())
+    return b.build()
+
+
 def _words(rng: random.Random, n: int) -> list[bytes]:
     vocab = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
     return [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))).encode() for _ in range(n)]

@@ -20,7 +20,7 @@ holding plain computed data, with measured timings kept apart in :attr:`PathRow.
 
 **Model decisions.**  Every broker runs Kafka 3.9's rules (the ones kafkafmt implements and checks
 against the jars), except a broker of ``version: "4.4"``, which runs the 4.4 line
-(``kafkafmt.kafka.version=4.4``: Produce < v3 / Fetch < v4 get no response, every topic v2, no
+(``BrokerConfig.kafka_line`` 4.4: Produce < v3 / Fetch < v4 get no response, every topic v2, no
 down-conversion, old batches served as they are); a broker's ``version`` (its code generation) only limits the request versions it
 answers (:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can
 write (a 0.9 broker writes v0 whatever it is told).  Leader epochs are not modelled (all 0) and

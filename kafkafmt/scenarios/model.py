@@ -120,14 +120,14 @@ def topic_config_for(broker: BrokerSpec) -> LogConfig:
     property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
     (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
     writes v0) and defaults to the code version.  A Kafka 4.4 broker runs the 4.4 line
-    (``kafkafmt.kafka.version=4.4``): the properties it no longer knows (:func:`removed_properties`)
+    (``BrokerConfig.kafka_line`` 4.4): the properties it no longer knows (:func:`removed_properties`)
     are left out, every topic is v2.
     """
     variant = "seed" if broker.idempotence_modes else "kafka"
     if broker.kafka_line != kafka_lines.DEFAULT_LINE:
         gone = set(removed_properties(broker))
         props = {k: v for k, v in broker.properties.items() if k not in gone}
-        broker_cfg = BrokerConfig(kafka_version=broker.kafka_line, kip228_enabled=broker.kip228,
+        broker_cfg = BrokerConfig(kafka_line=broker.kafka_line, kip228_enabled=broker.kip228,
                                   idempotence_variant=variant)
         return LogConfig.from_properties(props, broker=broker_cfg)
     props = dict(broker.properties)

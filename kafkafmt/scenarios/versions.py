@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from .. import kafka_lines
+from ..broker.validator import magic_for_produce_version  # noqa: F401 (the scenarios spell it here too)
 from ..config import metadata_version_index, record_version
 from ..errors import ConfigError
 
@@ -25,7 +26,7 @@ __all__ = ["client_api_versions", "replica_fetch_version", "magic_for_produce_ve
            "SEED_API_VERSION_ALIASES", "code_record_version", "kafka4_line", "KAFKA4_API"]
 
 #: Kafka 4.x code generations: line → (newest ProduceRequest, newest FetchRequest) (``ApiKeys`` of 4.4.0)
-KAFKA4_API = {"4.4": (13, 18)}
+KAFKA4_API = {"4.4": (kafka_lines.value("produce.max_version", "4.4"), kafka_lines.value("fetch.max_version", "4.4"))}
 
 
 def kafka4_line(version) -> str | None:
@@ -67,14 +68,8 @@ def _at_least(version: str, floor: str) -> bool:
 
 def client_api_versions(release) -> tuple[int, int]:
     """``(newest ProduceRequest, newest FetchRequest)`` a client or broker of ``release`` speaks."""
-    rel = normalize_api_version(release)
-    if rel in KAFKA4_API:
-        return KAFKA4_API[rel]
-    best = (0, 0)
-    for first, produce, fetch in kafka_lines.API_BY_RELEASE:
-        if _at_least(rel, first):
-            best = (produce, fetch)
-    return best
+    rel = normalize_api_version(release).split("-IV")[0]  # rows produce/fetch.max_version, by release
+    return kafka_lines.value("produce.max_version", rel), kafka_lines.value("fetch.max_version", rel)
 
 
 def replica_fetch_version(inter_broker_protocol_version) -> int:
@@ -87,11 +82,6 @@ def replica_fetch_version(inter_broker_protocol_version) -> int:
         if _at_least(ibp, first):
             best = version
     return best
-
-
-def magic_for_produce_version(version: int) -> int:
-    """The message format a ProduceRequest of ``version`` carries (``ProduceRequest`` schema history)."""
-    return 0 if version <= 1 else (1 if version == 2 else 2)
 
 
 def code_record_version(release) -> int:

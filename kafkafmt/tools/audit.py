@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ..kafka_lines import KAFKA_LINES
+from . import add_kafka_line
 
 
 def register(sub) -> None:
@@ -18,7 +18,7 @@ def register(sub) -> None:
                     "keeps them in ZooKeeper or the KRaft metadata): they come from kafkafmt gen's manifest, "
                     "else -c/--compacted, else Kafka's defaults.")
     p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR", help="a broker's log.dirs entry or a partition directory")
-    p.add_argument("--target", default="4.4", choices=KAFKA_LINES, help="the Kafka line to audit for (default 4.4)")
+    add_kafka_line(p, default="4.4", what="audit for")
     p.add_argument("--format", default="table", choices=("table", "json", "html"),
                    help="table (for people), json (JSON Lines: one object per topic-partition) or html (a "
                         "self-contained page with a plot)")
@@ -44,7 +44,7 @@ def run(args) -> int:
     from tqdm.auto import tqdm
     with tqdm(total=total, unit="B", unit_scale=True, desc="audit", file=sys.stderr, delay=1.0,
               disable=args.quiet or None) as bar:
-        report = audit_log_dirs(args.log_dirs, args.target, args.now_ms, topic_config=overrides, progress=bar.update)
+        report = audit_log_dirs(args.log_dirs, args.kafka_line, args.now_ms, topic_config=overrides, progress=bar.update)
     text = {"table": render_table, "json": render_json, "html": render_html}[args.format](report)
     if args.output:
         atomic_write(args.output, text.encode("utf-8"))

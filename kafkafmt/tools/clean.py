@@ -1,4 +1,6 @@
-"""``kafkafmt clean``: one pass of Kafka's log cleaner (3.9.2, or 4.4.0 with ``kafkafmt.kafka.version=4.4``) over a partition directory."""
+"""``kafkafmt clean``: one pass of Kafka's log cleaner (3.9.2's, or another line's with ``--kafka-line``) over a
+partition directory; it first prints the line it applies and what the cleaner of the other lines would do
+differently with this directory's data (:func:`kafkafmt.probes.cleaner_line_notes`)."""
 from __future__ import annotations
 
 import shutil
@@ -13,6 +15,7 @@ from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
 from ..log.errors import NoSuchFileError
 from ..log.files import CLEAN_SHUTDOWN_FILE
 from ..viz.tables import iso_time
+from . import add_kafka_line
 
 
 def register(sub) -> None:
@@ -23,12 +26,14 @@ def register(sub) -> None:
                     "log directory holding the partition), the offset map, .cleaned -> .swap -> rename, the "
                     "checkpoint advanced; with cleanup.policy=compact,delete retention runs after. Topic "
                     "settings and the broker's cleaner settings (" + ", ".join(CLEANER_KEYS) + ") go by their "
-                    "Kafka names through -c; -c kafkafmt.kafka.version=4.4 cleans as Kafka 4.4.0 does (v0/v1 data "
-                    "rewritten as v2, KAFKA-13093).")
+                    "Kafka names through -c; --kafka-line 4.4 cleans as Kafka 4.4.0 does (v0/v1 data "
+                    "rewritten as v2, KAFKA-13093). The line applied, and what the other lines' cleaners would do "
+                    "differently with this directory's data, are printed first.")
     p.add_argument("partition_dir", metavar="PARTITION_DIR")
     p.add_argument("--now", type=int, metavar="MS", help="the cleaner's clock in epoch ms (default: the wall clock)")
     p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a topic or broker cleaner setting by its Kafka name (repeatable)")
+    add_kafka_line(p, what="clean as")
     p.add_argument("--dry-run", action="store_true", help="clean a private copy; change no byte and no mtime")
     p.add_argument("--tombstones", action="store_true",
                    help="list every tombstone kept (by default: how many, grouped by when they may go)")
@@ -138,6 +143,16 @@ def _broker_state(partition_dir: Path) -> dict:
     return out
 
 
+def _print_line(partition_dir: Path, line: str) -> None:
+    """The Kafka line the pass applies, and where the other lines' cleaners differ for this data."""
+    from ..kafka_lines import DEFAULT_LINE
+    from ..probes import cleaner_line_notes, partition_magics
+    how = "the default" if line == DEFAULT_LINE else "--kafka-line"
+    print(f"Kafka line {line} ({how}): the cleaner of Kafka {line}; on the other lines, for this data:")
+    for note in cleaner_line_notes(line, partition_magics(partition_dir)):
+        print(f"  {note}")
+
+
 def run(args) -> int:
     src = Path(args.partition_dir)
     if not src.is_dir():
@@ -147,7 +162,8 @@ def run(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from .explain import parse_topic_config
-        config = parse_topic_config(topic)
+        config = parse_topic_config(topic, args.kafka_line)
+    _print_line(src, config.broker.kafka_line)
     clock = SimulatedClock(args.now) if args.now is not None else SystemClock()
     work = src
     tmp = None

@@ -5,11 +5,12 @@ import json
 import os
 import sys
 
+from ..records.dump_log import dump_log
+from . import add_kafka_line
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
-from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
-from ..records.dump_log import dump_log, iter_file_batches
 from ..records.spec import batch_to_json
+from ..records.dump_log import iter_file_batches
 
 
 def register(sub) -> None:
@@ -26,9 +27,8 @@ def register(sub) -> None:
                    help="print one line per record, decompressing wrappers and batches")
     p.add_argument("--print-data-log", action="store_true", help="also print keys and payloads (implies --deep)")
     p.add_argument("--skip-record-metadata", action="store_true", help="omit per-record metadata")
-    p.add_argument("--kafka-version", choices=KAFKA_LINES, default=DEFAULT_LINE,
-                   help="imitate this release's kafka-dump-log: 3.9 (default) or 4.4, whose v0/v1 record lines "
-                        "end without the stray '}' (KAFKA-14579)")
+    add_kafka_line(p, what="imitate the kafka-dump-log of (4.4's v0/v1 record lines end without the stray '}', "
+                   "KAFKA-14579)")
     p.add_argument("--max-bytes", type=int, default=None, help="dump only the first N bytes of each record file")
     p.add_argument("--verify-index-only", action="store_true", help="check indexes against the log, print no entries")
     p.add_argument("--index-sanity-check", action="store_true", help="only run the index sanity check")
@@ -101,7 +101,7 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
         res = dump_log(buf, filename=name, abspath=os.path.abspath(path), deep=args.deep,
                        print_data=args.print_data_log, skip_metadata=args.skip_record_metadata,
                        max_bytes=args.max_bytes, start_offset=start, emit_lines=_print_lines,
-                       kafka_line=args.kafka_version)
+                       kafka_line=args.kafka_line)
     stderr_tail += res.stderr
     if res.error is not None:
         _error(path, res.error)

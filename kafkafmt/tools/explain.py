@@ -20,14 +20,15 @@ from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from ..errors import KafkaFmtError
 from ..io import atomic_write, read_input
+from . import add_kafka_line
 from ..log.files import segment_log_start_offset
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
 
-def parse_topic_config(pairs) -> LogConfig:
-    """``k=v`` strings → LogConfig.  Topic settings by Kafka name; broker settings
-    (``inter.broker.protocol.version``, ``log.*`` defaults, ``kafkafmt.*``) go to its BrokerConfig."""
+def parse_topic_config(pairs, kafka_line: str = kafka_lines.DEFAULT_LINE) -> LogConfig:
+    """``k=v`` strings → LogConfig on a broker of ``kafka_line``.  Topic settings by Kafka name; broker
+    settings (``inter.broker.protocol.version``, ``log.*`` defaults, ``kafkafmt.*``) go to its BrokerConfig."""
     topic, broker = {}, {}
     for p in pairs or ():
         if "=" not in p:
@@ -35,7 +36,7 @@ def parse_topic_config(pairs) -> LogConfig:
         k, v = (x.strip() for x in p.split("=", 1))
         is_broker = k in BrokerConfig.PROPERTY_NAMES or (k in KEYS_BY_SERVER_NAME and k not in KEYS_BY_NAME)
         (broker if is_broker else topic)[k] = v
-    return LogConfig.from_properties(topic, broker=BrokerConfig.from_properties(broker))
+    return LogConfig.from_properties(topic, broker=BrokerConfig.from_properties(broker, kafka_line=kafka_line))
 
 
 def _read(path: str) -> bytes:
@@ -51,7 +52,7 @@ def _write_output(path: str | None, data: bytes) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "explain", help="explain what a Kafka 3.9 broker does with a produce or a fetch, step by step",
+        "explain", help="explain what a Kafka broker (3.9, or --kafka-line) does with a produce or a fetch, step by step",
         description="Run the broker's rules (UnifiedLog + LogValidator on produce; KafkaApis + RecordsUtil.downConvert "
                     "on fetch) on a record-set file and print every decision with the Kafka class/method or seed "
                     "section it comes from.")
@@ -68,8 +69,8 @@ def register(sub) -> None:
                     help="topic setting, Kafka name (message.format.version=0.10.0, message.timestamp.type="
                          "LogAppendTime, compression.type=gzip, cleanup.policy=compact, ...), or a broker "
                          "setting (inter.broker.protocol.version=3.9; kafkafmt's default is 2.8, the last "
-                         "that honours message.format.version; kafkafmt.kafka.version=4.4 for Kafka 4.4's rules); "
-                         "repeatable")
+                         "that honours message.format.version); repeatable")
+    add_kafka_line(pp)
     pp.add_argument("--offset", type=int, default=0, help="log end offset: the first offset to assign (default 0)")
     pp.add_argument("--now", type=int, default=None, help="broker clock in ms (default: the wall clock)")
     pp.add_argument("--origin", choices=ORIGINS, default="CLIENT", help="AppendOrigin (default CLIENT)")
@@ -86,7 +87,8 @@ def register(sub) -> None:
                     "(or maximum message format) and print the trace, the outcome and the conversion cost table.")
     fp.add_argument("file", metavar="FILE", help="log bytes ('-' for stdin)")
     g = fp.add_mutually_exclusive_group()
-    g.add_argument("--fetch-version", type=int, default=None, help="FetchRequest version (default: latest, 17)")
+    g.add_argument("--fetch-version", type=int, default=None,
+                   help="FetchRequest version (default: the newest the line answers, 17 on 3.9)")
     g.add_argument("--client-magic", type=int, choices=(0, 1, 2), default=None,
                    help="highest message format the client reads (0 → fetch v1, 1 → v3, 2 → latest)")
     fp.add_argument("--fetch-offset", type=int, default=None, help="fetch offset (default: the log start)")
@@ -98,14 +100,16 @@ def register(sub) -> None:
     fp.add_argument("--topic-config", "-c", action="append", default=[], metavar="K=V",
                     help="topic setting, Kafka name (message.format.version=0.10.0, "
                          "message.downconversion.enable=false, compression.type=zstd, ...); repeatable")
+    add_kafka_line(fp)
     fp.add_argument("--json", action="store_true", help="print one JSON object (outcome, cost, trace steps)")
     fp.add_argument("--output", "-o", metavar="OUT", help="write the records of the response to OUT")
     fp.set_defaults(func=run_fetch)
 
     lp = esub.add_parser(
-        "lines", help="list what differs between the Kafka lines kafkafmt models (3.9, 4.4)",
-        description="Print the table kafkafmt's rules read where Kafka 3.9 and 4.4 differ (kafkafmt.kafka_lines): "
-                    "one row per difference, with its value on each line and the KIP or JIRA that made it.")
+        "lines", help="list what differs between the Kafka lines kafkafmt models (0.9 ... 4.4)",
+        description="Print the table kafkafmt's rules read where Kafka releases differ (kafkafmt.kafka_lines): "
+                    "one row per difference between neighbouring releases, with its values before and after, "
+                    "the release and the KIP or JIRA that made it.")
     lp.add_argument("--area", choices=sorted({c.area for c in kafka_lines.CHANGES}), help="only this area")
     lp.add_argument("--json", action="store_true", help="print a JSON list of rows")
     lp.set_defaults(func=run_lines)
@@ -121,25 +125,28 @@ def _dump_json(obj) -> str:
     return json.dumps(obj, default=default, indent=2)
 
 
-def _rows(trace) -> list[dict]:
-    """The rows of :mod:`kafkafmt.kafka_lines` the trace applied (key, what, source), for the outcome."""
+def _rows(trace, line: str = kafka_lines.DEFAULT_LINE) -> list[dict]:
+    """The rows of :mod:`kafkafmt.kafka_lines` the trace applied on ``line`` (key, what, source), for the
+    outcome: each key's row in effect on the line (its first row when the line predates them all)."""
     if trace is None:
         return []
-    return [kafka_lines.change(k).to_dict() for k in kafka_lines.rows_applied(trace)]
+    return [(kafka_lines.row(k, line) or kafka_lines.rows(k)[0]).to_dict() for k in kafka_lines.rows_applied(trace)]
 
 
 def _print_rows(trace, config: LogConfig, out) -> None:
-    rows = _rows(trace)
+    line = config.broker.kafka_line
+    rows = _rows(trace, line)
     if rows:
-        print(f"\nKafka {config.kafka_line} line: {len(rows)} difference(s) from 3.9 applied "
+        print(f"\nKafka {line} line: {len(rows)} difference(s) from 3.9 applied "
               "(kafkafmt.kafka_lines):", file=out)
         for r in rows:
-            print(f"  {r['key']:<28} {r['3.9']!s:>24} → {r[config.kafka_line]!s:<10} {r['source']}", file=out)
+            value = kafka_lines.change(r["key"]).shown(line)
+            print(f"  {r['key']:<28} {r['3.9']!s:>24} → {value!s:<10} {r['source']}", file=out)
 
 
 def run_produce(args, out=None) -> int:
     out = out or sys.stdout
-    config = parse_topic_config(args.topic_config)
+    config = parse_topic_config(args.topic_config, args.kafka_line)
     data = _read(args.file)
     try:
         res = validate_messages_and_assign_offsets(data, config, offset=args.offset, now=args.now,
@@ -150,7 +157,7 @@ def run_produce(args, out=None) -> int:
         if args.json:
             print(_dump_json({"outcome": "rejected", "error": e.kafka_exception, "error_code": e.error_code,
                               "message": e.reason, "record_errors": getattr(e, "record_errors", None),
-                              "kafka_line_rows": _rows(trace), "trace": trace.to_dicts() if trace else []}),
+                              "kafka_line_rows": _rows(trace, config.broker.kafka_line), "trace": trace.to_dicts() if trace else []}),
                   file=out)
         else:
             if trace:
@@ -163,7 +170,7 @@ def run_produce(args, out=None) -> int:
         return 1
     _write_output(args.output, res.records)
     if args.json:
-        print(_dump_json({"outcome": "appended", **res.to_dict(), "kafka_line_rows": _rows(res.trace),
+        print(_dump_json({"outcome": "appended", **res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
                           "trace": res.trace.to_dicts()}), file=out)
         return 0
     print(res.trace.render(), file=out)
@@ -181,7 +188,7 @@ def run_produce(args, out=None) -> int:
 
 def run_fetch(args, out=None) -> int:
     out = out or sys.stdout
-    config = parse_topic_config(args.topic_config)
+    config = parse_topic_config(args.topic_config, args.kafka_line)
     data = _read(args.file)
     log_start = args.log_start_offset if args.log_start_offset is not None else segment_log_start_offset(args.file)
     res = fetch(data, topic_config=config, fetch_version=args.fetch_version, client_max_magic=args.client_magic,
@@ -189,7 +196,7 @@ def run_fetch(args, out=None) -> int:
                 log_start_offset=log_start)
     _write_output(args.output, res.records)
     if args.json:
-        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace), "trace": res.trace.to_dicts()}),
+        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line), "trace": res.trace.to_dicts()}),
               file=out)
         return 1 if res.error else 0
     print(res.trace.render(), file=out)
@@ -217,8 +224,8 @@ def run_lines(args, out=None) -> int:
         print(_dump_json(rows), file=out)
         return 0
     for r in rows:
-        print(f"{r['area']:<13} {r['key']:<44} 3.9: {r['3.9']!s:<24} 4.4: {r['4.4']!s:<14} {r['source']} "
-              f"(Kafka {r['release']})", file=out)
+        print(f"{r['area']:<13} {r['key']:<44} Kafka {r['release']:<7} {r['before']!s:>24} → {r['after']!s:<14} "
+              f"{r['source']}", file=out)
         print(f"{'':<13} {r['what']}", file=out)
     return 0
 

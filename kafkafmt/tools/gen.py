@@ -5,6 +5,7 @@ import json
 
 from ..gen.generator import generate_logs
 from ..gen.workload_file import load_workload, shipped_workloads
+from . import add_kafka_line
 
 
 def register(sub) -> None:
@@ -23,15 +24,18 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="override the workload's seed")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core; 1 = no pool)")
     p.add_argument("--force", action="store_true", help="replace the output directory if it exists")
+    add_kafka_line(p, what="write the logs as (the broker's produce path, log and cleaner)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     workload = load_workload(args.workload)
+    from dataclasses import replace
     if args.seed is not None:
-        from dataclasses import replace
         workload = replace(workload, seed=args.seed)
+    if args.kafka_line != workload.kafka_line:
+        workload = replace(workload, kafka_line=args.kafka_line)
     out = args.out or f"data/logs/{workload.name}"
     manifest = generate_logs(workload, out, size=args.size, jobs=args.jobs, progress=not args.quiet, force=args.force)
     if not args.quiet:

@@ -1,5 +1,5 @@
 """A live Kafka 4.4.0 broker (KRaft combined mode, conformance/kafkarig/kraft.py) against the 4.4 line's
-predictions (``kafkafmt.kafka.version=4.4``), with real clients: kafka-python, aiokafka, librdkafka
+predictions (``--kafka-line 4.4``), with real clients: kafka-python, aiokafka, librdkafka
 (confluent-kafka), and kafkafmt's raw protocol client for the request versions 4.x no longer answers.
 
 The old-data upgrade: two topics (one compacted) are created through KRaft, the broker is stopped, their
@@ -42,7 +42,7 @@ from kafkarig.kraft import KRaftBroker, kraft_missing_reason, place_segment, pla
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
-B44 = BrokerConfig(kafka_version="4.4")
+B44 = BrokerConfig(kafka_line="4.4")
 C44 = LogConfig(broker=B44)
 N_OLD = 10
 #: the active segment after the old data on the ``cleaned`` topic

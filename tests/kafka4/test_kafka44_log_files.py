@@ -27,7 +27,7 @@ from kafkarig.oracle import OracleError  # noqa: E402
 pytestmark = pytest.mark.java
 
 T0 = 100_000_000
-B44 = BrokerConfig(kafka_version="4.4")
+B44 = BrokerConfig(kafka_line="4.4")
 
 
 def _files(d):

@@ -1,4 +1,4 @@
-"""The 4.4 line (``kafkafmt.kafka.version=4.4``) against Kafka 4.4.0's own classes, as the 3.9 line is
+"""The 4.4 line (``BrokerConfig(kafka_line="4.4")``, ``--kafka-line 4.4``) against Kafka 4.4.0's own classes, as the 3.9 line is
 checked against 3.9.2's: LogValidator (toMagic 2, as 4.x's UnifiedLog always passes), the topic keys of
 ``LogConfig.configKeys()`` and their validation messages, and ``DumpLogSegments`` output.
 
@@ -19,7 +19,7 @@ from kafkafmt.records import MemoryRecords
 
 pytestmark = pytest.mark.java
 
-B44 = BrokerConfig(kafka_version="4.4")
+B44 = BrokerConfig(kafka_line="4.4")
 V2 = LogConfig(broker=B44)
 RS = [R(NOW - 3, b"a", b"1"), R(NOW - 1, b"b", b"2"), R(NOW - 2, None, b"3")]
 TS = [R(NOW - 10_000), R(NOW + 10_000), R(NOW), R(-1), R(NOW + 7_200_000)]

@@ -2,7 +2,8 @@
 
 What the rows say is checked against Kafka 4.4.0 in test_kafka44_vs_jars.py (jars) and
 tests/conformance/test_kafka44_broker.py (a live broker); here: the table's shape, that every rule
-follows the broker's ``kafkafmt.kafka.version``, and that the 3.9 line is what it was.
+follows the broker's ``kafka_line``, and that the 3.9 line is what it was.  The older lines' rows:
+test_kafka_lines_history.py.
 """
 from __future__ import annotations
 
@@ -20,17 +21,19 @@ from kafkafmt.dump import dump_log
 from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError
 from kafkafmt.tools.explain import main as cli_main
 
-B44 = BrokerConfig(kafka_version="4.4")
+B44 = BrokerConfig(kafka_line="4.4")
 C44 = LogConfig(broker=B44)
 
 
-def test_every_row_names_its_kip_or_jira_and_is_unique():
-    keys = [c.key for c in kafka_lines.CHANGES]
-    assert len(keys) == len(set(keys))
+def test_every_row_names_its_kip_or_jira_and_is_one_change():
+    seen = set()
     for c in kafka_lines.CHANGES:
         assert re.search(r"KIP-\d+|KAFKA-\d+|apache/kafka PR \d+", c.source), c
-        assert c.area in ("protocol", "produce", "fetch", "topic config", "dump", "cleaner"), c
-        assert c.v39 != c.v44, c
+        assert c.area in ("protocol", "produce", "fetch", "topic config", "broker config", "log", "dump",
+                          "cleaner"), c
+        assert c.before != c.after and c.where, c
+        assert (c.key, c.since) not in seen, c  # one row per key and release
+        seen.add((c.key, c.since))
     assert kafka_lines.value("produce.min_version", "4.4") == 3
     assert kafka_lines.value("fetch.min_version", "4.4") == 4
     assert kafka_lines.value("cleaner.legacy_to_v2", "4.4") is True and "KAFKA-13093" in \
@@ -38,15 +41,16 @@ def test_every_row_names_its_kip_or_jira_and_is_unique():
 
 
 def test_the_broker_setting():
-    assert BrokerConfig().kafka_version == "3.9" and not BrokerConfig().is_kafka4
-    b = BrokerConfig.from_properties({"kafkafmt.kafka.version": "4.4"})
-    assert b == B44 and b.to_properties()["kafkafmt.kafka.version"] == "4.4"
-    assert "kafkafmt.kafka.version" not in BrokerConfig().to_properties()  # the 3.9 line prints as before
-    assert BrokerConfig(kafka_version="4.4.0").kafka_version == "4.4"
-    with pytest.raises(ConfigError, match="kafkafmt.kafka.version: String must be one of: 3.9, 4.4"):
-        BrokerConfig(kafka_version="2.8")
+    assert BrokerConfig().kafka_line == "3.9" and BrokerConfig().has_ibp and not B44.has_ibp
+    assert BrokerConfig.from_properties({}, kafka_line="4.4") == B44
+    assert BrokerConfig.from_properties({}).to_properties() == {"inter.broker.protocol.version": "2.8"}
+    with pytest.raises(ConfigError, match="not a property: the Kafka line is chosen with --kafka-line"):
+        BrokerConfig.from_properties({"kafkafmt.kafka.version": "4.4"})  # the old spelling is gone
+    assert BrokerConfig(kafka_line="4.4.0").kafka_line == "4.4"
+    with pytest.raises(ConfigError, match=r"unknown Kafka line '4\.0': kafkafmt models 0\.9, 0\.10\.0, .*, 3\.9, 4\.4$"):
+        BrokerConfig(kafka_line="4.0")
     with pytest.raises(ConfigError, match=r"log.message.format.version \(removed in Kafka 4.0 .*KIP-724"):
-        BrokerConfig(kafka_version="4.4", topic_defaults={"log.message.format.version": "0.10.0"})
+        BrokerConfig(kafka_line="4.4", topic_defaults={"log.message.format.version": "0.10.0"})
     # KIP-724: 4.4 ignores the IBP: every topic is v2, zstd always allowed
     assert C44.to_magic == 2 and C44.ibp_supports_zstd
     assert LogConfig(message_format_version="0.10.0").to_magic == 1  # 3.9 with kafkafmt's IBP 2.8
@@ -116,10 +120,10 @@ def test_dump_record_lines_per_line():
 def test_explain_lists_the_rows_applied(tmp_path, capsys):
     f = tmp_path / "v1.bin"
     f.write_bytes(build([R(NOW, b"k", b"v")], magic=1))
-    assert cli_main(["explain", "fetch", str(f), "-c", "kafkafmt.kafka.version=4.4", "--fetch-version", "2"]) == 1
+    assert cli_main(["explain", "fetch", str(f), "--kafka-line", "4.4", "--fetch-version", "2"]) == 1
     out = capsys.readouterr().out
     assert "NO RESPONSE: the broker closes the connection" in out and "fetch.min_version" in out and "KIP-896" in out
-    assert cli_main(["explain", "produce", str(f), "-c", "kafkafmt.kafka.version=4.4", "--now", str(NOW)]) == 0
+    assert cli_main(["explain", "produce", str(f), "--kafka-line", "4.4", "--now", str(NOW)]) == 0
     out = capsys.readouterr().out
     assert "produce.record_version" in out and "KIP-724" in out
     assert cli_main(["explain", "produce", str(f), "--now", str(NOW)]) == 0
@@ -146,3 +150,6 @@ def test_explain_lines_lists_the_table(capsys):
     assert cli_main(["explain", "lines", "--area", "dump"]) == 0
     out = capsys.readouterr().out
     assert "dump.legacy_record_brace" in out and "KAFKA-14579" in out and "fetch." not in out
+    assert cli_main(["explain", "lines", "--area", "log"]) == 0
+    out = capsys.readouterr().out
+    assert "log.time_index" in out and "Kafka 0.10.1" in out and "KIP-33" in out

@@ -3,7 +3,7 @@
 
 As test_log_cleaner_vs_kafka.py does for 3.9.2: each workload is appended in phases (v0/v1 data written as a
 3.9 broker or an older one left it) to two copies of a partition directory; after each phase Kafka 4.4.0
-cleans one copy and kafkafmt with ``kafkafmt.kafka.version=4.4`` the other, at the same mock time, and the
+cleans one copy and kafkafmt with ``--kafka-line 4.4`` the other, at the same mock time, and the
 copies must hold byte-identical ``.log``, ``.index`` and ``.timeindex`` files, ``.log`` modification times
 and ``cleaner-offset-checkpoint``.  The 4.4 cleaner rewrites retained v0/v1 entries as v2 batches
 (KAFKA-13093), so after a pass every cleaned segment holds v2 only.  4.4 accepts no ``segment.bytes``
@@ -34,7 +34,7 @@ from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.records import MemoryRecords
 
-BROKER44 = BrokerConfig(kafka_version="4.4")
+BROKER44 = BrokerConfig(kafka_line="4.4")
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def clean44(kafka_oracle, kafka: Path, fmt: Path, props: dict, at: int, *, dedup
     p44 = props44(props)
     k = kafka_oracle.clean(kafka, now=at, config=p44, cleaner={"dedupeBufferSize": dedupe, "ioBufferSize": io_buffer})
     log = Log(fmt, _config44(p44), SimulatedClock(at), clean_shutdown=True)
-    assert log.config.kafka_line == "4.4"
+    assert log.config.broker.kafka_line == "4.4"
     r = log.clean(now=at, cleaner=CleanerConfig(dedupe_buffer_size=dedupe, io_buffer_size=io_buffer))
     log.close()
     assert r.cleaned == k["cleaned"]
@@ -210,7 +210,7 @@ def test_the_batch_ending_the_round(cleaner39, cleaner44, tmp_path, line, hw_at)
 
 
 def test_cli_on_line_44(cleaner44, tmp_path, capsys):
-    """`kafkafmt clean -c kafkafmt.kafka.version=4.4 ...` cleans a v1 partition as Kafka 4.4.0 does."""
+    """`kafkafmt clean --kafka-line 4.4 ...` cleans a v1 partition as Kafka 4.4.0 does."""
     from kafkafmt.cli import main
     props = _props(1)
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
@@ -220,7 +220,7 @@ def test_cli_on_line_44(cleaner44, tmp_path, capsys):
     at = T0 + PHASE_MS
     p44 = props44(props)
     k = cleaner44.clean(kafka, now=at, config=p44)
-    args = ["clean", str(fmt), "--now", str(at), "-c", "kafkafmt.kafka.version=4.4"]
+    args = ["clean", str(fmt), "--now", str(at), "--kafka-line", "4.4"]
     assert main(args + [a for kv in p44.items() for a in ("-c", "=".join(kv))]) == 0
     assert "cleaned offsets [0," in capsys.readouterr().out and k["cleaned"]
     _compare(kafka, fmt, {"gzip"})
@@ -305,7 +305,7 @@ def hook(step):
     steps.append(step)
     if len(steps) == k:
         os.kill(os.getpid(), signal.SIGKILL)
-log = Log(d, LogConfig.from_properties(props, broker=BrokerConfig(kafka_version="4.4")), SimulatedClock(now),
+log = Log(d, LogConfig.from_properties(props, broker=BrokerConfig(kafka_line="4.4")), SimulatedClock(now),
           clean_shutdown=True)
 log.clean(now=now, hook=hook)
 print(json.dumps(steps))

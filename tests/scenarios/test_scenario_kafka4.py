@@ -33,7 +33,7 @@ def test_a_4_4_broker_runs_the_4_4_line():
                                 "cleanup.policy": "compact"})
     assert removed_properties(b) == ["inter.broker.protocol.version", "message.format.version"]
     cfg = topic_config_for(b)
-    assert cfg.kafka_line == "4.4" and cfg.to_magic == 2 and cfg.compact
+    assert cfg.broker.kafka_line == "4.4" and cfg.to_magic == 2 and cfg.compact
     assert removed_properties(BrokerSpec("A", "3.9", {"message.format.version": "0.10.0"})) == []
 
 

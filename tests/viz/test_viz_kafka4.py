@@ -10,6 +10,7 @@ import pytest
 from kafkafmt import kafka_lines
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.records import MemoryRecords
+from kafkafmt.records.sample_sets import build, sample_records
 from kafkafmt.viz import kafka4, tables
 
 
@@ -23,9 +24,10 @@ def _probe(seed, start):
 
 
 # ------------------------------------------------------------------------------------------- rows
-def test_line_rows_are_the_kafka_lines_rows():
+def test_line_rows_are_the_kafka_lines_rows_between_39_and_44():
     rows = kafka4.line_rows()
-    assert [r["key"] for r in rows] == [c.key for c in kafka_lines.CHANGES]
+    assert [r["key"] for r in rows] == [c.key for c in kafka_lines.rows_between("3.9", "4.4")]
+    assert "log.time_index" not in {r["key"] for r in rows}  # a 0.10.1 row: the same on both lines
     fetch_min = next(r for r in rows if r["key"] == "fetch.min_version")
     assert (fetch_min["3.9"], fetch_min["4.4"], fetch_min["source"]) == ("0", "4", "KIP-896")
     after = next(r for r in rows if r["key"] == "topic.default.message.timestamp.after.max.ms")
@@ -34,13 +36,6 @@ def test_line_rows_are_the_kafka_lines_rows():
 
 
 # ------------------------------------------------------------------------------------------ seeds
-def test_verdict_rule():
-    assert kafka4.verdict("stored as v2", "stored as v2") == "kept"
-    assert kafka4.verdict("stored as v1", "refused: X", ("produce.min_version",)) == "removed"
-    assert kafka4.verdict("accepted", "refused: X", ("topic.check.segment.bytes",)) == "changed"
-    assert kafka4.verdict("refused: A", "stored as v2", ("produce.record_version",)) == "changed"
-
-
 def test_the_finding_counts():
     assert kafka4.verdict_counts() == {"000": {"kept": 2, "changed": 1, "removed": 3},
                                        "001": {"kept": 1, "changed": 1, "removed": 1},
@@ -91,7 +86,7 @@ def test_seed003_the_idempotent_old_format_case_cannot_arise_on_44():
 
 def test_seed004_wrappers_the_cleaner_rewrites():
     r = _probe("004", "the cleaner meets")
-    v1 = kafka4.build(1, "gzip", kafka4.sample_records(5, seed=4))
+    v1 = build(1, "gzip", sample_records(5, seed=4))
     assert r["Kafka 3.9"] == f"kept as v1 ({len(v1)} bytes)"
     assert r["Kafka 4.4"] == f"rewritten as v2 ({len(kafka4.rewrite(v1))} bytes)"
     assert "recompression" in _probe("004", "a 0.9 consumer")["Kafka 3.9"]
@@ -260,7 +255,7 @@ def test_the_notebooks_audit_is_kafkafmt_audit(tmp_path):
 
     from kafkafmt.cli import main
     out = tmp_path / "audit.jsonl"
-    args = ["audit", str(kafka4.sample_logs()), "--target", "4.4", "--now-ms", str(kafka4.sample_now_ms()),
+    args = ["audit", str(kafka4.sample_logs()), "--kafka-line", "4.4", "--now-ms", str(kafka4.sample_now_ms()),
             "-c", "clicks:cleanup.policy=compact", "--format", "json", "-o", str(out), "--quiet"]
     assert main(args) == 0
     got = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]

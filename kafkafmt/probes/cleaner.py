@@ -1,0 +1,71 @@
+"""What a cleaner pass over a partition would do differently on other Kafka lines (``kafkafmt clean``).
+
+The rows of area ``cleaner`` of :mod:`kafkafmt.kafka_lines` that matter for the partition's data: the
+v0/v1 batches a 4.x cleaner rewrites as v2 (KAFKA-13093) only where there are any; which emptied batch
+is kept (KAFKA-17076, KAFKA-20452) on any compacted partition.  Read-only: the segments are only read.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from .. import kafka_lines
+from ..log.view import PartitionView
+
+__all__ = ["partition_magics", "cleaner_line_notes"]
+
+
+def partition_magics(partition_dir: str | os.PathLike) -> Counter:
+    """``{magic: batches}`` of a partition directory's segments, as they are on disk."""
+    out: Counter = Counter()
+    for seg in PartitionView.of_files(partition_dir).segments:
+        for b in seg.batches():
+            out[b.magic] += 1
+    return out
+
+
+def _ranges(lines: list[str]) -> str:
+    """Consecutive lines of :data:`KAFKA_LINES` as ranges: ``0.9 … 3.9, 4.4``."""
+    runs: list[list[str]] = []
+    for ln in lines:
+        if runs and kafka_lines.KAFKA_LINES.index(ln) == kafka_lines.KAFKA_LINES.index(runs[-1][-1]) + 1:
+            runs[-1].append(ln)
+        else:
+            runs.append([ln])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]} … {r[-1]}" for r in runs)
+
+
+def _legacy_note(value, legacy: int) -> str:
+    return (f"the {legacy} v0/v1 batch(es) here are rewritten as v2 batches" if value
+            else f"the {legacy} v0/v1 batch(es) here are kept as v0/v1")
+
+
+def _retain_note(value) -> str:
+    return {None: "an emptied batch is removed, even the last one of the round",
+            "first uncleanable offset": "an emptied batch ending at the end of the cleaning round is kept",
+            "high watermark": "an emptied batch is kept only when it ends at the high watermark"}[value]
+
+
+def cleaner_line_notes(line: str, magics: Counter) -> list[str]:
+    """What the cleaner of ``line`` does with this data where other lines differ, one sentence per group of
+    lines, each naming the row and its KIP or JIRA."""
+    line = kafka_lines.check_line(line)
+    legacy = magics.get(0, 0) + magics.get(1, 0)
+    notes = []
+    keys = [("cleaner.legacy_to_v2", lambda v: _legacy_note(v, legacy))] if legacy else []
+    keys.append(("cleaner.retain_last_batch", _retain_note))
+    for key, say in keys:
+        mine = kafka_lines.value(key, line)
+        others: dict = {}
+        for other in kafka_lines.KAFKA_LINES:
+            v = kafka_lines.value(key, other)
+            if v != mine:
+                others.setdefault(v, []).append(other)
+        for v, lines in others.items():
+            sources = []
+            for other in lines:
+                for r in kafka_lines.rows_between(line, other):
+                    if r.key == key and r.source not in sources:
+                        sources.append(r.source)
+            notes.append(f"on Kafka {_ranges(lines)}: {say(v)} ({key}: {', '.join(sources)})")
+    return notes
