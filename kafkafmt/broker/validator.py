@@ -224,7 +224,8 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 def validate_messages_and_assign_offsets(records, config: LogConfig | None = None, *, offset: int = 0,
                                          now: int | None = None, origin: str = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
-                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
+                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0,
+                                         pre_checks: bool = True,
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..constants import CompressionType, ControlRecordType, TimestampType
-from ..kafka_lines import DEFAULT_LINE
 from ..errors import KafkaFmtError
+from ..kafka_lines import DEFAULT_LINE
 from ..log.clock import SimulatedClock
 from ..log.files import LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT, write_checkpoint
 from ..log.log import Log

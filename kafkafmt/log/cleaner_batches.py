@@ -76,7 +76,7 @@ from .cleaner_scan import (
 from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
-           "producer_batches", "FilterRun", "dest_capacity"]
+           "FilterRun", "dest_capacity"]
 
 #: what a kernel returns with the index it stopped at
 DONE, HANDBACK, FULL, ROOM = 0, 1, 2, 3

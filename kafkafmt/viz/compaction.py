@@ -215,7 +215,8 @@ def holes_caption(data: dict, values: dict) -> str:
     removed = w.last_offset - rows[0]["absolute offset (consumer)"] + 1 - len(rows)
     rel = ", ".join(str(r["relative offset (stored)"]) for r in rows)
     return (f"<b>Wrapper at offset {w.last_offset}: {len(rows)} inner messages with relative offsets {rel}</b>, "
-            f"{removed} offset{'s' if removed != 1 else ''} removed between them. {data['holed']} of the {data['wrappers']} wrappers left by the cleaner "
+            f"{removed} offset{'s' if removed != 1 else ''} removed between them. {data['holed']} of the "
+            f"{data['wrappers']} wrappers left by the cleaner "
             f"have holes. A v1 consumer adds each relative offset to the wrapper's offset minus the last one "
             f"({w.last_offset} − {rows[-1]['relative offset (stored)']}): the retained records keep their offsets.")
 
