@@ -31,7 +31,6 @@ extensions = [
     "sphinxarg.ext",  # each CLI verb's options from its argparse parser
     "kafkafmt_tables",  # reference tables from kafkafmt's own data (docs/_ext/kafkafmt_tables.py)
 ]
-templates_path = [str(HERE / "_templates")]
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["kafkafmt.css"]
 exclude_patterns = ["_build", "_ext", "_data", "_templates", "**.ipynb_checkpoints"]
