@@ -79,7 +79,9 @@ html_theme_options = {
 }
 # offline: without a colour mode the theme logs a console error on the first page (a template variable)
 html_context = {"default_mode": "light"}
-html_sidebars = {"index": [], "about": [], "benchmarks/index": []}  # single pages: no section navigation
+# single pages, and the widest tables: no section navigation beside them
+html_sidebars = {"index": [], "about": [], "benchmarks/index": [], "reference/kafka-lines": [],
+                 "reference/topic-keys": []}
 html_last_updated_fmt = None
 html_copy_source = False
 
