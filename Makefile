@@ -24,6 +24,8 @@
 #                     end, build/bench/cleaner.json (< 6 min; `make bench` runs its --quick form, < 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
+#   make history-record  run kafkafmt's live checks on real Kafka 0.9.0.1 ... 2.8.2 brokers and clients (and seed
+#                     000's rolling upgrade) and write conformance/history/last-live-run.json (about 4 min)
 #   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -49,7 +51,7 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
+.PHONY: setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -97,6 +99,9 @@ docs: $(DOCS_STAMP) setup
 	$(PY) docs/_ext/build_site.py build
 
 report: docs
+
+history-record: setup
+	$(PY) conformance/history/record.py
 
 present: setup
 	@$(PY) -m kafkafmt.viz.present --port $(PRESENT_PORT)

@@ -37,6 +37,7 @@ Hierarchy::
     ├── UnsupportedOperationError     java.lang.UnsupportedOperationException
     ├── IllegalStateError             java.lang.IllegalStateException
     ├── KafkaStorageError             a structural log error Kafka raises as KafkaException
+    │   └── LogDirLockedError         another process (a broker) holds a log directory's ``.lock``
     ├── CheckpointError               a malformed checkpoint file (IOException in CheckpointFile)
     ├── UnsupportedVersionError       UnsupportedVersionException (a request version 4.x no longer answers)
     ├── ConfigError                   ConfigException (invalid topic/log setting)
@@ -243,6 +244,24 @@ class KafkaStorageError(KafkaFmtError):
     """A structural log error Kafka raises as a plain ``KafkaException`` (e.g. rolling onto an existing segment)."""
 
     kafka_exception = "KafkaException"
+
+
+class LogDirLockedError(KafkaStorageError):
+    """A log directory's ``.lock`` is held by another process: a running broker, or another kafkafmt writing
+    there (Kafka's ``LogManager.lockLogDirs``: "Failed to acquire lock on file .lock in <dir>. A Kafka instance
+    in another process or thread is using this directory.").
+
+    Raised before anything is written: the directory keeps every byte and modification time.  ``log_dir`` is
+    the directory, ``holder_pid`` the process holding the lock when the kernel says (``F_GETLK``; None for an
+    open-file-description lock or when unknown), ``holder`` a short description of that process.  See
+    :mod:`kafkafmt.log.lock`.
+    """
+
+    def __init__(self, reason: str, *, log_dir=None, holder_pid: int | None = None, holder: str | None = None, **kw):
+        super().__init__(reason, **kw)
+        self.log_dir = log_dir
+        self.holder_pid = holder_pid
+        self.holder = holder
 
 
 class ConfigError(KafkaFmtError, ValueError):

@@ -18,4 +18,10 @@ Everything here checks kafkafmt against the real Apache Kafka; nothing in ``kafk
 * :mod:`kafkarig.cases`, :mod:`kafkarig.runner`, :mod:`kafkarig.diffs`  the differential runner: the
   cases of ``conformance/cases/*.json`` against the broker AND kafkafmt, compared byte for byte;
   ``python conformance/run.py`` prints the report.
+* :mod:`kafkarig.releases`  the jars of old Kafka releases (0.9.0.1 ... 2.8.2), resolved by Maven into
+  ``conformance/.cache/releases/``; :mod:`kafkarig.oldcluster` ZooKeeper clusters of those releases (mixed,
+  restarted, jars swapped on a data dir, rolling restarts waiting for the ISR); :mod:`kafkarig.oldclients`
+  the Java ``kafka-clients`` of 0.9 / 0.10 / 0.11 (``old-clients/OldClient.java``) and kafka-python pinned;
+  :mod:`kafkarig.history` the live checks of kafkafmt's model against them, :mod:`kafkarig.seed000` seed
+  000's rolling upgrade and rollback on a 0.9.0.1 + 0.10.2.2 cluster (``make history-record``).
 """

@@ -11,13 +11,18 @@ so partitions are independent and are generated in a process pool.
 
 The result is written into a temporary directory beside ``out`` and renamed into place; on any
 failure nothing is left behind.  The log directory then holds what a broker's ``log.dirs`` entry
-holds: ``<topic>-<partition>/`` directories (segments, ``.index``, ``.timeindex``,
-``leader-epoch-checkpoint``) and, at the top, ``recovery-point-offset-checkpoint``,
-``log-start-offset-checkpoint`` and ``replication-offset-checkpoint`` with one line per partition
-(``LogManager`` / ``ReplicaManager``'s files), plus ``kafkafmt-gen.json``, the run's manifest.
+holds after a clean shutdown: ``<topic>-<partition>/`` directories (segments, ``.index``, ``.timeindex``,
+``leader-epoch-checkpoint``, nothing else) and, at the top, ``recovery-point-offset-checkpoint``,
+``log-start-offset-checkpoint`` (a line only for a partition whose log start offset is above its first
+segment's base offset) and ``replication-offset-checkpoint`` (``LogManager`` / ``ReplicaManager``'s files),
+``.kafka_cleanshutdown`` (``LogManager.shutdown``'s marker), plus ``kafkafmt-gen.json``, the run's manifest.
+
+Replacing an existing ``out`` (``force``) takes its ``.lock`` first, as a broker would
+(:mod:`kafkafmt.log.lock`): a directory a running broker holds is refused, untouched.
 """
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import multiprocessing
@@ -35,7 +40,10 @@ from ..constants import CompressionType, ControlRecordType, TimestampType
 from ..errors import KafkaFmtError
 from ..kafka_lines import DEFAULT_LINE
 from ..log.clock import SimulatedClock
-from ..log.files import LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT, write_checkpoint
+from ..log import lock as dirlock
+from ..log.files import (LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT,
+                         offset_from_file_name, write_checkpoint)
+from ..log.logdir import write_clean_shutdown
 from ..log.log import Log
 from ..records import MemoryRecordsBuilder, end_txn_marker
 from .workload_file import TopicSpec, WorkloadError, WorkloadSpec, log_config
@@ -92,8 +100,10 @@ def generate_partition(workload: WorkloadSpec, topic_name: str, partition: int, 
     start, end = workload.start_ms, workload.start_ms + workload.duration_ms
     rng = random.Random(f"{workload.seed}:{topic.name}:{partition}")
     clock = SimulatedClock(start)
-    log = Log(Path(root) / f"{topic.name}-{partition}", log_config(topic.config, workload.broker, workload.kafka_line), clock,
-              seed=rng.getrandbits(32), leader_epoch=topic.leader_epoch)
+    # the private directory is written as a whole: the log-directory files come at the end (_write_log_dir_files)
+    log = Log(Path(root) / f"{topic.name}-{partition}",
+              log_config(topic.config, workload.broker, workload.kafka_line), clock, seed=rng.getrandbits(32),
+              leader_epoch=topic.leader_epoch, log_dir_files=False)
     broker = _BrokerTimeline(log, clock, list(topic.changes), start, workload.retention_check_interval_ms)
     if workload.cleaner_enabled and log.config.compact:
         broker.enable_cleaner(workload.cleaner_config(), Path(root))
@@ -307,6 +317,13 @@ def generate_logs(workload: WorkloadSpec, out: str | os.PathLike, *, size: int |
     out = Path(out)
     if out.exists() and not force:
         raise WorkloadError(f"{out} exists; pass force=True (--force) to replace it")
+    with contextlib.ExitStack() as stack:
+        if out.is_dir():  # a broker's log directory is never replaced under it
+            stack.enter_context(dirlock.hold(out))
+        return _generate(workload, out, size=size, jobs=jobs, progress=progress)
+
+
+def _generate(workload: WorkloadSpec, out: Path, *, size, jobs, progress) -> dict[str, Any]:
     parts = workload.partitions
     target = parse_size(size) if size is not None else None
     weights = {(t.name, p): _partition_weight(t, p) for t, p in parts}
@@ -381,13 +398,20 @@ def _group_entry(g) -> dict:
 
 
 def _write_log_dir_files(root: Path, workload: WorkloadSpec, summaries: list[dict], **run) -> None:
-    """The log-dir checkpoints (``LogManager``: recovery point, log start offset; ``ReplicaManager``:
-    high watermark), one line per partition, and the manifest."""
+    """The log-dir checkpoints (``LogManager``: recovery point, log start offset where it is above the first
+    segment's base offset; ``ReplicaManager``: high watermark), one line per partition, the clean-shutdown
+    marker, and the manifest."""
     def entries(key):
         return [(s["topic"], s["partition"], s[key]) for s in summaries]
+
+    def first_base(s) -> int:
+        d = root / f"{s['topic']}-{s['partition']}"
+        return min(offset_from_file_name(p.name) for p in d.iterdir() if p.name.endswith(LOG_FILE_SUFFIX))
     write_checkpoint(root / RECOVERY_POINT_CHECKPOINT, entries("recovery_point"), fsync=False)
-    write_checkpoint(root / LOG_START_OFFSET_CHECKPOINT, entries("log_start_offset"), fsync=False)
+    write_checkpoint(root / LOG_START_OFFSET_CHECKPOINT,
+                     [e for e, s in zip(entries("log_start_offset"), summaries) if e[2] > first_base(s)], fsync=False)
     write_checkpoint(root / REPLICATION_OFFSET_CHECKPOINT, entries("high_watermark"), fsync=False)
+    write_clean_shutdown(root, fsync=False)
     manifest = {"scenario": workload.name, "seed": workload.seed, "start_ms": workload.start_ms,
                 "duration_ms": workload.duration_ms, "broker": dict(workload.broker),
                 **({"kafka_line": workload.kafka_line} if workload.kafka_line != DEFAULT_LINE else {}), **run,

@@ -24,6 +24,9 @@ Modules:
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
 ``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
 ``files``          names, atomic file operations, checkpoint files
+``lock``           the log directory's ``.lock``, taken as a broker takes it (``LogManager.lockLogDirs``)
+``logdir``         what ``LogManager`` keeps per log directory: the clean-shutdown marker, the recovery-point
+                   and log-start checkpoints (one line per partition)
 ``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
 

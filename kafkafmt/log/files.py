@@ -22,8 +22,9 @@ Checkpoint format (the one Kafka uses for ``recovery-point-offset-checkpoint``,
     mytopic 0 42      <- one entry per line, fields separated by one space
     ...
 
-kafkafmt keeps one such file per partition directory (Kafka keeps the first two per data
-directory, one line per partition); the lines have Kafka's ``topic partition offset`` shape.
+Kafka keeps the first two per log directory, one ``topic partition offset`` line per partition
+(``LogManager``), and so does kafkafmt (:mod:`kafkafmt.log.logdir`); ``leader-epoch-checkpoint`` is the one
+checkpoint inside a partition directory.
 """
 from __future__ import annotations
 
@@ -147,6 +148,17 @@ def create_file_atomically(path: str | os.PathLike, length: int = 0, data: bytes
     os.replace(tmp, path)
 
 
+def write_synced(path: str | os.PathLike, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``path`` in place (created or truncated) and, with ``fsync``, sync it before closing."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_checkpoint(path: str | os.PathLike, entries: list[tuple], *, fsync: bool = True) -> None:
     """``CheckpointFile.write``: version, count, one space-separated line per entry; tmp + fsync + rename.
 
@@ -154,15 +166,8 @@ def write_checkpoint(path: str | os.PathLike, entries: list[tuple], *, fsync: bo
     """
     path = Path(path)
     lines = [str(CHECKPOINT_VERSION), str(len(entries))] + [" ".join(str(f) for f in e) for e in entries]
-    data = ("\n".join(lines) + "\n").encode()
     tmp = path.with_name(path.name + TEMP_FILE_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_synced(tmp, ("\n".join(lines) + "\n").encode(), fsync=fsync)
     os.replace(tmp, path)
     if fsync:
         fsync_dir(path.parent)
@@ -254,9 +259,10 @@ def delete_if_exists(path: str | os.PathLike) -> bool:
 
 def segment_log_start_offset(path: str | os.PathLike) -> int | None:
     """The log start offset a broker serves a segment file ``<base>.log`` with: the larger of its base
-    offset and the partition's ``log-start-offset-checkpoint`` entry (Kafka's, in the log directory, or
-    kafkafmt's, in the partition directory); None when the name is not a segment's.  Compaction removes
-    records but never moves it (``UnifiedLog.logStartOffset``)."""
+    offset and the partition's ``log-start-offset-checkpoint`` entry (in the log directory, where Kafka
+    and kafkafmt keep it; one in the partition directory, as older kafkafmt logs kept it, is read after);
+    None when the name is not a segment's.  Compaction removes records but never moves it
+    (``UnifiedLog.logStartOffset``)."""
     p = Path(path)
     if not (p.name.endswith(LOG_FILE_SUFFIX) and len(p.name) == 20 + len(LOG_FILE_SUFFIX) and p.name[:20].isdigit()):
         return None

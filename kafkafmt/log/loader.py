@@ -18,26 +18,13 @@ import os
 
 from ..errors import CheckpointError, IllegalArgumentError, InvalidOffsetError, LogSegmentOffsetOverflowError
 from .errors import KafkaStorageError, NoSuchFileError
+from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
+                    RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
+                    checkpoint_offset, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
+                    time_index_file)
+from . import logdir
 from .file_records import FileRecords
-from .files import (
-    CLEAN_SHUTDOWN_FILE,
-    CLEANED_FILE_SUFFIX,
-    DELETED_FILE_SUFFIX,
-    LOG_FILE_SUFFIX,
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_CHECKPOINT,
-    SWAP_FILE_SUFFIX,
-    TEMP_FILE_SUFFIX,
-    checkpoint_offset,
-    delete_if_exists,
-    is_index_file,
-    is_log_file,
-    log_file,
-    offset_from_file_name,
-    offset_index_file,
-    time_index_file,
-    write_checkpoint,
-)
+from .files import LOG_FILE_SUFFIX
 from .segment import LogOffsetMetadata, LogSegment
 
 
@@ -45,27 +32,37 @@ class LogLoading:
     """``LogLoader`` steps and the checkpoint files, mixed into :class:`~kafkafmt.log.log.Log`."""
 
     def _read_offset_checkpoint(self, name: str) -> int | None:
-        """This partition's entry in an offset checkpoint.  A malformed file counts as absent, with a
-        warning event, as ``LogManager.loadLogs`` does ("Error occurred while reading ... resetting")."""
+        """This partition's entry in one of the log directory's offset checkpoints.  A malformed file counts
+        as absent, with a warning event, as ``LogManager.loadLogs`` does ("Error occurred while reading ...
+        resetting")."""
         try:
-            return checkpoint_offset(self.dir / name, self.topic, self.partition)
+            return checkpoint_offset(self.dir.parent / name, self.topic, self.partition)
         except CheckpointError as e:
             self.events.append({"type": "warning", "time": self.clock.now(), "checkpoint": name,
                                 "reason": f"{e.reason}; ignored, as Kafka's LogManager.loadLogs does"})
         return None
 
     def _write_checkpoints(self) -> None:
-        line = lambda v: [(self.topic, self.partition, v)]  # noqa: E731
-        write_checkpoint(self.dir / RECOVERY_POINT_CHECKPOINT, line(self.recovery_point), fsync=self.durable)
-        write_checkpoint(self.dir / LOG_START_OFFSET_CHECKPOINT, line(self.log_start_offset), fsync=self.durable)
+        """This partition's lines of the log directory's recovery-point and log-start checkpoints
+        (:func:`kafkafmt.log.logdir.checkpoint`); nothing when the caller owns the log directory."""
+        if self._log_dir is None:
+            return
+        first = self._bases[0] if self._bases else self.log_start_offset
+        logdir.checkpoint(self._log_dir, self.topic, self.partition, self.recovery_point, self.log_start_offset,
+                          first, fsync=self.durable)
 
     def _load(self, clean_shutdown: bool | None, recovery_point: int | None = None,
               log_start_offset: int | None = None) -> None:
         """``UnifiedLog.apply`` + ``LogLoader.load``: the arguments Kafka's LogManager passes (the
         clean-shutdown state, the recovery point and log start offset from its checkpoints) or, when
-        None, what this directory says (the marker file, the checkpoint files)."""
-        marker = self.dir / CLEAN_SHUTDOWN_FILE
-        had_clean = marker.exists() if clean_shutdown is None else clean_shutdown
+        None, what the log directory says (its marker file, as seen when the first log there was opened,
+        and its checkpoint files)."""
+        if clean_shutdown is not None:
+            had_clean = clean_shutdown
+        elif self._log_dir is not None:
+            had_clean = self._log_dir.had_clean_shutdown
+        else:
+            had_clean = (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
         recovery_point_ckpt = (self._read_offset_checkpoint(RECOVERY_POINT_CHECKPOINT) or 0
                                if recovery_point is None else int(recovery_point))
         log_start_ckpt = (self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
@@ -95,7 +92,6 @@ class LogLoading:
         self.events.append({"type": "load", "time": self.clock.now(), "clean_shutdown": had_clean,
                             "recovered": self._recovery_report, "log_end_offset": next_offset,
                             "recovery_point": new_recovery_point, "log_start_offset": self.log_start_offset})
-        delete_if_exists(marker)
         self._write_checkpoints()
 
     def _retry_on_offset_overflow(self, fn):

@@ -10,20 +10,16 @@ A single-replica simulation of Kafka 3.9's local log, driven by a :class:`~kafka
   truncation (§7.6);
 * close / reopen with recovery from the segment holding the recovery point (§7.5).
 
-Files in the directory besides the segments (see :mod:`kafkafmt.log.files` for the format):
-
-``recovery-point-offset-checkpoint``
-    ``0`` / ``1`` / ``<topic> <partition> <recovery point>``, rewritten (tmp + fsync + rename)
-    whenever the recovery point moves (flush on roll, ``flush()``, close, after load).  Kafka
-    keeps this file per data directory and writes it every 60 s; per partition and on every
-    change keeps crash experiments deterministic.
-``log-start-offset-checkpoint``
-    same format, the log start offset.
-``leader-epoch-checkpoint``
-    Kafka's own per-partition file: ``0`` / count / ``<epoch> <start offset>`` lines.
-``.kafka_cleanshutdown``
-    written by :meth:`Log.close`; its presence at open means "clean shutdown" (no recovery), and it
-    is removed once the log is loaded, as Kafka's LogManager does.
+Files: the partition directory holds what Kafka keeps there and nothing else: the segments
+(``.log``, ``.index``, ``.timeindex``) and ``leader-epoch-checkpoint`` (``0`` / count / ``<epoch> <start
+offset>`` lines).  The log directory above it (the ``log.dirs`` entry) holds what Kafka's ``LogManager``
+keeps per directory (:mod:`kafkafmt.log.logdir`): the lock ``.lock``, taken at open and released at close
+(:mod:`kafkafmt.log.lock`; another process holding it, a running broker, makes the open fail with
+:class:`~kafkafmt.errors.LogDirLockedError` before anything changes), ``.kafka_cleanshutdown`` (seen and
+deleted at open, written at close when every log there closed cleanly), and this partition's line in
+``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, rewritten (tmp + fsync + rename,
+the other partitions' lines kept) whenever the recovery point or log start offset moves.  Kafka writes
+those two every 60 s; on every change keeps crash experiments deterministic.
 
 The high watermark is the log end offset unless :meth:`set_high_watermark` pins it (a follower or
 an ISR that lags); retention never deletes at or beyond it.
@@ -38,37 +34,24 @@ from __future__ import annotations
 import bisect
 import os
 import random
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
+                      RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError,
+                      UnsupportedOperationError)
 from ..config import LogConfig
-from ..constants import INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType
-from ..errors import (
-    CorruptRecordError,
-    IllegalArgumentError,
-    InvalidRecordError,
-    OffsetOutOfRangeError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    UnsupportedForMessageFormatError,
-    UnsupportedOperationError,
-)
 from ..records import MemoryRecords
 from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
 from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
-from .files import (
-    CLEAN_SHUTDOWN_FILE,
-    DELETED_FILE_SUFFIX,
-    delete_if_exists,
-    log_file,
-    offset_index_file,
-    parse_topic_partition_name,
-    time_index_file,
-    transaction_index_file,
-)
+from .files import (DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
+                    parse_topic_partition_name, time_index_file, transaction_index_file)
+from . import logdir
 from .loader import LogLoading
 from .readonly import open_read_only
 from .retention import LogRetention
@@ -163,9 +146,14 @@ def _option(v) -> str:
 class Log(LogLoading, LogRetention):
     """A partition's log in ``dir`` (named ``<topic>-<partition>``), created or loaded.
 
-    ``Log(dir, config, clock)`` creates the directory if needed and loads whatever is in it
-    (treating it as cleanly shut down iff ``.kafka_cleanshutdown`` is there, unless
-    ``clean_shutdown`` says otherwise).  :meth:`open` is the same, spelled as a reopen.
+    ``Log(dir, config, clock)`` takes the log directory's lock (``dir``'s parent; see
+    :mod:`kafkafmt.log.lock`), creates ``dir`` if needed and loads whatever is in it (treating it as
+    cleanly shut down iff the log directory holds ``.kafka_cleanshutdown``, unless ``clean_shutdown``
+    says otherwise).  :meth:`open` is the same, spelled as a reopen.
+
+    ``log_dir_files=False``: the caller owns the log directory as a whole (``kafkafmt gen``'s workers,
+    writing partitions of a private directory in parallel): no lock, no clean-shutdown marker, no
+    log-directory checkpoints are read or written; the caller writes them.
 
     ``time_index_policy``: ``"kafka"`` (the released design) or ``"kip33-variant"`` (seed 001:
     LogAppendTime kept only in the time index; see :mod:`kafkafmt.log.kip33`).
@@ -177,7 +165,7 @@ class Log(LogLoading, LogRetention):
                  clean_shutdown: bool | None = None, recovery_point: int | None = None,
                  log_start_offset: int | None = None, topic_partition: tuple[str, int] | None = None,
                  leader_epoch: int = 0, durable: bool = False, kip33_recovery: str = "keep",
-                 index_granularity: str = "batch"):
+                 index_granularity: str = "batch", log_dir_files: bool = True):
         self.dir = Path(dir)
         self.config = _as_log_config(config)
         self.clock = clock if clock is not None else SystemClock()
@@ -196,9 +184,21 @@ class Log(LogLoading, LogRetention):
         self._closed = False
         #: a record of structural events (rolls, deletions, recovery, truncation) for notebooks
         self.events: list[dict[str, Any]] = []
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._epoch_cache = LeaderEpochCache(self.dir, fsync=durable)
-        self._load(clean_shutdown, recovery_point, log_start_offset)
+        self._log_dir = logdir.attach(self.dir.parent, self.dir.name) if log_dir_files else None
+        self._detach = (weakref.finalize(self, logdir.detach, self._log_dir, False) if self._log_dir is not None
+                        else None)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._epoch_cache = LeaderEpochCache(self.dir, fsync=durable)
+            self._load(clean_shutdown, recovery_point, log_start_offset)
+        except BaseException:
+            self._release_log_dir(clean=False)
+            raise
+
+    def _release_log_dir(self, clean: bool) -> None:
+        """Leave the log directory (after the last log of this process there: marker, then the lock)."""
+        if self._detach is not None and self._detach.detach() is not None:
+            logdir.detach(self._log_dir, clean, fsync=self.durable)
 
     @classmethod
     def open(cls, dir: str | os.PathLike, config: LogConfig | None = None, clock: Clock | None = None,
@@ -769,8 +769,8 @@ class Log(LogLoading, LogRetention):
         for seg in self.segments:
             seg.close()
         self._write_checkpoints()
-        (self.dir / CLEAN_SHUTDOWN_FILE).touch()
         self._closed = True
+        self._release_log_dir(clean=True)
 
     def close_handlers(self) -> None:
         """Drop the log without writing anything more: the on-disk state of a crash at this instant."""
@@ -779,6 +779,7 @@ class Log(LogLoading, LogRetention):
         for seg in self.segments:
             seg.close_handlers()
         self._closed = True
+        self._release_log_dir(clean=False)
 
     crash = close_handlers
 

@@ -3,9 +3,11 @@
 Kafka has no read-only open: ``LogLoader`` always deletes ``.deleted``/``.cleaned``/``.swap`` leftovers
 and the clean-shutdown marker, recovers (truncates) segments after an unclean shutdown, resizes
 the active segment's indexes and rewrites the checkpoints.  To give the same answers as that
-recovered log without touching the directory, kafkafmt copies the directory's files into a private
-scratch directory and opens (and recovers) the copy.  :attr:`Log.recovery_changes` then says what
-recovery did, file by file, which is what opening the real directory would change.  Both states are
+recovered log without touching the directory, kafkafmt copies the directory's files (and the log
+directory's clean-shutdown marker and checkpoints) into a private scratch directory and opens (and
+recovers) the copy.  The log directory's ``.lock`` is neither taken nor looked at: reading a running
+broker's directory is safe.  :attr:`Log.recovery_changes` then says what recovery did, file by file,
+which is what opening the real directory would change.  Both states are
 readable through the one read-only view (:mod:`kafkafmt.log.view`): ``log.view()`` over the recovered
 copy, ``log.source_view`` (a :class:`~kafkafmt.log.view.PartitionView` of the segment files) over the
 directory as it is.
@@ -23,8 +25,13 @@ import weakref
 from pathlib import Path
 
 from ..errors import NoSuchFileError
-from .files import parse_topic_partition_name
+from .files import (CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+                    parse_topic_partition_name)
 from .view import PartitionView
+
+
+#: the log directory's files a load reads (copied beside the private copy)
+LOG_DIR_STATE_FILES = (CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT)
 
 
 def file_states(directory: Path) -> dict[str, tuple[int, str, int]]:
@@ -76,6 +83,9 @@ def open_read_only(cls, directory, *args, **kwargs):
         for p in sorted(src.iterdir()):
             if p.is_file():
                 shutil.copy2(p, scratch / p.name)  # keeps mtimes: segment age drives rolling and retention
+        for name in LOG_DIR_STATE_FILES:  # what LogManager passes the loader lives in the log directory
+            if (src.parent / name).is_file():
+                shutil.copy2(src.parent / name, scratch_root / name)
         before = file_states(scratch)
         log = cls(scratch, *args, **kwargs)
     except BaseException:

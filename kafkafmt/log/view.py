@@ -399,8 +399,9 @@ def _partition_of(dirpath: Path) -> tuple[str, int]:
 
 def _checkpointed_log_start(d: Path, topic: str, partition: int) -> int | None:
     """The partition's log start offset from ``log-start-offset-checkpoint``: the broker keeps it in the
-    ``log.dirs`` directory (the partition directory's parent); :class:`~kafkafmt.log.log.Log` keeps its own
-    in the partition directory.  A malformed file is ignored with a warning, as ``LogManager.loadLogs``
+    ``log.dirs`` directory (the partition directory's parent), and so does :class:`~kafkafmt.log.log.Log`; one
+    in the partition directory (where kafkafmt's logs kept it before they took Kafka's layout) is read after.
+    A malformed file is ignored with a warning, as ``LogManager.loadLogs``
     resets it."""
     for where in (d.parent, d):
         path = where / LOG_START_OFFSET_CHECKPOINT

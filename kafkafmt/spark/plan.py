@@ -161,6 +161,10 @@ class Split:
     end: int
     first_offset: int
     end_offset: int
+    #: ``end`` is where the partition's last (active) segment ended when the plan was made (its size taken
+    #: once, as ``FileRecords`` does): a live broker may have written only part of a batch there, and such a
+    #: last batch is not there yet (``FileLogInputStream``), not corruption; in an older segment it is
+    tail: bool = False
 
     @property
     def size(self) -> int:
@@ -221,10 +225,12 @@ def _partition_splits(part: PartitionView, first: int, end: int) -> list[Split]:
             continue
         if seg.base_offset >= end:
             break
+        size = seg.size  # taken once
         lo = seg.start_position(first) if first > seg.base_offset else 0
-        hi = seg.end_position(end) if next_base is None or end < next_base else seg.size
+        hi = seg.end_position(end) if next_base is None or end < next_base else size
         if hi > lo:
-            out.append(Split(part.topic, part.partition, str(seg.log_path), lo, hi, first, end))
+            out.append(Split(part.topic, part.partition, str(seg.log_path), lo, hi, first, end,
+                             tail=next_base is None and hi >= size))
     return out
 
 
@@ -240,7 +246,7 @@ def _cut(split: Split, limit: int, boundaries: list[int]) -> list[Split]:
             if j >= len(boundaries) or boundaries[j] >= split.end:
                 break
             cut = boundaries[j]
-        pieces.append(replace(split, start=lo, end=cut))
+        pieces.append(replace(split, start=lo, end=cut, tail=False))
         lo = cut
     pieces.append(replace(split, start=lo))
     return pieces

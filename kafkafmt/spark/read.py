@@ -6,22 +6,29 @@ consumer with ``check.crcs=true`` does) and records are decoded by
 :func:`~kafkafmt.records.columnar.records_table` in chunks of whole batches, so memory stays
 bounded and no per-record Python row is ever built for Spark.
 
-A corrupt, truncated or CRC-failing batch raises :class:`~kafkafmt.errors.KafkaFmtError` naming
+A split that ends where its segment ended when the read was planned (a live broker's active segment)
+reads a consistent prefix: a last batch whose bytes are not all there yet, but arriving (the file has
+grown past the planned size, now or 50 ms later), is left out, as Kafka's ``FileRecords`` /
+``FileLogInputStream`` leave it out, and comes with the next read.  A short last batch that does not grow
+(a stopped log's torn tail, which the broker's recovery would truncate) and anything else corrupt,
+truncated or CRC-failing raises :class:`~kafkafmt.errors.KafkaFmtError` naming
 the segment file and the batch's byte position (``FAILFAST``), or ends the split with one error row
 after the rows that precede it (``PERMISSIVE``).
 """
 from __future__ import annotations
 
 import os
+import time
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import CorruptRecordError, KafkaFmtError
+from ..errors import CorruptRecordError, KafkaFmtError, TruncatedRecordError
 from ..log.view import OPENED
 from ..records.columnar import batches_table, records_table
 from ..records.memory import MemoryRecords
+from ..records.walker import NeedMore, next_span
 from . import columns
 from .plan import ReadOptions, Split
 
@@ -54,14 +61,18 @@ def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
         table = batches_table(MemoryRecords(data, strict=True))
         problem = None
     except KafkaFmtError as e:  # walk again, one batch at a time, to keep what precedes the damage
-        good = 0
+        good, damaged = 0, False
         try:
             for b in MemoryRecords(data).batches():
                 good = b.end
         except KafkaFmtError:
-            pass
+            damaged = True
         table = batches_table(MemoryRecords(data, end=good))
-        problem = (good, e.reason)
+        # a last batch cut short where the segment ended at planning, whose bytes are arriving, is not there
+        # yet (a live broker is writing it; FileLogInputStream returns no batch for it)
+        not_there_yet = (split.tail and isinstance(e, TruncatedRecordError) and not damaged
+                         and _arriving(split, data, good))
+        problem = None if not_there_yet else (good, e.reason)
     valid = table.column("is_valid").to_pylist()
     if False in valid:
         bad = valid.index(False)
@@ -71,6 +82,32 @@ def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
     if problem is not None:
         problem = (split.start + problem[0], problem[1])
     return table, problem
+
+
+#: how long a reader waits, once, for the rest of a last batch before calling its tail torn
+ARRIVAL_GRACE_S = 0.05
+
+
+def _arriving(split: Split, data: bytes, position: int) -> bool:
+    """Whether the short batch at ``position`` of ``data`` (the split's bytes) is being written: the segment
+    file has grown past the size the plan took (now, or within :data:`ARRIVAL_GRACE_S`).  A stopped log's
+    torn tail never grows."""
+    try:
+        step = next_span(data, position, len(data), need_more=True)
+    except KafkaFmtError:
+        return False
+    if not isinstance(step, NeedMore):
+        return False
+    planned_end = split.start + len(data)
+    for attempt in range(2):
+        try:
+            if os.stat(split.segment).st_size > planned_end:
+                return True
+        except OSError:
+            return False
+        if attempt == 0:
+            time.sleep(ARRIVAL_GRACE_S)
+    return False
 
 
 def _in_range_mask(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.Array:

@@ -38,6 +38,9 @@ import pyarrow.compute as pc
 from ..constants import CompressionType, TimestampType
 from ..errors import ConfigError
 from ..log import Log, LogConfig, SimulatedClock, SystemClock
+from ..log import lock as dirlock
+from ..log.files import CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+from ..log.logdir import merge_offsets, read_offsets, write_clean_shutdown
 from ..records.builder import MemoryRecordsBuilder
 
 STAGING_PREFIX = ".kafkafmt-staging-"
@@ -193,8 +196,25 @@ class _PartitionLog:
 
 
 def build_logs(staged: list[dict], options: WriteOptions) -> list[Path]:
-    """Append the staged rows (in task order) into log directories and rename them into place."""
+    """Append the staged rows (in task order) into log directories and rename them into place, holding the
+    log directory's ``.lock`` (:mod:`kafkafmt.log.lock`): a running broker's directory is refused unchanged.
+    The partitions' lines of the log directory's recovery-point and log-start checkpoints are merged into
+    the directory's (the other partitions' lines kept), as the broker that wrote them would have left them."""
     root = Path(options.path)
+    root.mkdir(parents=True, exist_ok=True)
+    with dirlock.hold(root):
+        return _build_logs(staged, options, root)
+
+
+def _merge_log_dir_files(tmp_root: Path, root: Path, names: list[tuple[str, int]], fresh: bool) -> None:
+    for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
+        ours = read_offsets(tmp_root / name)
+        merge_offsets(root / name, {tp: ours.get(tp) for tp in names}, fsync=False)
+    if fresh and (tmp_root / CLEAN_SHUTDOWN_FILE).exists():  # every log here was written by this job, cleanly
+        write_clean_shutdown(root, fsync=False)
+
+
+def _build_logs(staged: list[dict], options: WriteOptions, root: Path) -> list[Path]:
     tmp_root = root / f"{TMP_PREFIX}{options.job}"
     default_ts = options.default_timestamp if options.default_timestamp is not None else SystemClock().now()
     logs: dict[tuple[str, int], _PartitionLog] = {}
@@ -212,7 +232,12 @@ def build_logs(staged: list[dict], options: WriteOptions) -> list[Path]:
                         pl.add(ts, key, value, headers)
         for pl in logs.values():
             pl.close()
-        return _move_into_place(tmp_root, root, sorted(logs))
+        names = sorted(logs)
+        ours = {f"{t}-{p}" for t, p in names}
+        fresh = all(d.name in ours for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
+        moved = _move_into_place(tmp_root, root, names)
+        _merge_log_dir_files(tmp_root, root, names, fresh)
+        return moved
     finally:
         for pl in logs.values():
             if not pl.log.closed:

@@ -47,7 +47,9 @@ def run(args) -> int:
         report = audit_log_dirs(args.log_dirs, args.kafka_line, args.now_ms, topic_config=overrides, progress=bar.update)
     text = {"table": render_table, "json": render_json, "html": render_html}[args.format](report)
     if args.output:
-        atomic_write(args.output, text.encode("utf-8"))
+        from ..log.lock import hold_for_file
+        with hold_for_file(args.output):  # a report written into a broker's log directory takes its lock
+            atomic_write(args.output, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
     if args.fail_on == "legacy" and report.legacy_batches:

@@ -16,7 +16,10 @@ def register(sub) -> None:
                     "Fields left out get the values Kafka's MemoryRecordsBuilder writes. "
                     "See docs/reference/spec-format.md.")
     p.add_argument("spec", metavar="SPEC.json", help="the spec file, or - for standard input")
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the bytes (atomically)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write the bytes (atomically); inside a broker's log directory (a segment of a "
+                        "<topic>-<partition> directory) the directory's .lock is taken first, and a running "
+                        "broker's directory is refused unchanged")
     p.set_defaults(func=run)
 
 
@@ -24,6 +27,8 @@ def run(args) -> int:
     text = sys.stdin.buffer.read() if args.spec == "-" else read_input(args.spec)
     specs = [s for s in load_spec(text) if not (isinstance(s, dict) and "trailingBytes" in s)]
     data = build_record_set(specs)
-    atomic_write(args.output, data)
+    from ..log.lock import hold_for_file
+    with hold_for_file(args.output):  # a segment of a broker's log directory: never under a running broker
+        atomic_write(args.output, data)
     print(f"wrote {len(data)} bytes, {len(specs)} batch(es) to {args.output}", file=sys.stderr)
     return 0

@@ -13,7 +13,7 @@ from ..log import Log, SimulatedClock, SystemClock
 from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
 from ..log.errors import NoSuchFileError
-from ..log.files import CLEAN_SHUTDOWN_FILE
+from ..log.readonly import LOG_DIR_STATE_FILES
 from ..viz.tables import iso_time
 from . import add_kafka_line
 
@@ -28,7 +28,10 @@ def register(sub) -> None:
                     "settings and the broker's cleaner settings (" + ", ".join(CLEANER_KEYS) + ") go by their "
                     "Kafka names through -c; --kafka-line 4.4 cleans as Kafka 4.4.0 does (v0/v1 data "
                     "rewritten as v2, KAFKA-13093). The line applied, and what the other lines' cleaners would do "
-                    "differently with this directory's data, are printed first.")
+                    "differently with this directory's data, are printed first. The pass takes the log "
+                    "directory's .lock as a broker does and refuses, changing nothing, while a broker (or anything "
+                    "else) holds it; the broker's recovery-point and log-start checkpoints and clean-shutdown "
+                    "marker are read from the log directory, and only cleaner-offset-checkpoint is written there.")
     p.add_argument("partition_dir", metavar="PARTITION_DIR")
     p.add_argument("--now", type=int, metavar="MS", help="the cleaner's clock in epoch ms (default: the wall clock)")
     p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
@@ -124,25 +127,6 @@ class _ProgressBar:
             self.bar = None
 
 
-def _broker_state(partition_dir: Path) -> dict:
-    """What a broker's LogManager passes when it loads the partition: the clean-shutdown marker and the
-    recovery-point / log-start checkpoints of the log directory (absent: the partition's own files)."""
-    from ..log.files import (
-        LOG_START_OFFSET_CHECKPOINT,
-        RECOVERY_POINT_CHECKPOINT,
-        checkpoint_offset,
-        parse_topic_partition_name,
-    )
-    log_dir = partition_dir.parent
-    out = {"clean_shutdown": True if (log_dir / CLEAN_SHUTDOWN_FILE).exists() else None}
-    topic, partition = parse_topic_partition_name(str(partition_dir))
-    for key, name in (("recovery_point", RECOVERY_POINT_CHECKPOINT), ("log_start_offset", LOG_START_OFFSET_CHECKPOINT)):
-        value = checkpoint_offset(log_dir / name, topic, partition) if (log_dir / name).exists() else None
-        if value is not None:
-            out[key] = value
-    return out
-
-
 def _print_line(partition_dir: Path, line: str) -> None:
     """The Kafka line the pass applies, and where the other lines' cleaners differ for this data."""
     from ..kafka_lines import DEFAULT_LINE
@@ -171,11 +155,12 @@ def run(args) -> int:
         tmp = Path(tempfile.mkdtemp(prefix="kafkafmt-clean-"))
         work = tmp / src.name
         shutil.copytree(src, work)
-        ckpt = src.parent / CLEANER_OFFSET_CHECKPOINT
-        if ckpt.exists():
-            shutil.copy2(ckpt, tmp / CLEANER_OFFSET_CHECKPOINT)
+        for name in (CLEANER_OFFSET_CHECKPOINT, *LOG_DIR_STATE_FILES):  # the log directory's files a pass reads
+            if (src.parent / name).is_file():
+                shutil.copy2(src.parent / name, tmp / name)
     try:
-        log = Log.open(work, config, clock, **_broker_state(work))
+        # takes the log directory's .lock for the whole pass: LogDirLockedError while a broker runs there
+        log = Log.open(work, config, clock)
         bar = _ProgressBar()
         try:
             result = log.clean(now=args.now, cleaner=cleaner, progress=bar)

@@ -47,7 +47,9 @@ def _read(path: str) -> bytes:
 
 def _write_output(path: str | None, data: bytes) -> None:
     if path:
-        atomic_write(path, data)
+        from ..log.lock import hold_for_file
+        with hold_for_file(path):  # into a broker's log directory: never under a running broker
+            atomic_write(path, data)
 
 
 def register(sub) -> None:

@@ -23,7 +23,9 @@ def register(sub) -> None:
                                                 "to fit (default: the workload as written)")
     p.add_argument("--seed", type=int, default=None, help="override the workload's seed")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core; 1 = no pool)")
-    p.add_argument("--force", action="store_true", help="replace the output directory if it exists")
+    p.add_argument("--force", action="store_true",
+                   help="replace the output directory if it exists (its .lock taken first: a directory a running "
+                        "broker holds is refused, unchanged)")
     add_kafka_line(p, what="write the logs as (the broker's produce path, log and cleaner)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(func=run)

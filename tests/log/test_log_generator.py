@@ -76,11 +76,20 @@ def test_layout_checkpoints_and_kafkafmt_loader(tiny, tmp_path):
     names = sorted(p.name for p in out.iterdir() if p.is_dir())
     assert names == ["audit-0", "clicks-0", "clicks-1", "skewed-0"]
     parts = {(p["topic"], p["partition"]): p for p in manifest["partitions"]}
+    first_base = {k: min(int(s.name[:20]) for s in (out / f"{k[0]}-{k[1]}").glob("*.log")) for k in parts}
     for ckpt, key in (("recovery-point-offset-checkpoint", "recovery_point"),
                       ("log-start-offset-checkpoint", "log_start_offset"),
                       ("replication-offset-checkpoint", "high_watermark")):
         rows = read_checkpoint(out / ckpt)
-        assert {(t, int(p)): int(o) for t, p, o in rows} == {k: v[key] for k, v in parts.items()}
+        # LogManager.checkpointLogStartOffsetsInDir: a log start offset only above the first segment's base
+        want = {k: v[key] for k, v in parts.items()
+                if key != "log_start_offset" or v[key] > first_base[k]}
+        assert {(t, int(p)): int(o) for t, p, o in rows} == want
+    # a broker's log directory after a clean shutdown: the marker at the top, nothing of LogManager's below
+    assert (out / ".kafka_cleanshutdown").read_text() == '{"version":0,"brokerEpoch":-1}'
+    assert not (out / ".lock").exists()
+    assert {p.name for d in out.iterdir() if d.is_dir() for p in d.iterdir()
+            if not p.name.endswith((".log", ".index", ".timeindex"))} == {"leader-epoch-checkpoint"}
     for (topic, p), info in parts.items():
         d = out / f"{topic}-{p}"
         assert (d / "leader-epoch-checkpoint").exists()

@@ -75,11 +75,16 @@ def test_clocks():
 def test_new_log_directory_layout(make_log, tmp_path):
     log = make_log(LogConfig(segment_index_bytes=100))
     files = {p.name: p.stat().st_size for p in (tmp_path / "t-0").iterdir()}
-    # LogLoader resizes the active segment's indexes to max: both files exist, preallocated
+    # LogLoader resizes the active segment's indexes to max: both files exist, preallocated; the partition
+    # directory holds only Kafka's per-partition files
     assert files == {"00000000000000000000.log": 0, "00000000000000000000.index": 96,
-                     "00000000000000000000.timeindex": 96, "leader-epoch-checkpoint": 0,
-                     "recovery-point-offset-checkpoint": len("0\n1\nt 0 0\n"),
-                     "log-start-offset-checkpoint": len("0\n1\nt 0 0\n")}
+                     "00000000000000000000.timeindex": 96, "leader-epoch-checkpoint": 0}
+    # LogManager's files live in the log directory: the lock while open, one checkpoint line per partition
+    # (a log start offset only above the first segment's base offset)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "log-start-offset-checkpoint",
+                                                           "recovery-point-offset-checkpoint", "t-0"]
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 0\n"
+    assert (tmp_path / "log-start-offset-checkpoint").read_text() == "0\n0\n"
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (0, 0, 0)
 
 
@@ -108,7 +113,7 @@ def test_roll_on_segment_bytes_and_trim_of_the_old_segment(make_log, clock, tmp_
     assert [(e["from"], e["to"], e["reasons"]) for e in rolls] == [(0, 3, ["segment.bytes"]), (3, 6, ["segment.bytes"])]
     # the recovery point follows each roll (flushUptoOffsetExclusive(newSegment.baseOffset))
     assert log.recovery_point == 6
-    assert (d / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 6\n"
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 6\n"
 
 
 def test_batch_larger_than_a_segment_is_rejected(make_log):
@@ -249,7 +254,7 @@ def test_time_retention_uses_largest_timestamp_strictly(make_log, clock):
     clock.set(2000 + 10_001)
     assert log.delete_old_segments() == 1
     assert [x.base_offset for x in log.segments] == [2, 4] and log.log_start_offset == 2
-    assert (log.dir / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 2\n"
+    assert (log.dir.parent / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 2\n"
     assert not [p for p in log.dir.iterdir() if p.name.startswith(filename_prefix_from_offset(0))]
     clock.set(10**6)  # everything expired: the active segment is rolled first, then all old ones go
     assert log.delete_old_segments() == 2
@@ -419,13 +424,15 @@ def test_clean_reopen_skips_recovery_and_reloads_state(make_log, clock, tmp_path
     for off, ts in enumerate([10, 30, 20, 40, 50]):
         raft(log, one(off, ts))
     log.close()
-    assert (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
-    assert (tmp_path / "t-0" / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 5\n"
+    # LogManager.shutdown's marker (CleanShutdownFileHandler) and checkpoint, in the log directory; the lock gone
+    assert (tmp_path / ".kafka_cleanshutdown").read_text() == '{"version":0,"brokerEpoch":-1}'
+    assert not (tmp_path / ".lock").exists() and not (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 5\n"
     # close appended the final time entry of the active segment and trimmed its indexes
     assert (tmp_path / "t-0" / "00000000000000000003.timeindex").stat().st_size == 12
     again = Log.open(tmp_path / "t-0", cfg, clock)
     assert again.events[0]["clean_shutdown"] is True and again.events[0]["recovered"] == []
-    assert not (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()  # LogManager.loadLogs deletes it once seen
     assert (again.log_end_offset, again.recovery_point) == (5, 5)
     active = again.active_segment
     assert active.offset_index.length == 120 and active.time_index.length == 120  # resized for appends
@@ -466,7 +473,7 @@ def test_corruption_deletes_all_later_segments(make_log, clock, tmp_path):
         raft(log, one(off, 100 + off))
     log.crash()
     d = tmp_path / "t-0"
-    (d / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")
     seg2 = d / "00000000000000000002.log"
     raw = bytearray(seg2.read_bytes())
     raw[s + 30] ^= 1  # inside the CRC-covered part of the second batch of segment 2
@@ -517,7 +524,7 @@ def test_log_end_below_log_start_checkpoint_deletes_everything(make_log, clock, 
         raft(log, one(off, 1))
     log.close()
     d = tmp_path / "t-0"
-    (d / "log-start-offset-checkpoint").write_text("0\n1\nt 0 50\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\nt 0 50\n")
     again = Log.open(d, log.config, clock)
     assert [x.base_offset for x in again.segments] == [50]
     assert (again.log_start_offset, again.log_end_offset) == (50, 50)

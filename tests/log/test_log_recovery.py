@@ -169,7 +169,7 @@ def test_log_level_recovery_deletes_later_segments_and_sets_the_log_end_offset(t
     for k in ks:
         d = tmp_path / f"k{k}" / "t-0"
         shutil.copytree(src, d)
-        (d / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")  # as if never flushed
+        (d.parent / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")  # as if never flushed
         (d / "00000000000000000000.log").write_bytes(PAYLOAD[:k])
         again = Log.open(d, cfg, clock, clean_shutdown=False)
         valid = max(b for b in [0] + [p + s for p, s, *_ in BATCHES] if b <= k)

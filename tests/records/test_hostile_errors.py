@@ -192,7 +192,7 @@ def _log_dir(tmp_path):
 @pytest.mark.parametrize("name", ["recovery-point-offset-checkpoint", "log-start-offset-checkpoint"])
 def test_a_malformed_offset_checkpoint_is_ignored_as_kafka_does(tmp_path, name, content):
     d = _log_dir(tmp_path)
-    (d / name).write_bytes(content)
+    (d.parent / name).write_bytes(content)  # LogManager's file, in the log directory
     with Log.open(d, LogConfig(), SimulatedClock(2000), clean_shutdown=False) as log:
         assert log.log_end_offset == 4
         warnings = [e for e in log.events if e["type"] == "warning"]

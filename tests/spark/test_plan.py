@@ -41,7 +41,7 @@ def big_partition(tmp_path_factory):
 def test_full_read_equals_direct_decode_for_every_partition(sample_logs):
     before = snapshot(sample_logs)
     table = ks.read_all(ks.plan({"path": str(sample_logs)}))
-    parts = sorted(p for p in sample_logs.iterdir())
+    parts = sorted(p for p in sample_logs.iterdir() if p.is_dir())
     assert len(parts) == 16
     for d in parts:
         topic, partition = d.name.rsplit("-", 1)
@@ -223,7 +223,9 @@ def test_writer_builds_logs_for_every_magic_and_codec_without_spark(sample_logs,
             staged = [stage(src.select(cols).slice(half).to_batches(), opts, "000001-0"),   # task order wins
                       stage(src.select(cols).slice(0, half).to_batches(), opts, "000000-0")]
             build_logs(staged, opts)
-            assert sorted(p.name for p in out.iterdir()) == ["w-0"]
+            # the partition and LogManager's files of a cleanly shut down log directory; nothing staged
+            assert sorted(p.name for p in out.iterdir()) == [".kafka_cleanshutdown", "log-start-offset-checkpoint",
+                                                             "recovery-point-offset-checkpoint", "w-0"]
             written = direct_decode(out / "w-0")
             assert len(list((out / "w-0").glob("*.log"))) > 1
             assert [r[0] for r in written] == list(range(len(expected)))
@@ -303,21 +305,23 @@ def direct_decode_prefix(d, end_position):
 
 
 def test_earliest_follows_the_log_start_checkpoint(tmp_path):
-    """``Log.maybe_increment_log_start_offset`` (DeleteRecords) writes the partition's checkpoint; the
-    reader's ``earliest`` then starts there (the live-broker layout is in test_log_start_vs_kafka.py)."""
+    """``Log.maybe_increment_log_start_offset`` (DeleteRecords) writes the partition's line of the log
+    directory's checkpoint, as a broker does; the reader's ``earliest`` then starts there (the live broker is
+    in test_log_start_vs_kafka.py)."""
     d = build_partition(tmp_path / "ls-0", [(2, "none")], seed=3)
     full = rows_of(ks.read_all(ks.plan({"path": str(d)})))
     cut = full[len(full) // 2][0]
     with Log.open(d) as log:
         assert log.maybe_increment_log_start_offset(cut)
-    assert (d / "log-start-offset-checkpoint").exists()
+    assert (d.parent / "log-start-offset-checkpoint").read_text() == f"0\n1\nls 0 {cut}\n"
+    assert not (d / "log-start-offset-checkpoint").exists()
     p = ks.plan({"path": str(d)})
     assert p.offset_ranges[("ls", 0)] == (cut, full[-1][0] + 1)
     assert rows_of(ks.read_all(p)) == [r for r in full if r[0] >= cut]
     # a checkpoint below the first segment does not move earliest back; a malformed one is ignored
-    (d / "log-start-offset-checkpoint").write_text("0\n1\nls 0 -5\n")
+    (d.parent / "log-start-offset-checkpoint").write_text("0\n1\nls 0 -5\n")
     assert ks.plan({"path": str(d)}).offset_ranges[("ls", 0)][0] == full[0][0]
-    (d / "log-start-offset-checkpoint").write_text("0\n2\nls 0 7\n")
+    (d.parent / "log-start-offset-checkpoint").write_text("0\n2\nls 0 7\n")
     with pytest.warns(RuntimeWarning, match="Expected 2 entries"):
         assert ks.plan({"path": str(d)}).offset_ranges[("ls", 0)][0] == full[0][0]
 

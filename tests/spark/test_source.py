@@ -44,7 +44,7 @@ def test_spark_rows_equal_direct_decode_every_magic_codec_txn_many_partitions(sp
     df = spark.read.format("kafkafmt").load(str(sample_logs))
     assert df.columns[:8] == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
     got = spark_rows(df, by_partition=True)
-    parts = sorted(sample_logs.iterdir())
+    parts = sorted(p for p in sample_logs.iterdir() if p.is_dir())
     assert len(got) == len(parts) == 16
     for d in parts:
         topic, partition = d.name.rsplit("-", 1)
@@ -123,6 +123,11 @@ def test_spark_damage_at_the_start_of_the_last_segment_and_reads_with_nothing_to
     assert late.count() == 0                                        # no split at all: one empty Spark partition
 
 
+#: the written log directory: the partition and LogManager's files of a cleanly shut down broker
+LOG_DIR_AFTER_WRITE = [".kafka_cleanshutdown", "copy-0", "log-start-offset-checkpoint",
+                       "recovery-point-offset-checkpoint"]
+
+
 def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     src = spark.read.format("kafkafmt").load(str(sample_logs / "magic2-none-0"))
     rows = spark_rows(src)
@@ -131,7 +136,8 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
         frame = src.select("key", "value", "timestamp", "partition", *(["headers"] if magic == 2 else []))
         frame.write.format("kafkafmt").option("topic", "copy").option("magic", magic).option("codec", codec) \
             .option("batchSize", 400).mode("append").save(str(out))
-        assert [p.name for p in out.iterdir()] == ["copy-0"]          # nothing staged is left behind
+        # nothing staged is left behind: the partition and the log directory's own files
+        assert sorted(p.name for p in out.iterdir()) == LOG_DIR_AFTER_WRITE
         written = direct_decode(out / "copy-0")
         assert [r[0] for r in written] == list(range(len(rows)))
         assert [(r[1], r[3], r[4]) for r in written] == [(r[1], r[3], r[4]) for r in rows]
@@ -144,7 +150,7 @@ def test_writer_round_trip_magic_and_codec(spark, sample_logs, tmp_path):
     assert [r[0] for r in direct_decode(out / "copy-0")] == list(range(2 * len(rows)))
     frame.write.format("kafkafmt").option("topic", "copy").mode("overwrite").save(str(out))
     assert len(direct_decode(out / "copy-0")) == len(rows)
-    assert [p.name for p in out.iterdir()] == ["copy-0"]
+    assert sorted(p.name for p in out.iterdir()) == LOG_DIR_AFTER_WRITE
 
 
 def test_session_is_quiet_loopback_and_registered(spark):

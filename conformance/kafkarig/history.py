@@ -1,0 +1,424 @@
+"""Live checks of kafkafmt's model against real brokers and clients of old releases, as data.
+
+Each check runs one real thing (a produce, a fetch, a client) on a broker of one release and the same
+thing through kafkafmt's model (:func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets`,
+:func:`kafkafmt.broker.fetch.fetch`, configured as that release: topic ``message.format.version`` and
+broker ``inter.broker.protocol.version`` = the release's), and returns a :class:`Check`: what the model
+expected, what the release really did, and whether they agree (bytes compared whole; the first
+difference located).  The tests assert :attr:`Check.agree`; ``make history-record`` writes every check
+of a run to ``conformance/history/last-live-run.json``.
+
+The payloads are kafkafmt-built (:func:`payload`): ``count`` records ``k<i>`` / ``value-<i>`` with
+timestamps ``TS_BASE + i`` (magic 1 and 2), uncompressed or gzip; the real clients
+(:mod:`kafkarig.oldclients`) send the same records, so the model can be asked what they should read.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from kafkafmt.broker.consumer import consumer_view
+from kafkafmt.broker.fetch import fetch as model_fetch
+from kafkafmt.broker.validator import validate_messages_and_assign_offsets
+from kafkafmt.config import BrokerConfig, LogConfig
+from kafkafmt.constants import CompressionType
+from kafkafmt.errors import KafkaFmtError
+from kafkafmt.records import MemoryRecords
+from kafkafmt.records.builder import build_records
+from kafkafmt.records.dump_log import dump_log
+
+from .oldcluster import OldBroker, OldCluster
+from .releases import Release
+
+__all__ = [
+    "CLIENTS",
+    "FETCH_VERSIONS",
+    "PRODUCE_VERSION_FOR_MAGIC",
+    "TS_BASE",
+    "Check",
+    "client_accepted",
+    "client_consume_check",
+    "client_produce_check",
+    "client_reads_magic",
+    "decode",
+    "dump_check",
+    "fetch_check",
+    "hexdiff",
+    "model_config",
+    "model_consumed",
+    "payload",
+    "plan",
+    "produce_check",
+    "real_consumed",
+    "run_release",
+]
+
+#: 2023-11-14T22:13:20Z: a fixed CreateTime for every record a check sends
+TS_BASE = 1700000000000
+#: the Produce version that carries each magic (v0/v1: magic 0 or 1; v2: magic 1 with timestamps; v3+: v2)
+PRODUCE_VERSION_FOR_MAGIC = {0: 0, 1: 2, 2: 3}
+#: how long a client the release is expected to refuse gets before it is declared refused (s)
+REFUSED_TIMEOUT = 2.0
+#: the fetch versions the checks send, one per client generation: 0.9 (v0, v1), 0.10 (v2, v3), 0.11+ (v4)
+FETCH_VERSIONS = (0, 1, 2, 3, 4)
+
+
+@dataclass
+class Check:
+    """One comparison: ``expected`` (the model) against ``real`` (the release), hex strings or values."""
+
+    release: str
+    check: str
+    client: str
+    request: str
+    expected: object
+    real: object
+    agree: bool
+    detail: str = ""
+    model_rule: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def message(self) -> str:
+        return (f"Kafka {self.release} {self.check} ({self.client}, {self.request}): model and release disagree: "
+                f"{self.detail}")
+
+
+def hexdiff(expected: bytes | None, real: bytes | None) -> str:
+    """Where two byte strings first differ, with 16 bytes of each from there, or '' when equal."""
+    if expected == real:
+        return ""
+    if expected is None or real is None:
+        return f"expected {None if expected is None else len(expected)} bytes, real {None if real is None else len(real)}"
+    n = next((i for i, (a, b) in enumerate(zip(expected, real)) if a != b), min(len(expected), len(real)))
+    return (f"{len(expected)} vs {len(real)} bytes, first difference at byte {n}: expected "
+            f"{expected[n:n + 16].hex()} real {real[n:n + 16].hex()}")
+
+
+#: the producer id of the idempotent batches (an idempotent producer's first batch: epoch 0, sequence 0)
+PRODUCER_ID = 1000
+
+
+def payload(magic: int, compression: str, first: int, count: int = 3, *, idempotent: bool = False) -> bytes:
+    """``count`` records k<first+i>/value-<first+i>, timestamps TS_BASE+first+i (none in v0), one batch;
+    ``idempotent``: a v2 batch with producer id :data:`PRODUCER_ID`, epoch 0, base sequence 0 (KIP-98)."""
+    recs = [(-1 if magic == 0 else TS_BASE + first + i, f"k{first + i}".encode(), f"value-{first + i}".encode())
+            for i in range(count)]
+    ids = {"producer_id": PRODUCER_ID, "producer_epoch": 0, "base_sequence": 0} if idempotent else {}
+    return build_records(recs, magic=magic, compression=CompressionType[compression.upper()], **ids)
+
+
+def model_config(rel: Release, topic_format: str | None = None, topic_configs: dict | None = None) -> LogConfig:
+    """kafkafmt configured as ``rel``: its Kafka line (``--kafka-line``), the topic's format (default: the
+    release's), its other settings, and the release's IBP."""
+    topic = dict(topic_configs or {})
+    if rel.max_magic >= 1:  # 0.9 has no message.format.version (KIP-32): it writes v0 only
+        topic["message.format.version"] = topic_format or rel.message_format
+    return LogConfig.from_properties(
+        topic, broker=BrokerConfig.from_properties({"inter.broker.protocol.version": rel.message_format},
+                                                   kafka_line=rel.line))
+
+
+def decode(data: bytes | None) -> list[dict]:
+    """Every record of ``data``, deep: batch magic and codec, offset, timestamp, key, value."""
+    out: list[dict] = []
+    try:
+        batches = list(MemoryRecords(data or b"").batches())
+    except KafkaFmtError:  # a response cut inside a batch, or padded with an overflow batch
+        return out
+    for batch in batches:
+        for r in batch.records():
+            out.append({"magic": batch.magic, "codec": CompressionType(batch.compression_id).name.lower(), "offset": r.offset,
+                        "timestamp": r.timestamp, "key": None if r.key is None else bytes(r.key).decode(),
+                        "value": None if r.value is None else bytes(r.value).decode()})
+    return out
+
+
+def produce_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str, topic_format: str | None,
+                  magic: int, compression: str, next_offset: int, first_key: int,
+                  idempotent: bool = False, topic_configs: dict | None = None) -> tuple[Check, int]:
+    """Produce one kafkafmt-built batch with the Produce version of ``magic`` and compare the bytes the
+    leader appended to its segment (and the error code) with the model's; returns the check and the new
+    log end offset.  On a LogAppendTime topic the model's clock is the time the release stamped."""
+    data = payload(magic, compression, first_key, idempotent=idempotent)
+    version = PRODUCE_VERSION_FOR_MAGIC[magic]
+    seg = broker.segment(topic)
+    before = seg.stat().st_size
+    with broker.client() as c:
+        res = c.produce_retrying(topic, 0, data, version=version, acks=-1)
+    real = seg.read_bytes()[before:]
+    request = f"Produce v{version}, magic {magic} {compression}, {len(data)} bytes"
+    stamped = [r["timestamp"] for r in decode(real)]
+    now = max(stamped) if stamped and (topic_configs or {}).get("message.timestamp.type") == "LogAppendTime" \
+        else None
+    try:
+        m = validate_messages_and_assign_offsets(data, model_config(rel, topic_format, topic_configs),
+                                                 offset=next_offset, now=now, produce_version=version)
+        expected, exp_err, rule = bytes(m.records), 0, m.path
+    except KafkaFmtError as e:
+        expected, exp_err, rule = b"", e.error_code, type(e).__name__
+    agree = res.error_code == exp_err and expected == real
+    detail = "" if agree else (f"error expected {exp_err} real {res.error_code}; " if res.error_code != exp_err else "") \
+        + hexdiff(expected, real)
+    name = f"produce/{topic}/magic{magic}-{compression}" + ("-idempotent" if idempotent else "")
+    check = Check(rel.version, name, "kafkafmt raw client", request,
+                  expected.hex(), real.hex(), agree, detail, rule,
+                  {"payload": data.hex(), "error_code": res.error_code, "base_offset": res.base_offset})
+    return check, next_offset + (len(decode(real)) if res.error_code == 0 else 0)
+
+
+def fetch_check(broker: OldBroker, rel: Release, topic: str, topic_format: str | None, version: int) -> Check:
+    """Fetch the whole partition from offset 0 with Fetch ``version`` and compare the records bytes with
+    the model's answer from the segment's bytes."""
+    seg = broker.segment(topic).read_bytes()
+    with broker.client() as c:
+        res = c.fetch(topic, 0, 0, version=version)
+    m = model_fetch(seg, topic_config=model_config(rel, topic_format), fetch_version=version, fetch_offset=0)
+    # what goes on the socket: the converted chunks cut or padded to the promised size (KIP-283)
+    expected = None if m.error else bytes(m.wire_records if not m.zero_copy else m.records)
+    real = None if res.error_code else (res.records or b"")
+    agree = expected == real and (m.error or "NONE") == res.error
+    outcome = "zero-copy" if m.zero_copy else f"down-converted to v{m.to_magic}"
+    return Check(rel.version, f"fetch/{topic}/v{version}", "kafkafmt raw client", f"Fetch v{version} from offset 0",
+                 expected.hex() if expected is not None else m.error, real.hex() if real is not None else res.error,
+                 agree, "" if agree else hexdiff(expected, real), outcome,
+                 {"segment": seg.hex(), "model_converted": None if m.error else bytes(m.records).hex(),
+                  "real_records": decode(real) if real else [],
+                  "expected_records": decode(expected) if expected else []})
+
+
+def dump_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str) -> Check:
+    """The release's own DumpLogSegments --deep-iteration --print-data-log beside kafkafmt's dump --deep.
+
+    ``agree``: the two print the same lines (the per-release formatting is the Kafka lines' business;
+    both texts are recorded); ``extra["records_listed"]``: the release lists every record of the segment,
+    in order, with its offset, key and value as kafkafmt decodes them."""
+    seg = broker.segment(topic)
+    real = [line.replace(str(cluster.root), "<root>")
+            for line in cluster.dump_log_segments(seg, rel.version).splitlines()]
+    lines: list[str] = []
+    dump_log(seg.read_bytes(), filename=seg.name, abspath=str(seg), deep=True, print_data=True, emit=lines.append)
+    lines = [line.replace(str(cluster.root), "<root>") for line in lines]
+    listed = [line for line in real if "payload: " in line]
+    records = decode(seg.read_bytes())
+    in_order = len(listed) == len(records) and all(
+        f"offset: {r['offset']} " in line and line.endswith(f"key: {r['key']} payload: {r['value']}")
+        for r, line in zip(records, listed))
+    return Check(rel.version, f"dump/{topic}", "DumpLogSegments", "--deep-iteration --print-data-log", lines, real,
+                 lines == real, "" if lines == real else f"{sum(a != b for a, b in zip(lines, real))} of "
+                 f"{max(len(lines), len(real))} lines differ", "kafkafmt dump --deep (3.9 formatting)",
+                 {"records_listed": in_order})
+
+
+# --------------------------------------------------------------------------------- the clients of each era
+#: (name, kind, what it speaks): a Java kafka-clients release or a kafka-python api_version; its newest
+#: record magic, Produce and Fetch versions (the client's own ApiKeys / kafka-python's pinned table)
+CLIENTS = (
+    ("java-0.9.0.1", ("java", "0.9.0.1"), 0, 1, 1),
+    ("java-0.10.2.2", ("java", "0.10.2.2"), 1, 2, 3),
+    ("java-0.11.0.3", ("java", "0.11.0.3"), 2, 3, 5),
+    ("python-0.9", ("python", (0, 9)), 0, 0, 0),
+    ("python-0.10", ("python", (0, 10)), 1, 2, 2),
+    ("python-0.11", ("python", (0, 11)), 2, 3, 4),
+)
+
+
+def client_accepted(rel: Release, name: str, job: str = "produce") -> bool:
+    """Whether ``rel`` serves the client: the Java clients from 0.10.2 on start with ApiVersions, which a
+    0.9 broker cannot answer (KIP-35 came with 0.10.0); kafka-python pinned produces with its version's
+    Produce request blindly (the broker must answer it), and consumes from any 0.10+ broker."""
+    _, (kind, _v), _magic, produce_v, _fetch_v = next(c for c in CLIENTS if c[0] == name)
+    if name in ("java-0.9.0.1", "python-0.9"):
+        return True
+    if kind == "python" and job == "produce":
+        return produce_v <= rel.produce_versions[1]
+    return rel.produce_versions[1] >= 2
+
+
+def client_magic(rel: Release, name: str) -> int:
+    """The magic a client writes to ``rel``: its own newest, capped by what ``rel``'s Produce versions carry."""
+    c = next(c for c in CLIENTS if c[0] == name)
+    return min(c[2], rel.max_magic if c[1][0] == "java" else c[2])
+
+
+def client_fetch_version(rel: Release, name: str) -> int:
+    c = next(c for c in CLIENTS if c[0] == name)
+    return min(c[4], rel.fetch_versions[1])
+
+
+def run_client(name: str, bootstrap: str, topic: str, job: str, *, count: int = 3, compression: str = "none",
+               offset: int = 0, timeout: float = 15.0):
+    """Run client ``name`` (a row of :data:`CLIENTS`) once: ``produce`` 3 records or ``consume`` ``count``."""
+    from .oldclients import java_client, python_consume, python_produce
+    _, (kind, v), *_ = next(c for c in CLIENTS if c[0] == name)
+    if kind == "java":
+        if job == "produce":
+            return java_client(v, ["produce", bootstrap, topic, "0", compression, str(count), str(TS_BASE)],
+                               timeout_ms=int(timeout * 1000))
+        return java_client(v, ["consume", bootstrap, topic, "0", str(offset), str(count)],
+                           timeout_ms=int(timeout * 1000))
+    if job == "produce":
+        return python_produce(bootstrap, topic, 0, api_version=v, count=count, ts_base=TS_BASE,
+                              compression=None if compression == "none" else compression, timeout=timeout)
+    return python_consume(bootstrap, topic, 0, api_version=v, offset=offset, count=count, timeout=timeout)
+
+
+def client_produce_check(broker: OldBroker, rel: Release, topic: str, name: str, compression: str,
+                         next_offset: int) -> tuple[Check, int]:
+    """A real client produces 3 records; the records the leader appended (magic, codec, offsets,
+    timestamps, keys, values) against the model's append of the same records at the client's magic."""
+    seg = broker.segment(topic)
+    before = seg.stat().st_size
+    accepted = client_accepted(rel, name)
+    run = run_client(name, broker.bootstrap, topic, "produce", compression=compression,
+                     timeout=15.0 if accepted else REFUSED_TIMEOUT)
+    real_bytes = seg.read_bytes()[before:]
+    magic = client_magic(rel, name)
+    expected: object = f"refused ({rel.version} cannot serve it)"
+    if accepted:
+        recs = [(-1 if magic == 0 or name == "java-0.9.0.1" else TS_BASE + i, f"k{i}".encode(),
+                 f"value-{i}".encode()) for i in range(3)]
+        data = build_records(recs, magic=magic, compression=CompressionType[compression.upper()])
+        m = validate_messages_and_assign_offsets(data, model_config(rel), offset=next_offset,
+                                                 produce_version=PRODUCE_VERSION_FOR_MAGIC[magic])
+        expected = decode(bytes(m.records))
+    real: object = decode(real_bytes) if run.ok else f"refused: {run.error}"
+    agree = (expected == real) if accepted and run.ok else (accepted == run.ok)
+    detail = "" if agree else f"expected {expected!r}, real {real!r}"
+    check = Check(rel.version, f"client-produce/{name}-{compression}", run.client, f"3 records, {compression}",
+                  expected, real, agree, detail, f"client writes magic {magic}", {"stored": real_bytes.hex()})
+    return check, next_offset + (len(real) if isinstance(real, list) else 0)
+
+
+def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str, count: int) -> Check:
+    """A real client reads the partition from offset 0; its records (and error) against the model's: the
+    fetch answer (:func:`kafkafmt.broker.fetch.fetch`) read as that client reads it
+    (:func:`kafkafmt.broker.consumer.consumer_view`: a 0.9 Java client parses every entry as v0)."""
+    accepted = client_accepted(rel, name, "consume")
+    run = run_client(name, broker.bootstrap, topic, "consume", count=count,
+                     timeout=15.0 if accepted else REFUSED_TIMEOUT)
+    sees_time = name not in ("java-0.9.0.1", "python-0.9")
+    expected: object = f"refused ({rel.version} cannot serve it)"
+    version = client_fetch_version(rel, name)
+    if accepted:
+        m = model_fetch(broker.segment(topic).read_bytes(), topic_config=model_config(rel), fetch_version=version,
+                        fetch_offset=0)
+        # the whole conversion: a consumer whose response was cut fetches the rest from the next offset
+        expected = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count)
+    real: object = real_consumed(run, sees_time) if (run.ok or accepted) else f"refused: {run.error}"
+    agree = (expected == real) if accepted else not run.ok
+    return Check(rel.version, f"client-consume/{name}", run.client, f"{count} records from offset 0", expected,
+                 real, agree, "" if agree else f"expected {expected!r}, real {real!r}", f"fetch v{version}")
+
+
+def client_reads_magic(name: str) -> int:
+    """The newest format a client parses: a Java client its release's; kafka-python parses every magic."""
+    return next(c[2] for c in CLIENTS if c[0] == name) if name.startswith("java-") else 2
+
+
+def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int) -> list[dict]:
+    """What the model says a client reading up to ``reads_magic`` gets from ``fetched``: its records
+    (offset, key, value, and the timestamp when its API has one), then ``{"error": exception}`` if it fails."""
+    view = consumer_view(fetched, client_magic=reads_magic)
+    out = [_seen({"offset": r.offset, "key": _text(r.key), "value": _text(r.value), "timestamp": r.timestamp},
+                 sees_time) for r in view.records][:count]
+    if view.error and len(out) < count:
+        out.append({"error": view.error})
+    return out
+
+
+def real_consumed(run, sees_time: bool) -> list[dict]:
+    """A client run's records in :func:`model_consumed`'s shape; its failure as ``{"error": class name}``."""
+    out = [_seen(r, sees_time) for r in run.records]
+    if not run.ok:
+        err = run.error or ""
+        out.append({"error": err.split(":", 1)[0].rsplit(".", 1)[-1] if ": " in err and "." in err.split(":")[0]
+                    else err})
+    return out
+
+
+def _text(b: bytes | None) -> str | None:
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+def _seen(r: dict, sees_time: bool) -> dict:
+    out = {"offset": r["offset"], "key": r["key"], "value": r["value"]}
+    if sees_time:
+        out["timestamp"] = r["timestamp"]
+    return out
+
+
+# --------------------------------------------------------------------------------- one release, every check
+def plan(rel: Release) -> list[str]:
+    """The names of the checks :func:`run_release` makes on ``rel``, in order (known before it runs)."""
+    names = []
+    for topic in _raw_topics(rel):
+        names += [f"produce/{topic}/magic{m}-{c}" + ("-idempotent" if i else "") for m, c, i in _produce_cases(rel, topic)]
+        if topic in FETCHED_TOPICS:
+            names += [f"fetch/{topic}/v{v}" for v in FETCH_VERSIONS if v <= rel.fetch_versions[1]]
+    names.append("dump/raw")
+    names += [f"client-produce/{n}-{c}" for n, c in _client_cases()]
+    names += [f"client-consume/{c[0]}" for c in CLIENTS]
+    return names
+
+
+def _raw_topics(rel: Release) -> dict[str, dict[str, str]]:
+    """Topic → its configs. ``raw``: uncompressed first; ``rawgz``: gzip first (a conversion may follow
+    the first batch's codec); ``raw-v0``: message.format.version=0.9.0 (seed 004's plan) from 0.10.0 on;
+    ``raw-v1``: message.format.version=0.10.2 from 0.11 on (seed 003: an idempotent producer on a v1
+    topic); ``rawlat``: message.timestamp.type=LogAppendTime from 0.10.0 on (KIP-32; produce only)."""
+    topics: dict[str, dict[str, str]] = {"raw": {}, "rawgz": {}}
+    if rel.max_magic >= 1:
+        topics["raw-v0"] = {"message.format.version": "0.9.0"}
+    if rel.max_magic >= 2:
+        topics["raw-v1"] = {"message.format.version": "0.10.2"}
+    if rel.max_magic >= 1:
+        topics["rawlat"] = {"message.timestamp.type": "LogAppendTime"}
+    return topics
+
+
+#: the topics whose whole partition each client generation's Fetch reads
+FETCHED_TOPICS = ("raw", "rawgz", "raw-v0", "raw-v1")
+
+
+def _produce_cases(rel: Release, topic: str) -> list[tuple[int, str, bool]]:
+    """(magic, compression, idempotent) in the order they are produced; from 0.11 on, an idempotent v2 batch
+    last on ``raw`` and ``raw-v1``."""
+    comps = ("gzip", "none") if topic == "rawgz" else ("none", "gzip")
+    cases = [(m, c, False) for m in range(rel.max_magic + 1) for c in comps]
+    if rel.max_magic >= 2 and topic in ("raw", "raw-v1"):
+        cases.append((2, "none", True))
+    return cases
+
+
+def _client_cases() -> list[tuple[str, str]]:
+    return [(c[0], "gzip" if c[1][0] == "java" else "none") for c in CLIENTS]
+
+
+def run_release(cluster: OldCluster, broker: OldBroker, rel: Release) -> dict[str, Check]:
+    """Every check of :func:`plan` on ``broker`` (a lone broker of ``rel`` in ``cluster``)."""
+    out: dict[str, Check] = {}
+    for topic, configs in _raw_topics(rel).items():
+        cluster.create_topic(topic, configs=configs or None)
+        fmt = configs.get("message.format.version")
+        leo = key = 0
+        for magic, comp, idempotent in _produce_cases(rel, topic):
+            check, leo = produce_check(cluster, broker, rel, topic, fmt, magic, comp, leo, key, idempotent, configs)
+            key += 3
+            out[check.check] = check
+        for v in FETCH_VERSIONS:
+            if v <= rel.fetch_versions[1] and topic in FETCHED_TOPICS:
+                check = fetch_check(broker, rel, topic, fmt, v)
+                out[check.check] = check
+    check = dump_check(cluster, broker, rel, "raw")
+    out[check.check] = check
+    cluster.create_topic("clients")
+    leo = 0
+    for name, comp in _client_cases():
+        check, leo = client_produce_check(broker, rel, "clients", name, comp, leo)
+        out[check.check] = check
+    for c in CLIENTS:
+        check = client_consume_check(broker, rel, "clients", c[0], leo)
+        out[check.check] = check
+    return out

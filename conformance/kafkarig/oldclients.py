@@ -1,0 +1,153 @@
+"""The clients of each era, for real: the Java ``kafka-clients`` of an old release, and kafka-python pinned.
+
+* :func:`java_client` runs ``conformance/old-clients/OldClient.java`` compiled (:mod:`kafkarig.javac`)
+  against one release's class path (its ``kafka-clients``) and run on it: a 0.9 application is
+  a 0.9 Java client, not a new client told to speak old versions.  One job per JVM; its JSON lines are
+  returned as :class:`ClientRun` (``records`` and ``ok`` / ``error``).
+* :func:`python_produce` / :func:`python_consume`: kafka-python with ``api_version`` pinned to
+  ``(0, 9)``, ``(0, 10)`` or ``(0, 11)`` (idempotence off; client ids plain, as 0.9/0.10 brokers fail a
+  client id holding ``(``, ``,`` or a space in their quota metrics' names).
+
+Records are always key ``k<i>``, value ``value-<i>`` and, where the API has one, timestamp ``base + i``
+(:func:`expected_records`), so a check knows what each client sent.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .javac import compiled
+from .paths import CONFORMANCE
+from .releases import ReleaseError, release, resolve
+
+__all__ = [
+    "JAVA_CLIENT_SOURCE",
+    "ClientRun",
+    "compile_java_client",
+    "expected_records",
+    "java_client",
+    "python_consume",
+    "python_produce",
+]
+
+JAVA_CLIENT_SOURCE = CONFORMANCE / "old-clients" / "OldClient.java"
+
+
+@dataclass
+class ClientRun:
+    """What one client run printed: its records (or offsets) and its final verdict."""
+
+    client: str
+    ok: bool
+    error: str | None = None
+    records: list[dict] = field(default_factory=list)
+    version: str | None = None
+
+    def one_line(self) -> str:
+        return f"{self.client}: " + ("ok" if self.ok else f"failed: {self.error}")
+
+
+def expected_records(count: int, ts_base: int | None) -> list[dict]:
+    return [{"key": f"k{i}", "value": f"value-{i}", "timestamp": None if ts_base is None else ts_base + i}
+            for i in range(count)]
+
+
+def compile_java_client(version: str) -> Path:
+    """``OldClient`` compiled against ``version``'s class path (its kafka-clients), once per source."""
+    rel = release(version)
+    resolve(rel)
+    try:
+        return compiled(f"oldclient-{rel.version}", [JAVA_CLIENT_SOURCE], rel.lib_dir)
+    except RuntimeError as e:
+        raise ReleaseError(f"OldClient does not compile against kafka-clients {rel.version}: "
+                           f"{str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else e}") from e
+
+
+def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> ClientRun:
+    """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients."""
+    rel = release(version)
+    classes = compile_java_client(version)
+    log4j = rel.dir / "old-client-log4j.properties"
+    if not log4j.exists():
+        log4j.write_text("log4j.rootLogger=OFF\n")
+    cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
+           f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
+           "OldClient", *args]
+    name = f"kafka-clients {rel.version}"
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_ms / 1000 + 30,
+                           stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        return ClientRun(name, False, f"no answer within {timeout_ms / 1000 + 30:.0f}s")
+    lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    if not lines or "ok" not in lines[-1]:
+        tail = (p.stderr or p.stdout).strip().splitlines()
+        return ClientRun(name, False, f"exit {p.returncode}: {tail[-1] if tail else 'no output'}")
+    last = lines[-1]
+    return ClientRun(name, bool(last["ok"]), last.get("error"), lines[:-1], last.get("version"))
+
+
+def _python_client_id(api_version: tuple[int, int]) -> str:
+    return "kafkapython" + "".join(map(str, api_version))
+
+
+def python_produce(bootstrap: str, topic: str, partition: int, *, api_version: tuple[int, int], count: int,
+                   ts_base: int | None, compression: str | None = None, timeout: float = 15.0) -> ClientRun:
+    """kafka-python's KafkaProducer pinned to ``api_version``: ``count`` records in one batch, acks=all."""
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError
+
+    name = f"kafka-python api_version={api_version}"
+    producer = None
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version, acks="all",
+                                 compression_type=compression, linger_ms=200, enable_idempotence=False,
+                                 client_id=_python_client_id(api_version), max_block_ms=int(timeout * 1000),
+                                 request_timeout_ms=int(timeout * 1000), retries=0)
+        futures = [producer.send(topic, partition=partition, key=r["key"].encode(), value=r["value"].encode(),
+                                 timestamp_ms=r["timestamp"])
+                   for r in expected_records(count, ts_base)]
+        producer.flush(timeout)
+        return ClientRun(name, True, records=[{"offset": f.get(timeout).offset} for f in futures])
+    except KafkaError as e:
+        return ClientRun(name, False, f"{type(e).__name__}: {e}")
+    finally:
+        if producer is not None:
+            producer.close(timeout=5)
+
+
+def python_consume(bootstrap: str, topic: str, partition: int, *, api_version: tuple[int, int], offset: int,
+                   count: int, timeout: float = 15.0) -> ClientRun:
+    """kafka-python's KafkaConsumer pinned to ``api_version``: assign, seek, poll ``count`` records."""
+    import time
+
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaError
+
+    name = f"kafka-python api_version={api_version}"
+    consumer = None
+    got: list[dict] = []
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, api_version=api_version, enable_auto_commit=False,
+                                 client_id=_python_client_id(api_version), request_timeout_ms=int(timeout * 1000) + 5000,
+                                 fetch_max_wait_ms=200)
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        consumer.seek(tp, offset)
+        deadline = time.monotonic() + timeout
+        while len(got) < count and time.monotonic() < deadline:
+            for msgs in consumer.poll(timeout_ms=200).values():
+                for m in msgs:
+                    got.append({"offset": m.offset, "key": m.key.decode() if m.key is not None else None,
+                                "value": m.value.decode() if m.value is not None else None,
+                                "timestamp": m.timestamp, "timestampType": m.timestamp_type})
+        if len(got) < count:
+            return ClientRun(name, False, f"consumed {len(got)} of {count} records within {timeout:.0f}s", got)
+        return ClientRun(name, True, records=got)
+    except KafkaError as e:
+        return ClientRun(name, False, f"{type(e).__name__}: {e}", got)
+    finally:
+        if consumer is not None:
+            consumer.close()
