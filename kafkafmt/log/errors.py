@@ -1,4 +1,12 @@
 """Errors raised by the log layer; all are defined once in :mod:`kafkafmt.errors` and re-exported here."""
-from ..errors import (ConfigError, DumpToolError, IllegalStateError, IndexOffsetOverflowError,  # noqa: F401
-                      KafkaStorageError, LogDirLockedError, NoSuchFileError, OffsetsOutOfOrderError,
-                      UnexpectedAppendOffsetError)
+from ..errors import (  # noqa: F401
+                      ConfigError,
+                      DumpToolError,
+                      IllegalStateError,
+                      IndexOffsetOverflowError,
+                      KafkaStorageError,
+                      LogDirLockedError,
+                      NoSuchFileError,
+                      OffsetsOutOfOrderError,
+                      UnexpectedAppendOffsetError,
+)

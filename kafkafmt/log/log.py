@@ -39,19 +39,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..constants import (INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType)
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, OffsetOutOfRangeError,
-                      RecordBatchTooLargeError, RecordTooLargeError, UnsupportedForMessageFormatError,
-                      UnsupportedOperationError)
 from ..config import LogConfig
+from ..constants import INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnsupportedForMessageFormatError,
+    UnsupportedOperationError,
+)
 from ..records import MemoryRecords
+from . import logdir
 from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
 from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
-from .files import (DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
-                    parse_topic_partition_name, time_index_file, transaction_index_file)
-from . import logdir
+from .files import (
+    DELETED_FILE_SUFFIX,
+    delete_if_exists,
+    log_file,
+    offset_index_file,
+    parse_topic_partition_name,
+    time_index_file,
+    transaction_index_file,
+)
 from .loader import LogLoading
 from .readonly import open_read_only
 from .retention import LogRetention

@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from mixed_sample import MIXED, START_MS
 
 from kafkafmt import kafka_lines
 from kafkafmt.audit import audit_log_dirs, parse_topic_options
@@ -18,6 +17,7 @@ from kafkafmt.gen.workload_file import log_config
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.readonly import file_states
 from kafkafmt.records import MemoryRecords
+from mixed_sample import MIXED, START_MS
 
 HOUR = 3600000
 

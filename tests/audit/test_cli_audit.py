@@ -5,10 +5,10 @@ import json
 import re
 
 import pytest
-from mixed_sample import START_MS
 
 from kafkafmt.cli import main
 from kafkafmt.log.readonly import file_states
+from mixed_sample import START_MS
 
 NOW = str(START_MS + 3600000)
 

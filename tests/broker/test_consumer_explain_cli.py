@@ -10,7 +10,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper  # noqa: E402
-
 from kafkafmt.broker import Trace  # noqa: E402
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.constants import ControlRecordType  # noqa: E402

@@ -10,7 +10,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import LAT, NOW, R, batches, build, read, v2  # noqa: E402
-
 from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
 from kafkafmt.broker.fetch import (  # noqa: E402
     MAX_READ_SIZE,

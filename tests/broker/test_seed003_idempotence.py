@@ -9,7 +9,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import NOW, R, batches, v2  # noqa: E402
-
 from kafkafmt.broker import LogConfig  # noqa: E402
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.idempotence import (  # noqa: E402

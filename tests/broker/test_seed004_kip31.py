@@ -11,7 +11,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import NOW, R, batches, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
-
 from kafkafmt.broker import LogConfig  # noqa: E402
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402

@@ -19,7 +19,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
-
 from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.fetch import down_convert  # noqa: E402

@@ -26,7 +26,6 @@ sys.path.insert(0, HERE)
 
 import kafka44_clients as clients  # noqa: E402
 from broker_helpers import LAT, NOW, R, build  # noqa: E402
-
 from ci_mode import skip_or_fail  # noqa: E402
 from kafkafmt import kafka_lines  # noqa: E402
 from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402

@@ -19,11 +19,10 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
-from log_helpers import batch  # noqa: E402
-
 from kafkafmt.config import BrokerConfig  # noqa: E402
 from kafkafmt.log import Log, LogConfig, SimulatedClock  # noqa: E402
 from kafkarig.oracle import OracleError  # noqa: E402
+from log_helpers import batch  # noqa: E402
 
 pytestmark = pytest.mark.java
 

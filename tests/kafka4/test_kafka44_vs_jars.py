@@ -7,8 +7,8 @@ Needs Java 17 and ``make -C conformance oracle-4.4``: skipped locally without th
 from __future__ import annotations
 
 import pytest
-from broker_helpers import LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2
 
+from broker_helpers import LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2
 from kafkafmt.broker import BrokerConfig, LogConfig
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.config import ConfigError, format_value, topic_keys

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from broker_helpers import NOW, R, build
 
+from broker_helpers import NOW, R, build
 from kafkafmt import kafka_lines
 from kafkafmt.broker import BrokerConfig, LogConfig
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate

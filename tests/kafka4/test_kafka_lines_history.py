@@ -7,8 +7,8 @@ rows, and that the 3.9 and 4.4 lines are what they were (test_kafka_lines.py).""
 from __future__ import annotations
 
 import pytest
-from broker_helpers import NOW, R, build
 
+from broker_helpers import NOW, R, build
 from kafkafmt import kafka_lines
 from kafkafmt.broker.fetch import fetch
 from kafkafmt.broker.validator import validate_messages_and_assign_offsets as validate

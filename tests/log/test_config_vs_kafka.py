@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_log_vs_kafka import T0, Pair
 
 from kafkafmt.config import KEYS_BY_NAME, TOPIC_KEYS, ConfigError, LogConfig, format_value
 from kafkafmt.gen.workloads import client_batch
+from test_log_vs_kafka import T0, Pair
 
 pytestmark = pytest.mark.java
 

@@ -8,7 +8,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_log_generator import TINY
 
 from kafkafmt.errors import ConfigError
 from kafkafmt.gen.generator import generate_logs
@@ -17,6 +16,7 @@ from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.records import MemoryRecords
+from test_log_generator import TINY
 
 COMPACTED = {
     "name": "small-compacted", "seed": 5, "duration_ms": 60000,

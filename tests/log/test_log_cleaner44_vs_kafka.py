@@ -18,6 +18,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+
+from kafkafmt.config import BrokerConfig, LogConfig
+from kafkafmt.log import Log, SimulatedClock
+from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.records import MemoryRecords
 from test_log_cleaner_vs_kafka import (
     PHASE_MS,
     T0,
@@ -28,11 +33,6 @@ from test_log_cleaner_vs_kafka import (
     _props,
     delete_delay_case,
 )
-
-from kafkafmt.config import BrokerConfig, LogConfig
-from kafkafmt.log import Log, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
-from kafkafmt.records import MemoryRecords
 
 BROKER44 = BrokerConfig(kafka_line="4.4")
 

@@ -6,13 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from log_helpers import batch
-
 from kafkafmt.cli import main
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import set_mtime_ms
 from kafkafmt.records import MemoryRecords
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 PROPS = {"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"}

@@ -16,9 +16,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.log import Log, LogConfig, SimulatedClock
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 #: appended with 700-byte segments, cleaned with segment.bytes=3000 (raised since, as kafka-configs

@@ -15,7 +15,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
@@ -23,6 +22,7 @@ from kafkafmt.log.cleaner_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 PHASE_MS = 60_000

@@ -4,7 +4,6 @@ the shipped design, from kafka-rules §6-§7."""
 from __future__ import annotations
 
 import pytest
-from log_helpers import one
 
 from kafkafmt.gen import compare_policies
 from kafkafmt.gen.workloads import Workload
@@ -12,6 +11,7 @@ from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.log import Log, LogConfig, SimulatedClock, companion_partition
 from kafkafmt.log.kip33 import fetch, partition_of_companion, replicate
 from kafkafmt.records import MemoryRecords
+from log_helpers import one
 
 M = 60_000
 DAY = 24 * 3600 * 1000

@@ -3,7 +3,6 @@ truncation (§7.6), reads (§7.7), ListOffsets (§6.6), checkpoints, atomic file
 from __future__ import annotations
 
 import pytest
-from log_helpers import batch, one
 
 from kafkafmt.errors import (
     InvalidRecordError,
@@ -18,6 +17,7 @@ from kafkafmt.log.errors import ConfigError, OffsetsOutOfOrderError, UnexpectedA
 from kafkafmt.log.files import filename_prefix_from_offset, offset_from_file_name, parse_topic_partition_name
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.records import MemoryRecords
+from log_helpers import batch, one
 
 INT_MAX = 2**31 - 1
 

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.cli import main
 from kafkafmt.errors import UnsupportedOperationError
 from kafkafmt.log import Log, LogConfig, SimulatedClock
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 

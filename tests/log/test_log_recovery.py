@@ -17,11 +17,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.log import Log, LogConfig, LogSegment, SimulatedClock
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.records import MemoryRecords
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 INTERVAL = 150

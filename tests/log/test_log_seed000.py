@@ -15,12 +15,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from log_helpers import batch, one
 
 from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.index import TimestampOffset
 from kafkafmt.records import MemoryRecords
+from log_helpers import batch, one
 
 DAY = 24 * 3600 * 1000
 T0 = 1_700_000_000_000

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from log_helpers import batch, one
 
 from kafkafmt.errors import LogSegmentOffsetOverflowError
 from kafkafmt.log import LogConfig, LogSegment, RollParams
@@ -14,6 +13,7 @@ from kafkafmt.log.files import DELETED_FILE_SUFFIX
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.log.segment import LogOffsetMetadata
 from kafkafmt.records import MemoryRecords
+from log_helpers import batch, one
 
 INT_MAX = 2**31 - 1
 

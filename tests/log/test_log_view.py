@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.log import Log, LogConfig, LogSegment, PartitionView, SegmentReads, SegmentView, SimulatedClock
 from kafkafmt.log.log import MAX_TIMESTAMP
 from kafkafmt.log.readonly import file_states
 from kafkafmt.log.view import OPENED, discover
+from log_helpers import batch
 
 T0 = 1_700_000_000_000
 

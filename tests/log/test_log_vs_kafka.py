@@ -13,11 +13,11 @@ import random
 import shutil
 
 import pytest
-from log_helpers import batch
 
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, SimulatedClock, dump_index, dump_time_index
 from kafkarig.log_oracle import LogOracleError
+from log_helpers import batch
 
 pytestmark = pytest.mark.java
 

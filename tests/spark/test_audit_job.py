@@ -11,11 +11,10 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "audit"))
 
-from mixed_sample import START_MS, make_mixed  # noqa: E402
-
 from kafkafmt.audit import audit_log_dirs  # noqa: E402
 from kafkafmt.errors import CorruptRecordError  # noqa: E402
 from kafkafmt.log.readonly import file_states  # noqa: E402
+from mixed_sample import START_MS, make_mixed  # noqa: E402
 
 NOW = START_MS + 3600000
 
