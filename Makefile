@@ -36,7 +36,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= readers,spark
 TEST_EXTRAS ?= readers,spark,tests,docs
 DOCS_EXTRAS ?= readers,spark,docs
-PYPROJECT_SUM := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+PYPROJECT_SUM := $(shell cat pyproject.toml conformance/pyproject.toml | cksum | cut -d' ' -f1)
 installed = $(VENV)/.installed-$(PYPROJECT_SUM)-$(1)
 STAMP := $(call installed,$(EXTRAS))
 TEST_STAMP := $(call installed,$(TEST_EXTRAS))
@@ -56,11 +56,13 @@ PRESENT_PORT ?= 8866
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
 
-$(VENV)/.installed-$(PYPROJECT_SUM)-%: pyproject.toml
+$(VENV)/.installed-$(PYPROJECT_SUM)-%: pyproject.toml conformance/pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[$*]'
+# the test rig (conformance/pyproject.toml) for the tests: scenario run --live finds it by entry point
+	case ',$*,' in *,tests,*) $(PY) -m pip install --quiet --no-deps -e conformance/ ;; esac
 	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '.installed-$(PYPROJECT_SUM)-*' -delete
 	touch $@
 

@@ -112,7 +112,7 @@ def clean_kafkafmt(d: Path, magic: int, segment_bytes: int, now: int, cleaner: d
     import warnings
 
     from kafkafmt.log import Log, LogConfig, SimulatedClock
-    from kafkafmt.log.cleaner_map import CleanerConfig
+    from kafkafmt.log.cleaner.offset_map import CleanerConfig
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = LogConfig.from_properties(_props(magic, segment_bytes))

@@ -157,8 +157,10 @@ def test_every_notebook_is_a_tutorial_with_its_figures(site, offline_page):
 def test_search_finds_timestamp_offline(site, offline_page):
     page, refused, errors = offline_page
     page.goto((site / "search.html").as_uri() + "?q=timestamp", wait_until="load")
+    # Sphinx's search adds results as it finds them, then writes its summary ("Search finished, found N pages")
+    page.wait_for_function("() => /finished/i.test((document.querySelector('#search-results .search-summary')"
+                           " || {}).textContent || '')", timeout=60_000)
     results = page.locator("#search-results ul.search li")
-    results.first.wait_for(timeout=30_000)
     assert results.count() >= 5
     hrefs = results.locator("a").evaluate_all("(as) => as.map((a) => a.href)")
     assert any("tutorials/02-timestamps.html" in h for h in hrefs), hrefs[:10]

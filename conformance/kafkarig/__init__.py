@@ -23,5 +23,7 @@ Everything here checks kafkafmt against the real Apache Kafka; nothing in ``kafk
   restarted, jars swapped on a data dir, rolling restarts waiting for the ISR); :mod:`kafkarig.oldclients`
   the Java ``kafka-clients`` of 0.9 / 0.10 / 0.11 (``old-clients/OldClient.java``) and kafka-python pinned;
   :mod:`kafkarig.history` the live checks of kafkafmt's model against them, :mod:`kafkarig.seed000` seed
-  000's rolling upgrade and rollback on a 0.9.0.1 + 0.10.2.2 cluster (``make history-record``).
+  000's rolling upgrade and rollback on a 0.9.0.1 + 0.10.2.2 cluster (``make history-record``);
+  :mod:`kafkarig.live_scenario` ``kafkafmt scenario run FILE --live``: a scenario's steps on those releases
+  beside the model, registered under the entry point group ``kafkafmt.live_runners`` (``conformance/pyproject.toml``).
 """

@@ -23,10 +23,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * run with (0.9.0.1, 0.10.x, 0.11.0.3), producing and consuming for real. One job per JVM, given on
  * the command line; one JSON object per output line, the last one {"ok": ...}.
  *
- *   OldClient produce BOOTSTRAP TOPIC PARTITION COMPRESSION COUNT TIMESTAMP_BASE
- *       records key "k<i>", value "value-<i>", timestamp TIMESTAMP_BASE + i (when the API has one:
- *       ProducerRecord's timestamp arrived in 0.10.0, KIP-32; -1 = none); sent together, then flushed,
- *       so they travel in one request; prints {"offset": ...} per record.
+ *   OldClient produce BOOTSTRAP TOPIC PARTITION COMPRESSION COUNT TIMESTAMP_BASE [VALUE_PREFIX [TIMESTAMPS]]
+ *       records key "k<i>", value VALUE_PREFIX + i (default "value-"), timestamp TIMESTAMP_BASE + i or the
+ *       i-th of the comma-separated TIMESTAMPS (when the API has one: ProducerRecord's timestamp arrived in
+ *       0.10.0, KIP-32; -1 = none); sent together, then flushed, so they travel in one request; prints
+ *       {"offset": ...} per record.
  *   OldClient consume BOOTSTRAP TOPIC PARTITION OFFSET COUNT
  *       assign + seek, poll until COUNT records or the timeout; prints one object per record with
  *       offset, key, value and (0.10+) timestamp and timestampType.
@@ -50,14 +51,16 @@ public final class OldClient {
         watchdog.setDaemon(true);
         watchdog.start();
         try {
-            if (args.length > 0 && args[0].equals("produce") && args.length == 7) {
+            if (args.length > 0 && args[0].equals("produce") && args.length >= 7 && args.length <= 9) {
                 produce(args[1], args[2], Integer.parseInt(args[3]), args[4], Integer.parseInt(args[5]),
-                        Long.parseLong(args[6]));
+                        Long.parseLong(args[6]), args.length > 7 ? args[7] : "value-",
+                        args.length > 8 ? args[8].split(",") : null);
             } else if (args.length > 0 && args[0].equals("consume") && args.length == 6) {
                 consume(args[1], args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]),
                         Integer.parseInt(args[5]));
             } else {
-                fail("usage: OldClient produce BOOTSTRAP TOPIC PARTITION COMPRESSION COUNT TS_BASE | "
+                fail("usage: OldClient produce BOOTSTRAP TOPIC PARTITION COMPRESSION COUNT TS_BASE [VALUE_PREFIX "
+                        + "[TIMESTAMPS]] | "
                         + "consume BOOTSTRAP TOPIC PARTITION OFFSET COUNT");
             }
         } catch (Throwable t) {
@@ -94,7 +97,7 @@ public final class OldClient {
     }
 
     private static void produce(String bootstrap, String topic, int partition, String compression, int count,
-                                long tsBase) throws Exception {
+                                long tsBase, String valuePrefix, String[] timestamps) throws Exception {
         Properties p = common(bootstrap);
         p.put("acks", "all");
         p.put("compression.type", compression);
@@ -116,12 +119,13 @@ public final class OldClient {
             List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 byte[] key = ("k" + i).getBytes(StandardCharsets.UTF_8);
-                byte[] value = ("value-" + i).getBytes(StandardCharsets.UTF_8);
+                byte[] value = (valuePrefix + i).getBytes(StandardCharsets.UTF_8);
+                long ts = timestamps != null ? Long.parseLong(timestamps[i]) : tsBase + i;
                 ProducerRecord<byte[], byte[]> record;
                 if (withTimestamp != null && tsBase >= 0) {
                     @SuppressWarnings("unchecked")
                     ProducerRecord<byte[], byte[]> r = (ProducerRecord<byte[], byte[]>) withTimestamp.newInstance(
-                            topic, partition, tsBase + i, key, value);
+                            topic, partition, ts, key, value);
                     record = r;
                 } else {
                     record = new ProducerRecord<>(topic, partition, key, value);

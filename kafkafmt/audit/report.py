@@ -18,7 +18,7 @@ What each partition says, and where the rule comes from:
   that line, byte for byte; on 4.4 retained entries become v2, KAFKA-13093, and superseded keys go too):
   ``batches_after`` / ``records_after`` / ``bytes_after`` count the batches holding the former v0/v1
   offsets, ``cleaned_copy`` the whole partition after; ``rewrite_only`` is the format rewrite alone
-  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2` per entry, every record kept; a compressed batch's
+  (:func:`kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2` per entry, every record kept; a compressed batch's
   size is that of kafkafmt's codec, which may find other matches than Java's, e.g. snappy-java); and
   whether the target's cleaner rewrites legacy data (row ``cleaner.legacy_to_v2``) on this topic;
 * ``clients``: the client generations a broker of the target no longer answers, and what the others

@@ -7,7 +7,7 @@ A segment's ``.log`` is walked by :class:`~kafkafmt.log.file_records.FileRecords
 * batch headers (magic, codec, size, max timestamp) are read from the batch views, shallow;
 * records (their magic, timestamp type and timestamp) come from the columnar decoder
   (:func:`~kafkafmt.records.columnar.records_table`, keys and values left out), CRCs checked;
-* every v0/v1 entry is rewritten with :func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, to count what
+* every v0/v1 entry is rewritten with :func:`kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2`, to count what
   Kafka 4.x's cleaner would write for it.
 
 Nothing else is opened: no index is read (the audit needs none) and no loader runs (Kafka's
@@ -28,7 +28,7 @@ from ..io import open_readonly
 from ..log.clock import mtime_ms
 from ..log.file_records import FileRecords
 from ..log.files import parse_topic_partition_name
-from ..log.legacy_to_v2 import rewrite_as_v2
+from ..log.cleaner.legacy_to_v2 import rewrite_as_v2
 from ..records.memory import MemoryRecords, batch_view
 
 __all__ = ["MagicCounts", "SegmentScan", "scan_segment", "partition_dirs", "segment_paths", "SEGMENT_NAME"]
@@ -128,7 +128,7 @@ def segment_paths(partition_dir: Path) -> list[Path]:
 def scan_segment(path: Path, delete_horizon_ms: int) -> SegmentScan:
     """Read one ``.log`` (read-only) into a :class:`SegmentScan`; an error names the file.
     ``delete_horizon_ms``: what a cleaning at this moment would set on rewritten batches holding a
-    tombstone (:func:`~kafkafmt.log.legacy_to_v2.rewrite_as_v2`)."""
+    tombstone (:func:`~kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2`)."""
     seg = SegmentScan(int(SEGMENT_NAME.match(path.name).group(1)), str(path), 0, mtime_ms(path))
     fr = FileRecords(path, file_already_exists=True, mutable=False)
     try:

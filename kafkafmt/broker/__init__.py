@@ -6,6 +6,7 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
 
 * the topic configuration is :class:`kafkafmt.config.LogConfig` (also the log's), with the broker's
   :class:`kafkafmt.config.BrokerConfig` (``inter.broker.protocol.version``).
+* :mod:`.append` – ``AppendOrigin``, ``LogAppendInfo`` and ``UnifiedLog.analyzeAndValidateRecords`` (the log's too).
 * :mod:`.validator` – :func:`validate_messages_and_assign_offsets` (``UnifiedLog.analyzeAndValidateRecords``
   + ``LogValidator``).
 * :mod:`.fetch` – :func:`fetch` / :func:`down_convert` (``KafkaApis.maybeConvertFetchedData``,

@@ -11,10 +11,12 @@ Order of checks (each cites its Kafka source):
 1. When ``produce_version`` is given (a Produce request): ``KafkaApis.handleProduceRequest``'s
    check that transactional records come with a transactional id (no authorizer is modelled: any
    id is authorized), then ``ProduceRequest.validateRecords`` (v≥3: exactly one v2 batch; v<7: no zstd).
-2. ``UnifiedLog.analyzeAndValidateRecords``, per batch: a CLIENT v2 batch must have baseOffset 0;
-   ``max.message.bytes`` (RecordTooLargeException); ``batch.isValid()`` (v2 size + CRC32C, legacy
-   **outer** CRC32) else CorruptRecordException; the source codec is the last non-none codec.  A
-   partial trailing batch is trimmed silently (``trimInvalidBytes``).
+2. ``UnifiedLog.analyzeAndValidateRecords`` (:mod:`kafkafmt.broker.append`, the log's too), per batch: a
+   CLIENT v2 batch must have baseOffset 0; ``max.message.bytes`` (RecordTooLargeException);
+   ``batch.isValid()`` (v2 size + CRC32C, legacy **outer** CRC32) else CorruptRecordException; the
+   source codec is the last non-none codec; a REPLICATION append (whose replica's leader epoch is
+   ``partition_leader_epoch``) stops at the first batch of a newer leader epoch.  A partial trailing
+   batch is trimmed silently (``trimInvalidBytes``).
 3. ``LogValidator.validateMessagesAndAssignOffsets`` (kafka-rules §4.3-4.8)::
 
        source == NONE and target == NONE:
@@ -51,45 +53,26 @@ from dataclasses import dataclass, field
 
 from .. import kafka_lines
 from ..config import LogConfig, record_version
-from ..constants import (
-    DEFAULT_MAX_DECOMPRESSED_BYTES,
-    LOG_OVERHEAD,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    CompressionType,
-    TimestampType,
-)
-from ..errors import (
-    CorruptRecordError,
-    IllegalArgumentError,
-    InvalidRecordError,
-    InvalidTimestampError,
-    KafkaFmtError,
-    OffsetsOutOfOrderError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    RecordValidationError,
-    TransactionalIdAuthorizationError,
-    UnexpectedAppendOffsetError,
-    UnsupportedCompressionError,
-    UnsupportedForMessageFormatError,
-    UnsupportedVersionError,
-)
+from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
+                         RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
+                      KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
+                      UnsupportedCompressionError, UnsupportedForMessageFormatError, UnsupportedVersionError,
+                      TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead
 from . import inplace
+from .append import UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records
+from .trace import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
-from .trace import Trace
 
-__all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats", "ORIGINS",
+__all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats",
            "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",
            "PATH_FOLLOWER", "PATH_EMPTY", "UnsupportedOperationError", "OffsetsOutOfOrderError",
            "UnexpectedAppendOffsetError", "batch_header_size", "java_long", "magic_for_produce_version"]
 
-#: ``org.apache.kafka.storage.internals.log.AppendOrigin``
-ORIGINS = ("CLIENT", "COORDINATOR", "REPLICATION", "RAFT_LEADER")
 
 PATH_IN_PLACE = "assignOffsetsNonCompressed"
 PATH_CONVERT = "convertAndAssignOffsetsNonCompressed"
@@ -98,7 +81,6 @@ PATH_COMPRESSED_REBUILT = "validateMessagesAndAssignOffsetsCompressed(rebuilt)"
 PATH_FOLLOWER = "appendAsFollower(offsets and timestamps kept)"
 PATH_EMPTY = "nothing to append (UnifiedLog.append: validBytes <= 0)"
 
-_UL = "UnifiedLog.analyzeAndValidateRecords"
 _LV = "LogValidator"
 
 
@@ -222,10 +204,9 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 # ------------------------------------------------------------------------------------------------
 # public entry point
 def validate_messages_and_assign_offsets(records, config: LogConfig | None = None, *, offset: int = 0,
-                                         now: int | None = None, origin: str = "CLIENT",
+                                         now: int | None = None, origin: str | AppendOrigin = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
-                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0,
-                                         pre_checks: bool = True,
+                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:
@@ -244,8 +225,7 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
     Raises the kafkafmt error mirroring Kafka's exception; the error carries ``.trace``.
     """
     config = config or LogConfig()
-    if origin not in ORIGINS:
-        raise IllegalArgumentError(f"No enum constant AppendOrigin.{origin}")
+    origin = AppendOrigin.of(origin)
     now = int(time.time() * 1000) if now is None else int(now)
     data = bytes(records)  # bytes-like or MemoryRecords (which defines __bytes__); a private copy
     tp = f"{topic}-{partition}"
@@ -326,10 +306,18 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
         source = CompressionType(source_override)
 
     if pre_checks:
-        info = _analyze_and_validate(batches, config, origin, ple, tp, trace)
-        if trailing is not None:
-            trace.add("trim invalid bytes", f"{trailing.length} trailing byte(s) dropped: {trailing.reason}",
-                      "UnifiedLog.trimInvalidBytes", position=trailing.position)
+        info = analyze_and_validate_records(
+            buf, origin=origin, leader_epoch=ple, max_message_bytes=config.max_message_bytes, topic_partition=tp,
+            ignore_record_size=origin is AppendOrigin.REPLICATION,  # appendAsFollower: ignoreRecordSize = true
+            require_offsets_monotonic=origin in (AppendOrigin.REPLICATION, AppendOrigin.RAFT_LEADER),
+            batches=batches, trace=trace)
+        if info.skipped_batches:  # a newer leader epoch's batches are not appended (trimInvalidBytes)
+            valid_end = min(valid_end, info.valid_bytes)
+            trailing = trailing if trailing is not None and trailing.position < valid_end else None
+        if valid_end < len(buf):
+            if trailing is not None:
+                trace.add("trim invalid bytes", f"{trailing.length} trailing byte(s) dropped: {trailing.reason}",
+                          "UnifiedLog.trimInvalidBytes", position=trailing.position)
             # a copy, not ``del buf[valid_end:]``: the batches hold views into ``buf``
             buf = buf[:valid_end]
             batches = list(MemoryRecords(buf).batches())
@@ -339,7 +327,7 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
             return ValidationResult(b"", NO_TIMESTAMP, NO_TIMESTAMP, -1, False, False, False, PATH_EMPTY, -1, -1,
                                     offset, ValidationStats(), trace, to_magic=config.to_magic,
                                     source_compression=source, timestamp_type=config.timestamp_type)
-        if origin in ("REPLICATION", "RAFT_LEADER"):
+        if origin in (AppendOrigin.REPLICATION, AppendOrigin.RAFT_LEADER):
             return _follower_append(buf, batches, config, info, offset, now, origin, tp, trace, source)
 
     to_magic = config.to_magic
@@ -472,63 +460,26 @@ def _produce_request_checks(buf, version: int, trace: Trace) -> None:
     trace.add("produce request records", "one v2 batch: ok", src)
 
 
-def _analyze_and_validate(batches, config: LogConfig, origin, ple, tp, trace) -> dict:
-    ignore_size = origin == "REPLICATION"  # appendAsFollower: ignoreRecordSize = true
-    max_ts, shallow, last_offset, monotonic = NO_TIMESTAMP, -1, -1, True
-    first_offset = -1
-    for i, b in enumerate(batches):
-        if origin == "RAFT_LEADER" and b.partition_leader_epoch != ple:
-            _raise(InvalidRecordError("Append from Raft leader did not set the batch epoch correctly"), trace,
-                   "Raft leader epoch", _UL, batch=i)
-        if b.magic >= 2 and origin == "CLIENT" and b.base_offset != 0:
-            _raise(InvalidRecordError(f"The baseOffset of the record batch in the append to {tp} should be 0, "
-                                      f"but it is {b.base_offset}"), trace, "CLIENT v2 baseOffset must be 0", _UL,
-                   batch=i, baseOffset=b.base_offset)
-        if i == 0 and b.magic >= 2:
-            first_offset = b.base_offset
-        if last_offset >= b.last_offset:
-            monotonic = False
-        last_offset = b.last_offset
-        if not ignore_size and b.size_in_bytes > config.max_message_bytes:
-            _raise(RecordTooLargeError(f"The record batch size in the append to {tp} is {b.size_in_bytes} bytes "
-                                       f"which exceeds the maximum configured value of {config.max_message_bytes}."),
-                   trace, "max.message.bytes", _UL, batch=i, size=b.size_in_bytes)
-        if not b.is_valid():
-            _raise(CorruptRecordError(f"Record is corrupt (stored crc = {b.checksum}) in topic partition {tp}.",
-                                      position=b.position), trace, "batch CRC (isValid)", _UL, batch=i,
-                   stored_crc=b.checksum, computed_crc=b.compute_checksum())
-        if b.max_timestamp > max_ts:
-            max_ts, shallow = b.max_timestamp, last_offset
-    if batches:
-        trace.add("per-batch pre-checks", f"{len(batches)} batch(es): baseOffset, size and CRC ok", _UL,
-                  max_message_bytes=config.max_message_bytes, monotonic=monotonic,
-                  note="legacy batches: only the OUTER (wrapper) CRC is checked here; inner CRCs are checked by "
-                       "LogValidator.validateRecord")
-    return {"max_ts": max_ts, "shallow": shallow, "last_offset": last_offset, "monotonic": monotonic,
-            "first_offset": first_offset,
-            "first_or_last_of_first": (batches[0].base_offset if batches[0].magic >= 2 else batches[0].last_offset)
-            if batches else -1}
-
-
-def _follower_append(buf, batches, config, info, leo, now, origin, tp, trace, source) -> ValidationResult:
-    src = "UnifiedLog.appendAsFollower" if origin == "REPLICATION" else "UnifiedLog.appendAsLeader(RAFT_LEADER)"
+def _follower_append(buf, batches, config, info: LogAppendInfo, leo, now, origin, tp, trace,
+                     source) -> ValidationResult:
+    src = ("UnifiedLog.appendAsFollower" if origin is AppendOrigin.REPLICATION
+           else "UnifiedLog.appendAsLeader(RAFT_LEADER)")
     trace.add("no LogValidator", "offsets, timestamps and codecs are taken as given", src,
               note="seed 000 §3: the follower indexes the wrapper/batch timestamp (the max of its inner "
                    "messages), it does not look inside compressed messages")
-    if not info["monotonic"]:
-        _raise(OffsetsOutOfOrderError(f"Out of order offsets found in append to {tp}"), trace,
-               "offsets must increase", "UnifiedLog.append (requireOffsetsMonotonic)")
-    if info["first_or_last_of_first"] < leo:
-        first_or_last = "First offset" if info["first_offset"] != -1 else "Last offset of the first batch"
+    first = info.first_or_last_offset_of_first_batch
+    if first < leo:
+        first_or_last = "First offset" if info.first_offset != UNKNOWN_OFFSET else "Last offset of the first batch"
         _raise(UnexpectedAppendOffsetError(
-            f"Unexpected offset in append to {tp}. {first_or_last} {info['first_or_last_of_first']} is less than "
-            f"the next offset {leo}."), trace, "append offset >= log end offset", "UnifiedLog.append")
-    trace.add("time index input", f"maxTimestamp {info['max_ts']} at shallow offset {info['shallow']}",
+            f"Unexpected offset in append to {tp}. {first_or_last} {first} is less than the next offset {leo}."),
+            trace, "append offset >= log end offset", "UnifiedLog.append")
+    max_ts, shallow = info.max_timestamp, info.shallow_offset_of_max_timestamp
+    trace.add("time index input", f"maxTimestamp {max_ts} at shallow offset {shallow}",
               "UnifiedLog.analyzeAndValidateRecords (max of batch.maxTimestamp)",
               note="seed 000 §3.1/§3.2: compressed → the wrapper timestamp; uncompressed → the message timestamp")
-    last = info["last_offset"]
-    return ValidationResult(bytes(buf), NO_TIMESTAMP, info["max_ts"], info["shallow"], False, False, False,
-                            PATH_FOLLOWER, info["first_offset"], last, last + 1, ValidationStats(), trace,
+    last = info.last_offset
+    return ValidationResult(bytes(buf), NO_TIMESTAMP, max_ts, shallow, False, False, False,
+                            PATH_FOLLOWER, info.first_offset, last, last + 1, ValidationStats(), trace,
                             to_magic=config.to_magic, source_compression=source, target_compression=source,
                             record_count=0, timestamp_type=config.timestamp_type)
 
@@ -575,7 +526,7 @@ def _validate_batch(ctx: _Ctx, first: RecordBatch, batch: RecordBatch, index: in
         _raise(InvalidRecordError(f"Batch magic {batch.magic} is not the same as the first batch's magic byte "
                                   f"{first.magic} in topic partition {tp}"), tr, "same magic as the first batch",
                src, batch=index)
-    if ctx.origin == "CLIENT":
+    if ctx.origin is AppendOrigin.CLIENT:
         if batch.magic >= 2:
             base, last = batch.base_offset, batch.last_offset
             count_from_offsets = last - base + 1

@@ -99,7 +99,7 @@ class WorkloadSpec:
 
     def cleaner_config(self):
         """The broker's cleaner settings (``log.cleaner.*`` by their Kafka names) as a ``CleanerConfig``."""
-        from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
+        from ..log.cleaner.offset_map import CLEANER_KEYS, CleanerConfig
         return CleanerConfig.from_properties({k: v for k, v in self.broker.items() if k in CLEANER_KEYS
                                               and k.startswith("log.cleaner.")})
 

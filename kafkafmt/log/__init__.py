@@ -14,20 +14,20 @@ Modules:
 ``log``            :class:`Log` (appends, rolls, lookups, reads, truncation, close/reopen)
 ``loader``         loading and recovery of a directory (``LogLoader``), mixed into :class:`Log`
 ``retention``      ``deleteOldSegments`` (time, size, log start offset), mixed into :class:`Log`
-``cleaner``        one log-cleaner pass (``LogCleaner``/``Cleaner``): :func:`~kafkafmt.log.cleaner.clean_log`,
-                   ``Log.clean``; ``cleaner_map`` (``CleanerConfig``, the offset map) and
-                   ``cleaner_filter`` (``MemoryRecords.filterTo`` with the cleaner's filter);
-                   ``cleaner_scan`` (the same filter over batches read in bulk by compiled kernels)
+``cleaner``        the log cleaner as a package (``LogCleaner``/``Cleaner``): one pass,
+                   :func:`~kafkafmt.log.cleaner.clean_log` / ``Log.clean``; its retention rule written
+                   once (``cleaner.rules``), the offset map, the kernels, the legacy-to-v2 rewrite
 ``epoch``          the leader epoch cache and its ``leader-epoch-checkpoint`` file
 ``kip33``          seed 001's rejected variant: LogAppendTime only in the time index;
                    :func:`companion_partition`
 ``view``           the one read-only view of a partition (:class:`PartitionView`, :class:`SegmentView`)
-``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex``
+``index_dump``     kafka-dump-log's lines for ``.index`` / ``.timeindex`` (on this floor: it reads the
+                   indexes and the segment's ``FileRecords``; its sibling for batches,
+                   :mod:`kafkafmt.records.dump_log`, needs only records and stays one floor down)
 ``files``          names, atomic file operations, checkpoint files
 ``lock``           the log directory's ``.lock``, taken as a broker takes it (``LogManager.lockLogDirs``)
 ``logdir``         what ``LogManager`` keeps per log directory: the clean-shutdown marker, the recovery-point
                    and log-start checkpoints (one line per partition)
-``errors``         log errors that :mod:`kafkafmt.errors` does not define yet
 =================  ==============================================================================
 
 Sample-log generation, workloads and the KIP-33 policy comparison live one floor up, in

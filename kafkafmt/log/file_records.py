@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Iterator
 
 from ..constants import INT32_MAX, MAGIC_VALUE_V0, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from ..errors import CorruptRecordError, IllegalArgumentError
+from ..errors import CorruptRecordError, IllegalArgumentError, KafkaStorageError
 from ..records.memory import batch_view
 from ..records.walker import FILE, BatchSpan, BatchWalker, PreadSource
 from .clock import Clock, mtime_ms, set_mtime_ms
-from .errors import KafkaStorageError
 from .files import create_file_atomically
 
 

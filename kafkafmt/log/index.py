@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Iterator
 
 from ..constants import INT32_MAX, NO_TIMESTAMP
-from ..errors import CorruptIndexError, IllegalArgumentError, IndexFullError, InvalidOffsetError
+from ..errors import (CorruptIndexError, IllegalArgumentError, IllegalStateError, IndexFullError,
+                      IndexOffsetOverflowError, InvalidOffsetError, NoSuchFileError)
 from ..layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
-from .errors import IllegalStateError, IndexOffsetOverflowError, NoSuchFileError
 from .files import create_file_atomically
 
 _LARGEST_LOWER_BOUND = 0

@@ -12,7 +12,7 @@ between files is the hash order; here it is the order of the calls.)
 
 Where the tool would die with a Java exception (a missing ``.log``, an index position past the end
 of the log, an index pointing at no batch, a failed ``--index-sanity-check``), these functions
-raise: :class:`~kafkafmt.log.errors.DumpToolError` naming the Java exception, or
+raise: :class:`~kafkafmt.errors.DumpToolError` naming the Java exception, or
 :class:`~kafkafmt.errors.CorruptIndexError` from the sanity check.
 """
 from __future__ import annotations
@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INT32_MAX, NO_TIMESTAMP
-from ..errors import IllegalArgumentError
-from .errors import DumpToolError
+from ..errors import DumpToolError, IllegalArgumentError
 from .file_records import FileRecords
 from .files import INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX
 from .index import OffsetIndex, TimeIndex

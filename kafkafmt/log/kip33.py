@@ -29,8 +29,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..constants import INT32_MAX, NO_TIMESTAMP, TimestampType
-from ..errors import IndexFullError, InvalidOffsetError
-from .errors import IllegalStateError
+from ..errors import IllegalStateError, IndexFullError, InvalidOffsetError
 from .file_records import TimestampAndOffset
 from .index import TimeIndex, TimestampOffset
 from .segment import LogSegment

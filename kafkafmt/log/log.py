@@ -35,37 +35,24 @@ import bisect
 import os
 import random
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..constants import INT32_MAX, NO_TIMESTAMP, CompressionType, TimestampType
+from ..errors import (IllegalArgumentError, KafkaStorageError, NoSuchFileError, OffsetOutOfRangeError,
+                      RecordBatchTooLargeError, RecordTooLargeError, UnexpectedAppendOffsetError,
+                      UnsupportedForMessageFormatError, UnsupportedOperationError)
 from ..config import LogConfig
-from ..constants import INT32_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType, TimestampType
-from ..errors import (
-    CorruptRecordError,
-    IllegalArgumentError,
-    InvalidRecordError,
-    OffsetOutOfRangeError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    UnsupportedForMessageFormatError,
-    UnsupportedOperationError,
-)
 from ..records import MemoryRecords
-from . import logdir
+from ..broker.validator import validate_messages_and_assign_offsets
+from ..broker.append import (UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records,
+                             scala_list)
 from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
-from .errors import KafkaStorageError, NoSuchFileError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from .file_records import TimestampAndOffset
-from .files import (
-    DELETED_FILE_SUFFIX,
-    delete_if_exists,
-    log_file,
-    offset_index_file,
-    parse_topic_partition_name,
-    time_index_file,
-    transaction_index_file,
-)
+from .files import (DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
+                    parse_topic_partition_name, time_index_file, transaction_index_file)
+from . import logdir
 from .loader import LogLoading
 from .readonly import open_read_only
 from .retention import LogRetention
@@ -82,36 +69,6 @@ MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
 
-UNKNOWN_OFFSET = -1
-ORIGINS = ("CLIENT", "COORDINATOR", "REPLICATION", "RAFT_LEADER")
-
-
-@dataclass
-class LogAppendInfo:
-    """``LogAppendInfo``: what an append contained and where it went."""
-
-    first_offset: int
-    last_offset: int
-    last_leader_epoch: int | None
-    max_timestamp: int
-    shallow_offset_of_max_timestamp: int
-    log_append_time: int
-    log_start_offset: int
-    source_compression: CompressionType
-    valid_bytes: int
-    last_offset_of_first_batch: int
-    #: filled in by the log: the segment that received the records and whether/why it rolled
-    segment_base_offset: int | None = None
-    roll_reasons: list[str] = field(default_factory=list)
-    append_time: int | None = None
-
-    @property
-    def first_or_last_offset_of_first_batch(self) -> int:
-        return self.first_offset if self.first_offset >= 0 else self.last_offset_of_first_batch
-
-    @property
-    def rolled(self) -> bool:
-        return bool(self.roll_reasons)
 
 
 class KafkaTimeIndexPolicy:
@@ -147,10 +104,6 @@ def _policy_for(name: str):
     if hasattr(name, "segment_class"):
         return name
     raise ValueError(f"unknown time_index_policy {name!r}: use 'kafka' or 'kip33-variant'")
-
-
-def _scala_list(items) -> str:
-    return "List(" + ", ".join(str(i) for i in items) + ")"
 
 
 def _option(v) -> str:
@@ -365,14 +318,13 @@ class Log(LogLoading, LogRetention):
 
         ``origin="RAFT_LEADER"`` skips the validator (Kafka 2.8+, KAFKA-10636): the records are
         appended with the offsets, timestamps and leader epoch they carry, which must equal
-        ``leader_epoch``.  Every other origin needs :mod:`kafkafmt.broker.validator`.
+        ``leader_epoch``.  Every other origin goes through :mod:`kafkafmt.broker.validator`.
         """
-        if origin not in ORIGINS:
-            raise ValueError(f"unknown append origin {origin!r}; one of {ORIGINS}")
+        origin = AppendOrigin.of(origin)
         self._check_writable("append_as_leader")
         epoch = self.leader_epoch if leader_epoch is None else leader_epoch
-        return self._append(records, origin=origin, validate=origin != "RAFT_LEADER", leader_epoch=epoch,
-                            ignore_record_size=False, leader=True)
+        return self._append(records, origin=origin, validate=origin is not AppendOrigin.RAFT_LEADER,
+                            leader_epoch=epoch, ignore_record_size=False, leader=True)
 
     def append_as_follower(self, records, *, leader_epoch: int | None = None,
                            companion_entries=None) -> LogAppendInfo:
@@ -384,81 +336,16 @@ class Log(LogLoading, LogRetention):
         """
         self._check_writable("append_as_follower")
         epoch = self.leader_epoch if leader_epoch is None else leader_epoch
-        return self._append(records, origin="REPLICATION", validate=False, leader_epoch=epoch,
+        return self._append(records, origin=AppendOrigin.REPLICATION, validate=False, leader_epoch=epoch,
                             ignore_record_size=True, leader=False, companion_entries=companion_entries)
-
-    def _analyze_and_validate_records(self, data: bytes, origin: str, ignore_record_size: bool,
-                                      require_offsets_monotonic: bool, leader_epoch: int) -> LogAppendInfo:
-        """``UnifiedLog.analyzeAndValidateRecords`` (kafka-rules §4.2)."""
-        tp = self.topic_partition
-        valid_bytes = 0
-        first_offset = UNKNOWN_OFFSET
-        last_offset = -1
-        last_leader_epoch = NO_PARTITION_LEADER_EPOCH
-        source_compression = CompressionType.NONE
-        monotonic = True
-        max_timestamp = NO_TIMESTAMP
-        shallow = -1
-        read_first = False
-        last_offset_of_first_batch = -1
-        skip_remaining = False
-        for batch in MemoryRecords(data).batches():
-            if origin == "RAFT_LEADER" and batch.partition_leader_epoch != leader_epoch:
-                raise InvalidRecordError(f"Append from Raft leader did not set the batch epoch correctly, expected "
-                                         f"{leader_epoch} but the batch has {batch.partition_leader_epoch}")
-            if batch.magic >= 2 and origin == "CLIENT" and batch.base_offset != 0:
-                raise InvalidRecordError(f"The baseOffset of the record batch in the append to {tp} should be 0, "
-                                         f"but it is {batch.base_offset}")
-            # Kafka 3.9.2: a replica skips batches from a leader epoch newer than its own, and all after them
-            skip_remaining = skip_remaining or (origin == "REPLICATION" and batch.partition_leader_epoch != -1
-                                                and batch.partition_leader_epoch > leader_epoch)
-            if skip_remaining:
-                continue
-            if not read_first:
-                if batch.magic >= 2:
-                    first_offset = batch.base_offset
-                last_offset_of_first_batch = batch.last_offset
-                read_first = True
-            if last_offset >= batch.last_offset:
-                monotonic = False
-            last_offset = batch.last_offset
-            last_leader_epoch = batch.partition_leader_epoch
-            size = batch.size_in_bytes
-            if not ignore_record_size and size > self.config.max_message_bytes:
-                raise RecordTooLargeError(f"The record batch size in the append to {tp} is {size} bytes which "
-                                          f"exceeds the maximum configured value of {self.config.max_message_bytes}.")
-            if not batch.is_valid():
-                raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}) in topic partition {tp}.")
-            if batch.max_timestamp > max_timestamp:
-                max_timestamp = batch.max_timestamp
-                shallow = last_offset
-            valid_bytes += size
-            if batch.compression != CompressionType.NONE:
-                source_compression = batch.compression
-        if require_offsets_monotonic and not monotonic:
-            offsets = [r.offset for r in MemoryRecords(data).records()]
-            raise OffsetsOutOfOrderError(f"Out of order offsets found in append to {tp}: {_scala_list(offsets)}")
-        return LogAppendInfo(
-            first_offset=first_offset, last_offset=last_offset,
-            last_leader_epoch=None if last_leader_epoch == NO_PARTITION_LEADER_EPOCH else last_leader_epoch,
-            max_timestamp=max_timestamp, shallow_offset_of_max_timestamp=shallow, log_append_time=NO_TIMESTAMP,
-            log_start_offset=self.log_start_offset, source_compression=source_compression,
-            valid_bytes=valid_bytes, last_offset_of_first_batch=last_offset_of_first_batch)
 
     def _validate_as_leader(self, data: bytes, offset: int, leader_epoch: int, origin: str,
                             source_compression: CompressionType):
-        """The broker's LogValidator (:mod:`kafkafmt.broker.validator`, imported on first use).
+        """The broker's LogValidator (:mod:`kafkafmt.broker.validator`).
 
         UnifiedLog's own checks (baseOffset, CRC, sizes, trimming) have run already, so the
         validator runs alone (``pre_checks=False``), as ``new LogValidator(...)`` does in Kafka.
         """
-        try:
-            from ..broker.validator import validate_messages_and_assign_offsets
-        except ImportError as e:  # the broker layer is written separately
-            raise NotImplementedError(
-                "the leader append path needs kafkafmt.broker.validator.validate_messages_and_assign_offsets, "
-                "which is not available in this checkout; append pre-validated batches with "
-                "append_as_leader(records, origin='RAFT_LEADER') or append_as_follower(records)") from e
         topic_config = self._policy.validator_topic_config(self.config)
         return validate_messages_and_assign_offsets(
             data, topic_config, offset=offset, now=self.clock.now(), origin=origin,
@@ -472,7 +359,10 @@ class Log(LogLoading, LogRetention):
                 leader: bool, companion_entries=None) -> LogAppendInfo:
         self._check_open()
         data = bytes(records)
-        info = self._analyze_and_validate_records(data, origin, ignore_record_size, not validate, leader_epoch)
+        info = analyze_and_validate_records(
+            data, origin=origin, leader_epoch=leader_epoch, max_message_bytes=self.config.max_message_bytes,
+            topic_partition=self.topic_partition, ignore_record_size=ignore_record_size,
+            require_offsets_monotonic=not validate, log_start_offset=self.log_start_offset)
         if info.valid_bytes <= 0:
             return info
         valid = data[:info.valid_bytes]  # trimInvalidBytes: a partial trailing batch is dropped
@@ -503,7 +393,7 @@ class Log(LogLoading, LogRetention):
             raise UnexpectedAppendOffsetError(
                 f"Unexpected offset in append to {self.topic_partition}. {which} "
                 f"{info.first_or_last_offset_of_first_batch} is less than the next offset {self.log_end_offset}. "
-                f"First 10 offsets in append: {_scala_list(offsets)}, last offset in append: {info.last_offset}. "
+                f"First 10 offsets in append: {scala_list(offsets)}, last offset in append: {info.last_offset}. "
                 f"Log start offset = {self.log_start_offset}", first, info.last_offset)
         for batch in MemoryRecords(valid).batches():
             if batch.magic >= 2:
@@ -620,7 +510,7 @@ class Log(LogLoading, LogRetention):
     # compaction
     def clean(self, now: int | None = None, cleaner=None, **kwargs):
         """One pass of Kafka's log cleaner over this log (see :func:`kafkafmt.log.cleaner.clean_log`);
-        ``cleaner`` is a :class:`~kafkafmt.log.cleaner_map.CleanerConfig` (the broker's cleaner settings)."""
+        ``cleaner`` is a :class:`~kafkafmt.log.cleaner.offset_map.CleanerConfig` (the broker's cleaner settings)."""
         self._check_open()
         self._check_writable("clean")
         from .cleaner import clean_log

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from .. import kafka_lines
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
-from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError
+from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError,
+                      NoSuchFileError)
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
-from .errors import NoSuchFileError
 from .file_records import FileRecords
 from .files import (
     DELETED_FILE_SUFFIX,

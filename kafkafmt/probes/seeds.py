@@ -208,7 +208,7 @@ def verdict_counts(older: str = "3.9", newer: str = "4.4") -> dict[str, dict[Ver
 # the 4.x cleaner's rewrite, on bytes
 def rewrite(legacy: bytes, *, delete_horizon_ms: int = NOW_MS + 86_400_000) -> bytes:
     """What Kafka 4.x's cleaner writes for the v0/v1 entries ``legacy``, every record kept (KAFKA-13093)."""
-    from ..log.legacy_to_v2 import rewrite_as_v2
+    from ..log.cleaner.legacy_to_v2 import rewrite_as_v2
     return b"".join(rewrite_as_v2(b, delete_horizon_ms=delete_horizon_ms) for b in MemoryRecords(legacy).batches())
 
 

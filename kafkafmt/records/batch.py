@@ -50,6 +50,11 @@ class RecordBatch:
 
     # --- identity -------------------------------------------------------------------------
     @property
+    def buffer(self):
+        """The buffer the batch is read from (``position`` and ``end`` are positions in it)."""
+        return self._buf
+
+    @property
     def raw(self) -> memoryview:
         """The batch's bytes (a view, nothing copied)."""
         return memoryview(self._buf)[self.position:self.position + self.size_in_bytes]

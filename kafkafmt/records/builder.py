@@ -266,7 +266,9 @@ class MemoryRecordsBuilder:
 
 def build_records(records: Sequence, *, magic: int = 2, compression=CompressionType.NONE,
                   timestamp_type: TimestampType = TimestampType.CREATE_TIME, base_offset: int = 0, **kw) -> bytes:
-    """Convenience: build one batch from ``(timestamp, key, value[, headers])`` tuples or dicts."""
+    """One batch (v2) or message set (v0/v1) from ``(timestamp, key, value[, headers])`` tuples or dicts
+    (``offset`` in a dict: ``appendWithOffset``), with a :class:`MemoryRecordsBuilder` given ``kw``: the one
+    way the views, samples and generators build records."""
     b = MemoryRecordsBuilder(magic, compression, timestamp_type, base_offset, **kw)
     for r in records:
         if isinstance(r, dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from ..constants import CompressionType, ControlRecordType, TimestampType
-from . import MemoryRecordsBuilder, end_txn_marker
+from .builder import build_records, end_txn_marker
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 CT, LAT, NONE_TS = TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME, TimestampType.NO_TIMESTAMP_TYPE
@@ -47,14 +47,13 @@ def build(magic: int, codec: str, records: list[tuple], *, timestamp_type: str =
     """One record set (a v2 batch, or a v0/v1 message set / compressed wrapper) from ``records``."""
     if magic not in MAGICS:
         raise ValueError(f"magic must be 0, 1 or 2 (got {magic})")
+    if magic < 2 and any(headers for *_, headers in records):
+        raise ValueError(f"message format v{magic} has no record headers (KIP-82 came with v2)")
+    # a v0 message has no timestamp (KIP-32 came with v1)
     ts_type = TimestampType.from_name(timestamp_type) if magic > 0 else TimestampType.NO_TIMESTAMP_TYPE
-    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), ts_type, base_offset,
-                             log_append_time=START_MS if ts_type == TimestampType.LOG_APPEND_TIME else -1)
-    for ts, key, value, headers in records:
-        if headers and magic < 2:
-            raise ValueError(f"message format v{magic} has no record headers (KIP-82 came with v2)")
-        b.append(ts if magic > 0 else -1, key, value, headers if magic >= 2 else ())
-    return b.build()
+    rows = records if magic > 0 else [(-1, key, value, headers) for _, key, value, headers in records]
+    return build_records(rows, magic=magic, compression=codec, timestamp_type=ts_type, base_offset=base_offset,
+                         log_append_time=START_MS if ts_type == TimestampType.LOG_APPEND_TIME else -1)
 
 
 def _words(rng: random.Random, n: int) -> list[bytes]:
@@ -63,10 +62,7 @@ def _words(rng: random.Random, n: int) -> list[bytes]:
 
 
 def _build(magic, codec, ts_type, base_offset, rows, **kw) -> bytes:
-    b = MemoryRecordsBuilder(magic, codec, ts_type, base_offset, **kw)
-    for r in rows:
-        b.append(*r)
-    return b.build()
+    return build_records(rows, magic=magic, compression=codec, timestamp_type=ts_type, base_offset=base_offset, **kw)
 
 
 def sample_record_sets(seed: int = 7) -> dict[str, tuple[str, bytes]]:

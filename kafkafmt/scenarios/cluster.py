@@ -115,7 +115,7 @@ class Cluster:
         """One pass of Kafka 3.9's log cleaner over a replica at the scenario's clock (``Log.clean``: the
         cleaner thread's ``cleanFilthiestLog`` on this partition; ``cleaner``: ``log.cleaner.*`` settings).
         The topic compacts when the broker's properties say ``cleanup.policy: compact``."""
-        from ..log.cleaner_map import CleanerConfig
+        from ..log.cleaner.offset_map import CleanerConfig
         log = self.logs.get((broker, partition))
         if log is None or log.closed:
             raise ConfigError(f"broker {broker!r} holds no open replica of partition {partition}")
@@ -241,8 +241,11 @@ class Cluster:
                 prow.detail["reason"] = f"the broker answers Produce ≤ v{b_produce}: no idempotence (required)"
                 return [prow]
         now = self.clock.now()
+        stamps = [now if t is None else t for t in timestamps]
+        prow.detail["sent"] = [{"key": k, "value": v, "timestamp": NO_TIMESTAMP if magic == 0 else t}
+                               for k, v, t in zip(*_record_texts(producer, len(stamps)), stamps)]
         try:
-            data = _build(producer, magic, [now if t is None else t for t in timestamps], idempotent)
+            data = _build(producer, magic, stamps, idempotent)
         except KafkaFmtError as e:
             prow.error = f"{type(e).__name__}: {e.reason}"
             return [prow]
@@ -422,9 +425,14 @@ def _build(producer: ProducerSpec, magic: int, timestamps: list[int], idempotent
     if idempotent:
         kw = {"producer_id": _PRODUCER_ID, "producer_epoch": 0, "base_sequence": 0}
     b = MemoryRecordsBuilder(magic, codec, ts_type, 0, timestamp_extended=producer.kip228, **kw)
-    for i, ts in enumerate(timestamps):
-        b.append(NO_TIMESTAMP if magic == 0 else ts, f"k{i}".encode(), f"{producer.name} value {i}".encode())
+    for ts, k, v in zip(timestamps, *_record_texts(producer, len(timestamps))):
+        b.append(NO_TIMESTAMP if magic == 0 else ts, k.encode(), v.encode())
     return b.build()
+
+
+def _record_texts(producer: ProducerSpec, count: int) -> tuple[list[str], list[str]]:
+    """The keys and values a producer of the model sends: ``k<i>`` and ``<name> value <i>``."""
+    return [f"k{i}" for i in range(count)], [f"{producer.name} value {i}" for i in range(count)]
 
 
 def _produce_conversion(magic_in: int, res) -> str:

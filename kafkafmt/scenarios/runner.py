@@ -65,7 +65,7 @@ class ScenarioResult:
                 d = r.to_dict(with_measured=with_measured)
                 detail = d.pop("detail")
                 out.append({"step": i, "step_name": s.name, **d,
-                            **{f"detail.{k}": v for k, v in detail.items() if k not in ("hex", "read")}})
+                            **{f"detail.{k}": v for k, v in detail.items() if k not in ("hex", "read", "sent")}})
         return out
 
     def to_dict(self, *, with_measured: bool = True) -> dict:
@@ -77,9 +77,11 @@ def run_file(name_or_path, **kw) -> ScenarioResult:
     return run_scenario(load_scenario(name_or_path), **kw)
 
 
-def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bool = False):
+def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bool = False, on_step=None):
     """Run every step; returns :class:`ScenarioResult` (and the cluster too with ``keep_cluster``:
-    then the caller closes it)."""
+    then the caller closes it).  ``on_step(number, step, result, cluster)`` is called after each step with
+    the :class:`~kafkafmt.scenarios.loader.Step`, its :class:`StepResult` and the model's cluster as the
+    step left it (a live run performs the step for real there, :mod:`kafkafmt.scenarios.live`)."""
     sc = copy.deepcopy(scenario)
     cluster = Cluster(sc.brokers, sc.partitions)
     results = []
@@ -104,6 +106,8 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
                 if w not in sr.warnings:
                     sr.warnings.append(w)
             results.append(sr)
+            if on_step is not None:
+                on_step(len(results), step, sr, cluster)
             cluster.clock.advance(1000)
     except BaseException:
         cluster.close()

@@ -84,7 +84,7 @@ def partition_compaction(partition_dir: str | os.PathLike, config, *, clean_at_m
                          cleaner=None) -> dict | None:
     """The job's row for one partition (None when its topic does not compact).  ``clean_at_ms``: the
     cleaner's clock (default: the latest segment modification time, the partition's last append);
-    ``cleaner``: a :class:`~kafkafmt.log.cleaner_map.CleanerConfig` (Kafka's defaults)."""
+    ``cleaner``: a :class:`~kafkafmt.log.cleaner.offset_map.CleanerConfig` (Kafka's defaults)."""
     from ..log.clock import mtime_ms
     if not config.compact:
         return None

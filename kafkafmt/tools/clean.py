@@ -8,11 +8,10 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoSuchFileError
 from ..log import Log, SimulatedClock, SystemClock
 from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
-from ..log.cleaner_map import CLEANER_KEYS, CleanerConfig
-from ..log.errors import NoSuchFileError
+from ..log.cleaner.offset_map import CLEANER_KEYS, CleanerConfig
 from ..log.readonly import LOG_DIR_STATE_FILES
 from ..viz.tables import iso_time
 from . import add_kafka_line

@@ -14,7 +14,8 @@ import sys
 
 from .. import kafka_lines
 from ..broker.fetch import fetch
-from ..broker.validator import ORIGINS, validate_messages_and_assign_offsets
+from ..broker.append import ORIGINS
+from ..broker.validator import validate_messages_and_assign_offsets
 from ..cli import main as kafkafmt_main
 from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 
 from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
 from ..scenarios.matrices import MATRICES, matrix_table
@@ -16,11 +17,19 @@ def register(sub) -> None:
     ss = p.add_subparsers(dest="scenario_command", metavar="ACTION")
     run_p = ss.add_parser("run", help="run a scenario file or a shipped scenario",
                           description="Run a scenario (a YAML/JSON file, or the name of a shipped one: see "
-                                      "'kafkafmt scenario list').  Exit status 1 if an expectation fails.")
+                                      "'kafkafmt scenario list').  Exit status 1 if an expectation fails.  With "
+                                      "--live, also run it on real brokers and clients of the releases it names "
+                                      "(a version is a release line; its last patch release runs) and print, "
+                                      "step by step, the model's outcome beside the release's; exit status 1 on "
+                                      "any disagreement, 2 when the live runner (the test rig of a source "
+                                      "checkout) is not installed or a step cannot run live.")
     run_p.add_argument("scenario", help="file path or shipped scenario name")
     run_p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     run_p.add_argument("--measured", action="store_true",
                        help="include measured timings (json only; they vary from run to run)")
+    run_p.add_argument("--live", action="store_true",
+                       help="run the scenario on real brokers and clients too and compare step by step "
+                            "(needs the test rig of a source checkout: pip install -e conformance/)")
     run_p.set_defaults(func=_run)
     list_p = ss.add_parser("list", help="list the shipped scenarios and matrices",
                            description="List the scenarios shipped with kafkafmt and the computed matrices.")
@@ -36,9 +45,42 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    if args.live:
+        return _run_live(args)
     result = run_scenario(load_scenario(args.scenario), progress=sys.stderr.isatty())
     print(render(result, args.format, with_measured=args.measured))
     return 0 if result.ok else 1
+
+
+def _run_live(args) -> int:
+    """``scenario run --live``: the installed live runner (:mod:`kafkafmt.scenarios.live`), step by step."""
+    from ..scenarios.live import LiveRunnerMissing, LiveUnsupported, live_runner, render_rows
+
+    scenario = load_scenario(args.scenario)
+    try:
+        run = live_runner()
+    except LiveRunnerMissing as e:
+        print(f"kafkafmt: {e.reason}", file=sys.stderr)
+        return 2
+    as_json = args.format == "json"
+    try:
+        report = run(scenario, emit=None if as_json else
+                     lambda n, name, rows: print(render_rows(n, name, rows), flush=True))
+    except LiveUnsupported as e:
+        print(f"kafkafmt: cannot run live: {e.reason}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps({"name": scenario.name, "ok": report.ok, "releases": report.releases,
+                          "seconds": round(report.seconds, 1), "not_run": report.not_run,
+                          "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]}
+                                    for n, name, rows in report.steps]}, indent=2))
+        return 0 if report.ok else 1
+    releases = ", ".join(f"{b} {r}" for b, r in report.releases.items())
+    if report.not_run:
+        print(f"not run live (a release refused an earlier step): {'; '.join(report.not_run)}")
+    print(f"{len(report.steps)} steps live ({releases}; {report.seconds:.0f} s), "
+          f"{len(report.disagreements)} disagreement(s) between the model and the releases")
+    return 0 if report.ok else 1
 
 
 def _list(args) -> int:

@@ -39,7 +39,7 @@ def warm_up() -> dict:
     if not _crc32_agrees_with_zlib():
         mismatched.append("CRC-32 (crc32_spans against zlib)")
     if not _cleaner_agrees_with_reference():
-        mismatched.append("the cleaner's bulk read (cleaner_scan against the builder and hashlib)")
+        mismatched.append("the cleaner's bulk read (kafkafmt.log.cleaner.scan against the builder and hashlib)")
     compiled, loaded = jit.cache_stats()
     return {"kernels": len(jit.KERNELS), "compiled": compiled, "loaded": loaded, "cache_dirs": jit.cache_dirs(),
             "samples": len(samples), "mismatched": mismatched, "seconds": time.perf_counter() - t}
@@ -61,14 +61,14 @@ def _crc32_agrees_with_zlib() -> bool:
 
 
 def _cleaner_agrees_with_reference() -> bool:
-    """The log cleaner's kernels (``kafkafmt.log.cleaner_scan``: the record scan, the MD5 of the keys, the
-    rebuild of a batch with records removed; ``kafkafmt.log.cleaner_batches``), reached on one batch and
+    """The log cleaner's kernels (``kafkafmt.log.cleaner.scan``: the record scan, the MD5 of the keys, the
+    rebuild of a batch with records removed; ``kafkafmt.log.cleaner.kernels``), reached on one batch and
     checked against the builder and :mod:`hashlib`."""
     import hashlib
 
     from ..constants import CompressionType, TimestampType
-    from ..log.cleaner_filter import rebuild_batch
-    from ..log.cleaner_scan import as_array, digests, rebuild_v2, scan_v2
+    from ..log.cleaner.filter import rebuild_batch
+    from ..log.cleaner.scan import as_array, digests, rebuild_v2, scan_v2
     from ..records import MemoryRecords, MemoryRecordsBuilder
     b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
     for i, (key, value) in enumerate([(b"a", b"1"), (b"b", None), (b"a", b"2")]):
@@ -83,12 +83,12 @@ def _cleaner_agrees_with_reference() -> bool:
 
 
 def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
-    """The compiled runs (``kafkafmt.log.cleaner_batches``: the offset map's table, the map and filter
+    """The compiled runs (``kafkafmt.log.cleaner.kernels``: the offset map's table, the map and filter
     runs, v2 and v0/v1 entries) on the same records: the map holds each key's latest offset, the filtered
     batch is the builder's."""
     from ..constants import CompressionType, TimestampType
-    from ..log.cleaner_filter import rebuild_batch
-    from ..log.cleaner_map import OffsetMap
+    from ..log.cleaner.filter import rebuild_batch
+    from ..log.cleaner.offset_map import OffsetMap
     from ..records import MemoryRecords, MemoryRecordsBuilder
     now = records[-1].timestamp
     omap, out = _cleaned(data, now)
@@ -108,12 +108,12 @@ def _cleaner_runs_agree(data: bytes, batch, records) -> bool:
 
 
 def _producer_replay(records) -> list:
-    """The producer state replay (``cleaner_batches.producer_rows``, ``replay_producers``) of one idempotent
+    """The producer state replay (``cleaner.kernels.producer_rows``, ``replay_producers``) of one idempotent
     batch: [producer id, epoch, last data offset, last timestamp, open transaction (-1: none)]."""
     import numpy as np
 
     from ..constants import CompressionType, TimestampType
-    from ..log.cleaner_batches import NO_OFFSET, PR_PID, producer_rows, replay_producers
+    from ..log.cleaner.kernels import NO_OFFSET, PR_PID, producer_rows, replay_producers
     from ..records import MemoryRecordsBuilder
     b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0, producer_id=7, producer_epoch=1,
                              base_sequence=0)
@@ -127,10 +127,10 @@ def _producer_replay(records) -> list:
 
 def _cleaned(data: bytes, now: int):
     """The offset map and the bytes the compiled runs keep of ``data`` (a 100 s delete retention)."""
-    from ..log.cleaner_batches import FilterRun, Spans, map_segment_runs
-    from ..log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
-    from ..log.cleaner_map import OffsetMap
-    from ..log.cleaner_scan import as_array
+    from ..log.cleaner.kernels import FilterRun, Spans, map_segment_runs
+    from ..log.cleaner.filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
+    from ..log.cleaner.offset_map import OffsetMap
+    from ..log.cleaner.scan import as_array
     omap, arr, spans = OffsetMap(24 * 16), as_array(data), Spans(data)
     map_segment_runs(data, arr, spans, omap, 0, 10, CleanerStats(), lambda b: True)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=100_000, txn=CleanedTransactionMetadata(), last_records={},

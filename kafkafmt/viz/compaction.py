@@ -29,9 +29,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from .. import compression as _compression
-from ..log.cleaner_table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
-from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..log.cleaner.table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
+from ..records import MemoryRecords, build_records
 
 T0 = 1_700_000_000_000
 MINUTE_MS = 60_000
@@ -74,10 +73,8 @@ def new_partition():
 
 def build(base_offset: int, records, *, magic: int, codec: str = "none") -> bytes:
     """One batch (v2) or message set (v0/v1) of ``(timestamp, key, value)``; ``value`` None = tombstone."""
-    b = MemoryRecordsBuilder(magic, codec, base_offset=base_offset, partition_leader_epoch=0 if magic >= 2 else -1)
-    for ts, k, v in records:
-        b.append(ts, k, v)
-    return b.build()
+    return build_records(records, magic=magic, compression=codec, base_offset=base_offset,
+                         partition_leader_epoch=0 if magic >= 2 else -1)
 
 
 def append(d: Path, props: dict, batches: list[bytes], now: int) -> None:
@@ -98,7 +95,7 @@ def append(d: Path, props: dict, batches: list[bytes], now: int) -> None:
 def clean(d: Path, props: dict, now: int, *, dedupe_buffer_size: int = 1 << 20):
     """One pass of the cleaner thread at ``now`` (``Log.clean``): the :class:`~kafkafmt.log.cleaner.CleanResult`."""
     from ..log import Log, SimulatedClock
-    from ..log.cleaner_map import CleanerConfig
+    from ..log.cleaner.offset_map import CleanerConfig
     log = Log(d, _config(props), SimulatedClock(now), clean_shutdown=True)
     try:
         return log.clean(now=now, cleaner=CleanerConfig(dedupe_buffer_size=dedupe_buffer_size))
@@ -196,7 +193,7 @@ def wrapper_bytes(wrapper) -> bytes:
 
 def inner_bytes(wrapper) -> bytes:
     """The wrapper's value decompressed: the inner message set with its stored (relative) offsets."""
-    return _compression.decompress(wrapper.compression, bytes(wrapper.message.value), magic=wrapper.magic)
+    return bytes(wrapper.decompressed_value())
 
 
 def holes_data(keys: int = 12, wrapper: int = 0) -> dict:

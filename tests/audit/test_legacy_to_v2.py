@@ -12,7 +12,7 @@ import pytest
 from ci_mode import skip_or_fail
 from kafkafmt.constants import NO_PARTITION_LEADER_EPOCH, CompressionType, TimestampType
 from kafkafmt.errors import IllegalArgumentError
-from kafkafmt.log.legacy_to_v2 import rewrite_as_v2
+from kafkafmt.log.cleaner.legacy_to_v2 import rewrite_as_v2
 from kafkafmt.records import MemoryRecords, build_records
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -531,6 +531,21 @@ def test_follower_append_keeps_offsets_and_skips_size_check():
         validate(data, V2, origin="REPLICATION", offset=41, now=NOW)
 
 
+def test_follower_append_stops_at_a_newer_leader_epoch():
+    """UnifiedLog.analyzeAndValidateRecords (Kafka 3.9.2, KAFKA-18723, the log's rule too): a REPLICATION append
+    keeps the batches before the first one whose partition leader epoch is above the replica's own
+    (``partition_leader_epoch``); that one and every batch after it are not appended."""
+    older = build(RS, base_offset=40, partition_leader_epoch=2)
+    newer = build(RS, base_offset=43, partition_leader_epoch=5)
+    again = build(RS, base_offset=46, partition_leader_epoch=2)
+    res = validate(older + newer + again, V2, origin="REPLICATION", offset=40, now=NOW, partition_leader_epoch=3)
+    assert res.path == PATH_FOLLOWER and res.records == older
+    assert (res.first_offset, res.last_offset) == (40, 42)
+    assert res.trace.find("newer leader epoch")
+    everything = validate(older + newer, V2, origin="REPLICATION", offset=40, now=NOW, partition_leader_epoch=5)
+    assert everything.records == older + newer
+
+
 def test_errors_carry_the_trace_and_the_input_is_untouched():
     data = build([R(NOW - 10**9)])
     copy = bytes(data)

@@ -23,7 +23,7 @@ import pytest
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner import read_cleaner_checkpoint
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 

@@ -13,7 +13,7 @@ from kafkafmt.errors import ConfigError
 from kafkafmt.gen.generator import generate_logs
 from kafkafmt.gen.workload_file import load_workload, parse_workload
 from kafkafmt.log import Log, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.records import MemoryRecords
 from test_log_generator import TINY

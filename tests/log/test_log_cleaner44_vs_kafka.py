@@ -21,7 +21,7 @@ import pytest
 
 from kafkafmt.config import BrokerConfig, LogConfig
 from kafkafmt.log import Log, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.records import MemoryRecords
 from test_log_cleaner_vs_kafka import (
     PHASE_MS,

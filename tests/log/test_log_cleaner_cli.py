@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kafkafmt.cli import main
 from kafkafmt.log import Log, LogConfig, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import set_mtime_ms
 from kafkafmt.records import MemoryRecords
 from log_helpers import batch

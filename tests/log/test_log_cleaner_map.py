@@ -5,8 +5,8 @@ import pytest
 
 from kafkafmt.errors import ConfigError, IllegalArgumentError
 from kafkafmt.log import Log, LogConfig, SimulatedClock
-from kafkafmt.log.cleaner_filter import LastRecord
-from kafkafmt.log.cleaner_map import CleanerConfig, OffsetMap
+from kafkafmt.log.cleaner.filter import LastRecord
+from kafkafmt.log.cleaner.offset_map import CleanerConfig, OffsetMap
 
 
 def test_defaults_are_a_brokers():
@@ -73,7 +73,7 @@ def test_a_thread_keeps_its_map_between_passes():
     t.join()
     assert other[0] is not first and other[0].slots == 100
     assert b.offset_map() is not first and b.offset_map().slots == 200
-    from kafkafmt.log.cleaner_map import release_offset_map
+    from kafkafmt.log.cleaner.offset_map import release_offset_map
     kept = b.offset_map()
     assert release_offset_map() and not release_offset_map()
     assert b.offset_map() is not kept and b.offset_map().slots == 200
@@ -92,8 +92,7 @@ def test_probe_positions_follow_kafka():
     """positionOf(hash, attempt): the big-endian int at byte min(attempt, 12), plus attempt - 12 beyond,
     Utils.abs (Integer.MIN_VALUE -> 0), modulo the slots."""
     import numpy as np
-
-    from kafkafmt.log.cleaner_table import _slot
+    from kafkafmt.log.cleaner.table import _slot
     dig = np.array([0x80, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF] + [0] * 4 + [0, 0, 0, 9], np.uint8)
     assert _slot.py_func(dig, 0, 7) == 0  # Integer.MIN_VALUE
     assert _slot.py_func(dig, 4, 7) == 1  # -1 -> abs 1

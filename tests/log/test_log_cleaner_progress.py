@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
-from kafkafmt.log.cleaner_map import CleanerConfig
+from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.records import MemoryRecordsBuilder
 
 T0 = 1_700_000_000_000

@@ -1,7 +1,7 @@
-"""The cleaner's bulk v2 read (kafkafmt.log.cleaner_scan) against its reference decoder and builder.
+"""The cleaner's bulk v2 read (kafkafmt.log.cleaner.scan) against its reference decoder and builder.
 
 ``scan_v2`` must see each record's offset, key and value presence as ``RecordBatch.records()`` does, and
-``rebuild_v2`` must write the bytes :func:`~kafkafmt.log.cleaner_filter.rebuild_batch` writes (the
+``rebuild_v2`` must write the bytes :func:`~kafkafmt.log.cleaner.filter.rebuild_batch` writes (the
 builder checked against Kafka's cleaner in test_log_cleaner_vs_kafka.py) for any retained subset, with
 or without a delete horizon, for every codec and both timestamp types; where it cannot (headers) it
 says so and the reference runs.
@@ -14,10 +14,10 @@ import random
 import numpy as np
 import pytest
 
-from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.errors import KafkaFmtError
-from kafkafmt.log.cleaner_filter import rebuild_batch
-from kafkafmt.log.cleaner_scan import R_HCOUNT, as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
+from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.log.cleaner.filter import rebuild_batch
+from kafkafmt.log.cleaner.scan import R_HCOUNT, as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 
 
@@ -102,8 +102,7 @@ def test_rebuild_legacy_equals_the_builder(magic, codec, ts_type):
 def test_md5_kernel_equals_hashlib():
     """The offset map's digests (``SkimpyOffsetMap`` hashes keys with MD5) at every padding boundary."""
     import numpy as np
-
-    from kafkafmt.log.cleaner_scan import md5_digests
+    from kafkafmt.log.cleaner.scan import md5_digests
     rng = random.Random(5)
     keys = [bytes(rng.randrange(256) for _ in range(n)) for n in list(range(0, 140)) + [1000, 4096]]
     buf = b"".join(keys)
@@ -128,15 +127,15 @@ def _segment(n_batches: int, *, pid_every: int = 0, seed: int = 5) -> bytes:
 
 
 def _filter(omap, **kw):
-    from kafkafmt.log.cleaner_filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
+    from kafkafmt.log.cleaner.filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
     return SegmentFilter(omap, now=1_700_000_000_000, delete_retention_ms=1000, txn=CleanedTransactionMetadata(),
                          stats=CleanerStats(), **kw)
 
 
 def test_map_run_maps_plain_batches_in_one_call_and_stops_when_full():
-    from kafkafmt.log.cleaner_batches import Spans, map_segment_runs
-    from kafkafmt.log.cleaner_filter import CleanerStats
-    from kafkafmt.log.cleaner_map import OffsetMap
+    from kafkafmt.log.cleaner.kernels import Spans, map_segment_runs
+    from kafkafmt.log.cleaner.filter import CleanerStats
+    from kafkafmt.log.cleaner.offset_map import OffsetMap
     data = _segment(20)
     keys = {r.key: r.offset for r in MemoryRecords(data).records()}
     omap, stats = OffsetMap(24 * 100), CleanerStats()
@@ -152,10 +151,10 @@ def test_map_run_maps_plain_batches_in_one_call_and_stops_when_full():
 def test_filter_run_hands_back_what_it_must_not_decide():
     """A batch an active producer's state may keep empty goes to the per-batch path; the others are
     decided in the compiled run, with the bytes and statistics of that path."""
-    from kafkafmt.log.cleaner import _filter_one
-    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
-    from kafkafmt.log.cleaner_filter import CleanerStats, LastRecord
-    from kafkafmt.log.cleaner_map import OffsetMap
+    from kafkafmt.log.cleaner.clean import _filter_one
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner.filter import CleanerStats, LastRecord
+    from kafkafmt.log.cleaner.offset_map import OffsetMap
     data = _segment(30, pid_every=4)
     arr, spans = as_array(data), Spans(data)
     omap = OffsetMap(24 * 1000)
@@ -180,7 +179,7 @@ def test_filter_run_hands_back_what_it_must_not_decide():
 def test_spans_step_as_the_walker(damage):
     """The compiled MEMORY steps (memory_spans) and the walker going on where they stop: the same batches,
     and the walker's own error where it raises."""
-    from kafkafmt.log.cleaner_batches import Spans
+    from kafkafmt.log.cleaner.kernels import Spans
     from kafkafmt.records.walker import MEMORY, BatchWalker
     data = bytearray(_segment(12))
     if damage == "v0-entries":
@@ -212,10 +211,10 @@ def test_spans_step_as_the_walker(damage):
 def test_compiled_runs_take_legacy_entries_and_lz4_batches(magic, codec):
     """v0/v1 entries (plain and wrappers) and lz4 v2 batches are decided in the compiled runs, with the
     bytes and statistics of the per-batch path (which test_log_cleaner_vs_kafka.py checks against Kafka)."""
-    from kafkafmt.log.cleaner import _filter_one
-    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
-    from kafkafmt.log.cleaner_filter import CleanerStats
-    from kafkafmt.log.cleaner_map import OffsetMap
+    from kafkafmt.log.cleaner.clean import _filter_one
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner.filter import CleanerStats
+    from kafkafmt.log.cleaner.offset_map import OffsetMap
     rng, parts, off = random.Random(magic * 10 + len(codec)), [], 0
     for n in range(25):
         b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, off)
@@ -243,7 +242,7 @@ def test_compiled_runs_take_legacy_entries_and_lz4_batches(magic, codec):
 
 
 def test_spans_of_more_batches_than_one_compiled_step(monkeypatch):
-    from kafkafmt.log import cleaner_batches
+    from kafkafmt.log.cleaner import kernels as cleaner_batches
     monkeypatch.setattr(cleaner_batches, "_SPANS_PER_STEP", 7)
     data = _segment(40)
     assert cleaner_batches.Spans(data).pos.tolist() == [b.position for b in MemoryRecords(data).batches()]
@@ -254,10 +253,10 @@ def test_the_filter_reads_the_slots_the_map_pass_put_records_in(monkeypatch, kep
     """Records whose slot the map pass kept (none, a few batches' worth, all) have their key's latest offset
     read from that slot by the filter pass, the rest hashed and probed: the same bytes either way, each
     kept slot holding its record's key, and the memory bounded by SEEN_RECORDS."""
-    from kafkafmt.log import cleaner_map
-    from kafkafmt.log.cleaner import _filter_one
-    from kafkafmt.log.cleaner_batches import FilterRun, Spans, map_segment_runs
-    from kafkafmt.log.cleaner_filter import CleanerStats
+    from kafkafmt.log.cleaner import offset_map as cleaner_map
+    from kafkafmt.log.cleaner.clean import _filter_one
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
+    from kafkafmt.log.cleaner.filter import CleanerStats
     monkeypatch.setattr(cleaner_map, "SEEN_RECORDS", kept)
     data = _segment(30)
     arr, spans = as_array(data), Spans(data)
@@ -290,9 +289,9 @@ def test_the_filter_takes_the_wrappers_the_map_pass_inflated(monkeypatch, budget
     """v0/v1 wrapper values the map pass inflated (none, a few, all: KEPT_INFLATED_BYTES) are taken by the
     filter pass instead of inflated again: each wrapper inflated once where kept, twice where not, the
     same bytes either way."""
-    from kafkafmt.log import cleaner_batches, cleaner_map
-    from kafkafmt.log.cleaner import _filter_one
-    from kafkafmt.log.cleaner_filter import CleanerStats
+    from kafkafmt.log.cleaner import kernels as cleaner_batches, offset_map as cleaner_map
+    from kafkafmt.log.cleaner.clean import _filter_one
+    from kafkafmt.log.cleaner.filter import CleanerStats
     rng, parts, off = random.Random(8), [], 0
     for _ in range(20):
         b = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, off)

@@ -9,7 +9,7 @@ import pytest
 from kafkafmt.errors import CorruptIndexError
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, dump_index, dump_time_index
-from kafkafmt.log.errors import DumpToolError
+from kafkafmt.errors import DumpToolError
 from log_helpers import one
 
 T0 = 1_700_000_000_000

@@ -8,7 +8,7 @@ import pytest
 
 from kafkafmt.errors import CorruptIndexError, IllegalArgumentError, IndexFullError, InvalidOffsetError
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
-from kafkafmt.log.errors import IllegalStateError, IndexOffsetOverflowError
+from kafkafmt.errors import IllegalStateError, IndexOffsetOverflowError
 from kafkafmt.log.index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 
 

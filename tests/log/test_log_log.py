@@ -13,7 +13,7 @@ from kafkafmt.errors import (
 )
 from kafkafmt.log import Log, LogConfig, SimulatedClock, SystemClock
 from kafkafmt.log.clock import mtime_ms
-from kafkafmt.log.errors import ConfigError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
+from kafkafmt.errors import ConfigError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from kafkafmt.log.files import filename_prefix_from_offset, offset_from_file_name, parse_topic_partition_name
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.records import MemoryRecords

@@ -229,7 +229,7 @@ def test_a_timestamp_lookup_through_a_mutated_index_is_an_error_not_oserror(tmp_
 
 
 def test_split_of_an_overflowed_segment_without_a_batch_is_an_error_not_stopiteration(tmp_path):
-    from kafkafmt.log.errors import KafkaStorageError
+    from kafkafmt.errors import KafkaStorageError
     d = _log_dir(tmp_path)
     with Log.open(d, LogConfig(), SimulatedClock(2000)) as log:
         seg = log.active_segment

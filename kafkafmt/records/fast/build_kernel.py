@@ -22,7 +22,8 @@ def _zigzag(v):
 
 
 @inner
-def _size(u):
+def uvarint_size(u):
+    """Bytes of the unsigned varint ``u`` (``ByteUtils.sizeOfUnsignedVarint``)."""
     n = 1
     while u >= np.uint64(0x80):
         u >>= np.uint64(7)
@@ -75,10 +76,10 @@ def v2_record_sizes(timestamps, offsets, key_len, value_len, hdr_len, per_batch,
         for i in range(lo, min(lo + per_batch, n)):
             tz, oz = _deltas(timestamps, offsets, i, lo)
             kl, vl, hl = key_len[i], value_len[i], hdr_len[i]
-            size = (1 + _size(tz) + _size(oz) + _size(_zigzag(np.int64(kl))) + max(kl, 0)
-                    + _size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
+            size = (1 + uvarint_size(tz) + uvarint_size(oz) + uvarint_size(_zigzag(np.int64(kl))) + max(kl, 0)
+                    + uvarint_size(_zigzag(np.int64(vl))) + max(vl, 0) + (hl if hl >= 0 else 1))
             body[i] = size
-            p += _size(_zigzag(np.int64(size))) + size
+            p += uvarint_size(_zigzag(np.int64(size))) + size
     batch_starts[b] = p
     return p
 

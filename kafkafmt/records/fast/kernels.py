@@ -55,7 +55,7 @@ _VLEN = LEGACY_VALUE_LENGTH.size
 
 
 @inner
-def _be_int(data, p, n):
+def be_int(data, p, n):
     """Big-endian signed integer of ``n`` (4 or 8) bytes at ``p``."""
     v = np.int64(0)
     q = np.uint64(p)  # unsigned: no negative-index test per byte (positions are never negative)
@@ -86,7 +86,7 @@ def _uvarint(data, p, end, max_bytes):
 
 
 @inner
-def _varint(data, p, end):
+def read_varint(data, p, end):
     """A zigzag varint as a Java int (5 bytes at most)."""
     raw, p = _uvarint(data, p, end, np.int64(5))  # not a literal 5: one compilation serves both
     u = raw & np.uint64(0xFFFFFFFF)
@@ -98,7 +98,7 @@ def _varint(data, p, end):
 
 
 @inner
-def _varlong(data, p, end):
+def read_varlong(data, p, end):
     """A zigzag varlong as a Java long (10 bytes at most)."""
     raw, p = _uvarint(data, p, end, np.int64(10))
     v = (raw >> np.uint64(1)) ^ (np.uint64(0) - (raw & np.uint64(1)))
@@ -109,7 +109,7 @@ def _varlong(data, p, end):
 def _sized(data, p, end):
     """A varint length and the bytes it counts (``Utils.sizeDelimited``: any negative length is null,
     reported as -1): ``(position, length, next position)``, next position -1 if they overrun ``end``."""
-    n, p = _varint(data, p, end)
+    n, p = read_varint(data, p, end)
     if p < 0 or p + n > end:
         return 0, 0, -1
     if n < 0:
@@ -177,7 +177,7 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
         row0 = row
         for i in range(count):
             rstart = p
-            body_len, p = _varint(data, p, end)
+            body_len, p = read_varint(data, p, end)
             if p < 0 or body_len < 0 or body_len > end - p:
                 return b, row0
             rend = p + body_len
@@ -185,10 +185,10 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
                 return b, row0
             attributes = data[p]  # unused by Kafka's reader, kept for the record view
             p += 1
-            ts_delta, p = _varlong(data, p, rend)
+            ts_delta, p = read_varlong(data, p, rend)
             if p < 0:
                 return b, row0
-            offset_delta, p = _varint(data, p, rend)
+            offset_delta, p = read_varint(data, p, rend)
             if p < 0:
                 return b, row0
             out[F_KEY_POS, row], out[F_KEY_LEN, row], p = _sized(data, p, rend)
@@ -197,7 +197,7 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             out[F_VALUE_POS, row], out[F_VALUE_LEN, row], p = _sized(data, p, rend)
             if p < 0:
                 return b, row0
-            nh, p = _varint(data, p, rend)
+            nh, p = read_varint(data, p, rend)
             if p < 0 or nh < 0 or nh > rend - p:
                 return b, row0
             out[F_HEADERS_POS, row] = p
@@ -225,10 +225,10 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
 
 
 @inner
-def _legacy_entry(data, p, end):
+def legacy_entry(data, p, end):
     """Check the legacy entry at ``p`` as ``LegacyRecord`` does; return its end, key and value
     (position, length; -1 = null) or an end of -1."""
-    size = _be_int(data, p + _SIZE_AT, 4)
+    size = be_int(data, p + _SIZE_AT, 4)
     entry_end = p + LOG_OVERHEAD + size
     if size < LEGACY_RECORD_OVERHEAD_V0 or entry_end > end:
         return -1, 0, 0, 0, 0
@@ -239,7 +239,7 @@ def _legacy_entry(data, p, end):
     if hdr + _VLEN > LOG_OVERHEAD + size:
         return -1, 0, 0, 0, 0
     q = p + hdr
-    klen = _be_int(data, q - 4, 4)
+    klen = be_int(data, q - 4, 4)
     kpos = q
     if klen >= 0:
         if q + klen > entry_end:
@@ -249,7 +249,7 @@ def _legacy_entry(data, p, end):
         klen = -1
     if q + _VLEN > entry_end:
         return -1, 0, 0, 0, 0
-    vlen = _be_int(data, q, 4)
+    vlen = be_int(data, q, 4)
     q += _VLEN
     if vlen >= 0:
         if q + vlen > entry_end:
@@ -263,7 +263,7 @@ def _legacy_entry(data, p, end):
 def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, wire):
     """The fields every legacy entry stores, whatever its place (``wire``: also those only ``Record``
     objects need, as in :func:`decode_v2`)."""
-    out[F_OFFSET, row] = _be_int(data, p, 8)
+    out[F_OFFSET, row] = be_int(data, p, 8)
     out[F_SEQUENCE, row] = -1
     out[F_KEY_POS, row] = kpos
     out[F_KEY_LEN, row] = klen
@@ -287,7 +287,7 @@ def _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, 
 @inner
 def _legacy_timestamp(data, p):
     """The timestamp a legacy entry stores (v1), or -1 (v0 has none)."""
-    return _be_int(data, p + _TS_AT, 8) if data[p + _MAGIC_AT] == 1 else NO_TIMESTAMP
+    return be_int(data, p + _TS_AT, 8) if data[p + _MAGIC_AT] == 1 else NO_TIMESTAMP
 
 
 @kernel
@@ -301,12 +301,12 @@ def decode_legacy_plain(data, start, end, max_bytes, first_batch_id, row, out, w
     while p < end and p - start < max_bytes:
         if end - p < LOG_OVERHEAD:
             return k, row, p
-        entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
+        entry_end, kpos, klen, vpos, vlen = legacy_entry(data, p, end)
         if entry_end < 0 or data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
             return k, row, p
         _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, first_batch_id + k, row, out, wire)
         if data[p + _MAGIC_AT] == 1:
-            out[F_TIMESTAMP, row] = _be_int(data, p + _TS_AT, 8)
+            out[F_TIMESTAMP, row] = be_int(data, p + _TS_AT, 8)
             out[F_TSTYPE, row] = 1 if data[p + _ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK else 0
         else:
             out[F_TIMESTAMP, row] = NO_TIMESTAMP
@@ -372,7 +372,7 @@ def _crc32_finish(t, c, data, p, end):
 
 
 @inner
-def _crc32_spans(data, starts, ends, first, last, crcs):
+def crc32_span_range(data, starts, ends, first, last, crcs):
     """``crcs[i]`` = CRC-32 of ``data[starts[i]:ends[i]]`` for ``first <= i < last`` (``LegacyRecord.
     computeChecksum``, ``java.util.zip.CRC32``).  Four spans at a time over their common length: four
     independent register chains the CPU overlaps (measured 1.8x faster than one span after the other)."""
@@ -404,13 +404,13 @@ def _crc32_spans(data, starts, ends, first, last, crcs):
 @kernel
 def crc32_spans(data, starts, ends, crcs):
     """``crcs[i]`` = CRC-32 (zlib's, Java's ``CRC32``) of ``data[starts[i]:ends[i]]`` for every i."""
-    _crc32_spans(data, starts, ends, 0, starts.shape[0], crcs)
+    crc32_span_range(data, starts, ends, 0, starts.shape[0], crcs)
 
 
 @inner
-def _stored_crc(data, p):
+def stored_legacy_crc(data, p):
     """The CRC field of the legacy entry at ``p``, unsigned."""
-    return np.uint32(_be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
+    return np.uint32(be_int(data, p + _CRC_AT, 4) & 0xFFFFFFFF)
 
 
 @kernel
@@ -421,9 +421,9 @@ def legacy_crcs(data, positions, sizes, stored, valid):
     starts = positions + _MAGIC_AT
     ends = positions + sizes
     crcs = np.empty(n, np.uint32)
-    _crc32_spans(data, starts, ends, 0, n, crcs)
+    crc32_span_range(data, starts, ends, 0, n, crcs)
     for i in range(n):
-        stored[i] = _stored_crc(data, positions[i])
+        stored[i] = stored_legacy_crc(data, positions[i])
         valid[i] = stored[i] == crcs[i]
 
 
@@ -436,7 +436,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
     The run stops before the first entry that is anything else (the walker and the reference decoder
     then take it), after ``max_bytes`` or when ``positions`` is full.  Writes each entry's position,
     magic and timestamp (-1 for v0); returns ``(count, end of the run)``.  Entries are parsed
-    ``_CRC_BLOCK`` at a time, then their CRCs checked together (:func:`_crc32_spans`)."""
+    ``_CRC_BLOCK`` at a time, then their CRCs checked together (:func:`crc32_span_range`)."""
     starts = np.empty(_CRC_BLOCK, np.int64)
     ends = np.empty(_CRC_BLOCK, np.int64)
     crcs = np.empty(_CRC_BLOCK, np.uint32)
@@ -451,7 +451,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
             more = False
             if k >= positions.shape[0] or p - start >= max_bytes or end - p < _MAGIC_AT + 1:
                 break
-            size = _be_int(data, p + _SIZE_AT, 4)
+            size = be_int(data, p + _SIZE_AT, 4)
             if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
                 break
             magic = data[p + _MAGIC_AT]
@@ -461,7 +461,7 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
                 break
             if data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
                 break
-            entry_end, _, _, _, _ = _legacy_entry(data, p, end)
+            entry_end, _, _, _, _ = legacy_entry(data, p, end)
             if entry_end < 0:
                 break
             more = True
@@ -472,9 +472,9 @@ def legacy_plain_run(data, start, end, max_message_size, max_bytes, positions, m
             ends[k - k0] = entry_end
             k += 1
             p = entry_end
-        _crc32_spans(data, starts, ends, 0, k - k0, crcs)
+        crc32_span_range(data, starts, ends, 0, k - k0, crcs)
         for i in range(k - k0):
-            if crcs[i] != _stored_crc(data, positions[k0 + i]):
+            if crcs[i] != stored_legacy_crc(data, positions[k0 + i]):
                 return k0 + i, positions[k0 + i]
     return k, p
 
@@ -487,18 +487,18 @@ def decode_legacy_inner(data, start, end, wrapper_magic, wrapper_offset, wrapper
     p = start
     row0 = row
     while end - p >= LOG_OVERHEAD:
-        size = _be_int(data, p + _SIZE_AT, 4)
+        size = be_int(data, p + _SIZE_AT, 4)
         if size < LEGACY_RECORD_OVERHEAD_V0:
             return -1
         if p + LOG_OVERHEAD + size > end:
             break
-        entry_end, kpos, klen, vpos, vlen = _legacy_entry(data, p, end)
+        entry_end, kpos, klen, vpos, vlen = legacy_entry(data, p, end)
         if entry_end < 0 or data[p + _ATTRS_AT] & LEGACY_COMPRESSION_CODEC_MASK != 0:
             return -1
         _legacy_row(data, p, entry_end, kpos, klen, vpos, vlen, batch_id, row, out, wire)  # offset as stored: see below
         if data[p + _MAGIC_AT] == 1:
             out[F_TSTYPE, row] = wrapper_ts_type
-            out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else _be_int(data, p + _TS_AT, 8)
+            out[F_TIMESTAMP, row] = wrapper_timestamp if wrapper_ts_type == 1 else be_int(data, p + _TS_AT, 8)
         else:
             out[F_TSTYPE, row] = -1
             out[F_TIMESTAMP, row] = NO_TIMESTAMP
@@ -523,11 +523,11 @@ def header_spans(data, headers_pos, headers_count, total, key_pos, key_len, valu
     for r in range(headers_pos.shape[0]):
         p = headers_pos[r]
         for _ in range(headers_count[r]):
-            hk, p = _varint(data, p, data.shape[0])
+            hk, p = read_varint(data, p, data.shape[0])
             key_pos[h] = p
             key_len[h] = hk
             p += hk
-            hv, p = _varint(data, p, data.shape[0])
+            hv, p = read_varint(data, p, data.shape[0])
             value_pos[h] = p
             value_len[h] = hv if hv >= 0 else -1
             if hv > 0:
@@ -557,7 +557,7 @@ def memory_spans(data, start, end, positions, sizes):
     p = start
     k = 0
     while k < positions.shape[0] and end - p > _MAGIC_AT:
-        size = _be_int(data, p + _SIZE_AT, 4)
+        size = be_int(data, p + _SIZE_AT, 4)
         magic = data[p + _MAGIC_AT]
         if size < LEGACY_RECORD_OVERHEAD_V0 or magic > MAGIC_VALUE_V2 or size > end - p - LOG_OVERHEAD:
             break

@@ -21,23 +21,23 @@ Per batch (every magic):
   and last offset (``overrideLastOffset``) and get ``deleteHorizonMs = now + delete.retention.ms`` the
   first time a tombstone or an empty transaction's marker is kept (attribute bit 6, ``baseTimestamp``);
   on the 4.4 line a retained v0/v1 entry is never copied: it becomes a v2 batch
-  (:func:`kafkafmt.log.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
+  (:func:`kafkafmt.log.cleaner.legacy_to_v2.rewrite_as_v2`, KAFKA-13093, row ``cleaner.legacy_to_v2``).
 """
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
 
-from ..constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
-from ..records import MemoryRecordsBuilder
-from ..records.default import batch_attributes, encode_default_batch
-from .cleaner_map import OffsetMap
+from ...constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
+from ...records import MemoryRecordsBuilder
+from ...records.default import batch_attributes, encode_default_batch
+from .offset_map import OffsetMap
 from .legacy_to_v2 import rewrite_as_v2
+from .rules import (DELETE, DROP_NO_KEY, DROP_TOMBSTONE, RETAIN, RETAIN_EMPTY, batch_retention, needs_delete_horizon,
+                    record_retention, tombstones_retained)
 
 __all__ = ["AbortedTxn", "LastRecord", "CleanedTransactionMetadata", "CleanerStats", "SegmentFilter",
-           "DELETE", "RETAIN_EMPTY", "DELETE_EMPTY"]
-
-DELETE, RETAIN_EMPTY, DELETE_EMPTY = "DELETE", "RETAIN_EMPTY", "DELETE_EMPTY"
+           "rebuild_batch", "empty_batch_header"]
 
 
 @dataclass(frozen=True, order=True)
@@ -147,7 +147,8 @@ class SegmentFilter:
         self.last_records = last_records
         self.stats = stats
         self.retain_legacy_deletes = True
-        self._discard_records = False
+        #: ``RecordFilter``'s ``discardBatchRecords``: the batch just checked goes whole
+        self.discard_records = False
 
     # --- RecordFilter.checkBatchRetention -----------------------------------------------------------
     def _is_last_record_of_producer(self, batch) -> bool:
@@ -158,45 +159,49 @@ class SegmentFilter:
             return batch.last_offset == last.last_data_offset
         return batch.is_control and batch.producer_epoch == last.producer_epoch
 
-    def check_batch_retention(self, batch) -> tuple[str, bool]:
+    def check_batch_retention(self, batch) -> tuple[int, bool]:
+        """``checkBatchRetention``: (the batch's :mod:`~.rules` retention, whether it is a marker of a
+        transaction with no batch left); sets :attr:`discard_records`."""
         can_discard = self.txn.on_control_batch_read(batch) if batch.is_control else self.txn.on_batch_read(batch)
         if batch.is_control:
             h = batch.delete_horizon_ms
-            self._discard_records = can_discard and h is not None and h <= self.now
+            self.discard_records = can_discard and h is not None and h <= self.now
         else:
-            self._discard_records = can_discard
-        if batch.has_producer_id and self._is_last_record_of_producer(batch):
-            retention = RETAIN_EMPTY
-        elif self.retain_batch_ending_at is not None and batch.last_offset + 1 == self.retain_batch_ending_at:
-            retention = RETAIN_EMPTY
-        elif self._discard_records:
-            retention = DELETE
-        else:
-            retention = DELETE_EMPTY
+            self.discard_records = can_discard
+        retain_at = self.retain_batch_ending_at
+        retention = batch_retention(self.discard_records, batch.has_producer_id,
+                                    batch.has_producer_id and self._is_last_record_of_producer(batch),
+                                    retain_at is not None and batch.last_offset + 1 == retain_at)
         return retention, can_discard and batch.is_control
+
+    def keeps_tombstones(self, batch) -> bool:
+        """Whether ``batch``'s tombstones are still inside their delete horizon (:func:`~.rules.tombstones_retained`
+        for v2; v0/v1: the segment's modification time, :attr:`retain_legacy_deletes`)."""
+        if batch.magic >= 2:
+            h = batch.delete_horizon_ms
+            return tombstones_retained(h is not None, -1 if h is None else h, self.now)
+        return self.retain_legacy_deletes
 
     # --- RecordFilter.shouldRetainRecord -------------------------------------------------------------
     def should_retain_record(self, batch, record) -> bool:
-        if self._discard_records:
+        if self.discard_records:
             return False
         if batch.is_control:
             return True
-        if record.offset > self.map.latest_offset:
-            return True
-        if record.key is None:
-            self.stats.invalid_messages += 1
-            return False
-        latest = record.offset >= self.map.get(record.key)
-        if record.value is not None:
-            return latest
-        if batch.magic >= 2:
-            h = batch.delete_horizon_ms
-            keep = h is None or self.now < h
-        else:
-            keep = self.retain_legacy_deletes
-        if latest and not keep:
-            self.stats.tombstones_removed += 1
-        return latest and keep
+        key = record.key
+        latest = -1 if key is None or record.offset > self.map.latest_offset else self.map.get(key)
+        tombstone = record.value is None
+        decision = record_retention(record.offset, self.map.latest_offset, key is not None, latest, tombstone,
+                                    tombstone and self.keeps_tombstones(batch))
+        self.count(decision)
+        return decision == RETAIN
+
+    def count(self, decision: int, n: int = 1) -> None:
+        """A record's :func:`~.rules.record_retention` ``decision`` into the statistics."""
+        if decision == DROP_NO_KEY:
+            self.stats.invalid_messages += n
+        elif decision == DROP_TOMBSTONE:
+            self.stats.tombstones_removed += n
 
     # --- MemoryRecords.filterTo, one batch ---------------------------------------------------------
     def filter_batch(self, batch) -> tuple[bytes, int]:
@@ -217,8 +222,8 @@ class SegmentFilter:
             else:
                 write_original = False
         if retained:
-            need_horizon = (batch.magic >= 2 and (tombstones or marker_for_empty_txn)
-                            and batch.delete_horizon_ms is None)
+            need_horizon = needs_delete_horizon(batch.magic >= 2, tombstones, marker_for_empty_txn,
+                                                batch.delete_horizon_ms is not None)
             horizon = self.now + self.delete_retention_ms if need_horizon else batch.delete_horizon_ms
             if batch.magic < 2 and self.legacy_to_v2:
                 horizon = self.now + self.delete_retention_ms

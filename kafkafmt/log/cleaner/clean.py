@@ -9,12 +9,12 @@ log's ``config.broker.kafka_line``) that of Kafka 4.4.0, whose differences are t
    first dirty segment whose largest timestamp is within ``min.compaction.lag.ms``; then rounded down
    to a segment base (``calculateCleanableBytes``).  The log is cleaned when its dirty ratio exceeds
    ``min.cleanable.dirty.ratio`` or ``max.compaction.lag.ms`` has passed for a dirty segment.
-2. The offset map (:mod:`~kafkafmt.log.cleaner_map`, a table of the dedupe buffer's size) over the
+2. The offset map (:mod:`~kafkafmt.log.cleaner.offset_map`, a table of the dedupe buffer's size) over the
    dirty range; a map that fills stops at the batch before, and only the prefix up to the map's latest
    offset is cleaned.  Plain v2 batches are mapped and filtered a run per compiled call
-   (:mod:`~kafkafmt.log.cleaner_batches`), the others one by one.
+   (:mod:`~kafkafmt.log.cleaner.kernels`), the others one by one.
 3. The segments up to there, grouped by size (``segment.bytes``, ``segment.index.bytes``), each group
-   filtered (:mod:`~kafkafmt.log.cleaner_filter`) into ``<base>.log.cleaned`` with indexes rebuilt
+   filtered (:mod:`~kafkafmt.log.cleaner.filter`) into ``<base>.log.cleaned`` with indexes rebuilt
    by appending, given the last segment's modification time, renamed ``.swap``, the old segments
    deleted (:func:`_replace_segments`), and renamed into place (``LocalLog.replaceSegments``); a crash
    in between recovers as ``LogLoader`` does (:mod:`kafkafmt.log.loader`).
@@ -39,38 +39,19 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import kafka_lines
-from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
-from ..errors import CorruptRecordError, IllegalArgumentError
-from ..layout import TXN_INDEX_ENTRY
-from ..records import MemoryRecords
-from .cleaner_batches import (
-    N_PRODUCER_COLUMNS,
-    NO_OFFSET,
-    PR_PID,
-    FilterRun,
-    Spans,
-    map_segment_runs,
-    producer_rows,
-    replay_producers,
-)
-from .cleaner_filter import AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter
-from .cleaner_map import CleanerConfig, OffsetMap
-from .cleaner_scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
-from .files import (
-    CLEANED_FILE_SUFFIX,
-    DELETED_FILE_SUFFIX,
-    PRODUCER_SNAPSHOT_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
-    delete_if_exists,
-    log_file,
-    move_if_exists,
-    offset_index_file,
-    read_checkpoint,
-    time_index_file,
-    transaction_index_file,
-    write_checkpoint,
-)
+from ... import kafka_lines
+from ...constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
+from ...layout import TXN_INDEX_ENTRY
+from ...errors import CorruptRecordError, IllegalArgumentError
+from ...records import MemoryRecords
+from .kernels import (N_PRODUCER_COLUMNS, NO_OFFSET, PR_PID, FilterRun, Spans, map_segment_runs,
+                              producer_rows, replay_producers)
+from .filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
+from .offset_map import CleanerConfig, OffsetMap
+from .scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
+from ..files import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX,
+                    delete_if_exists, log_file, move_if_exists, offset_index_file, read_checkpoint, time_index_file,
+                    transaction_index_file, write_checkpoint)
 
 __all__ = ["CleanerConfig", "CleanResult", "clean_log", "PassProgress", "cleanable_offsets",
            "CLEANER_OFFSET_CHECKPOINT", "read_cleaner_checkpoint"]
@@ -137,7 +118,7 @@ def producer_state(log, now: int, expiration_ms: int) -> tuple[dict[int, LastRec
     """The active producers' last records and the first unstable offset, from the log's batches.
 
     kafkafmt keeps no producer snapshots; this replays the batches as ``ProducerStateManager`` would
-    (:func:`~kafkafmt.log.cleaner_batches.replay_producers`: a marker of another epoch forgets the last
+    (:func:`~kafkafmt.log.cleaner.kernels.replay_producers`: a marker of another epoch forgets the last
     data offset; a transactional batch opens a transaction a marker closes), dropping producers idle
     for ``producer.id.expiration.ms`` (``isProducerExpired``).
     """
@@ -301,7 +282,7 @@ def _map_batch(b, arr, omap: OffsetMap, start: int, max_size: int, txn, stats) -
 
 
 def _scan(b, arr):
-    """A data batch read in bulk (:mod:`~kafkafmt.log.cleaner_scan`), or None for the record-by-record path."""
+    """A data batch read in bulk (:mod:`~kafkafmt.log.cleaner.scan`), or None for the record-by-record path."""
     if b.magic >= 2:
         return scan_v2(b, arr, DEFAULT_MAX_DECOMPRESSED_BYTES)
     return scan_legacy(b, DEFAULT_MAX_DECOMPRESSED_BYTES) if b.is_compressed else None
@@ -360,7 +341,7 @@ def _clean_into(seg, dest, flt: SegmentFilter, io_buffer: int, topic_max: int, b
 
     A batch larger than the read buffer grows it (``growBuffersOrFail``): doubling up to the larger of
     ``max.message.bytes`` and ``message.max.bytes``, then to the batch's own size.  The chunks are
-    those of the walk's batches (plain runs compiled, :mod:`~kafkafmt.log.cleaner_batches`); where the
+    those of the walk's batches (plain runs compiled, :mod:`~kafkafmt.log.cleaner.kernels`); where the
     walk stopped early (bytes that are no whole batch), :func:`_clean_windows` goes on as Kafka reads."""
     with seg.log.mapped() as data:
         _clean_mapped(seg, data, dest, flt, io_buffer, topic_max, broker_max, progress)

@@ -5,7 +5,7 @@ cleaner thread gets ``log.cleaner.dedupe.buffer.size / log.cleaner.threads`` byt
 ``slots = memory // 24`` (an MD5 digest of 16 bytes plus an 8-byte offset), and the cleaner stops
 adding keys once ``slots * log.cleaner.io.buffer.load.factor`` are in it (``Cleaner.buildOffsetMap``),
 so a map that fills cleans only a prefix of the dirty range.  Keys are told apart by their MD5
-digest, as ``SkimpyOffsetMap`` does, in a table laid out as Kafka's (:mod:`~kafkafmt.log.cleaner_table`).
+digest, as ``SkimpyOffsetMap`` does, in a table laid out as Kafka's (:mod:`~kafkafmt.log.cleaner.table`).
 """
 from __future__ import annotations
 
@@ -16,18 +16,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..constants import INT32_MAX
-from ..errors import ConfigError
-from .cleaner_table import (
-    BYTES_PER_ENTRY,
-    DIGEST_SIZE,
-    ENTRIES,
-    LATEST,
-    clear_table,
-    new_table,
-    table_get_many,
-    table_put_many,
-)
+from ...constants import INT32_MAX
+from ...errors import ConfigError
+from .table import (BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many,
+                            table_put_many)
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS", "InflatedValues", "release_offset_map"]
 
@@ -141,7 +133,7 @@ class InflatedValues:
 
 class OffsetMap:
     """``SkimpyOffsetMap``: key digest -> latest offset in a preallocated table of Kafka's slot count
-    (:mod:`~kafkafmt.log.cleaner_table`): its memory is the dedupe buffer's, however many keys there are."""
+    (:mod:`~kafkafmt.log.cleaner.table`): its memory is the dedupe buffer's, however many keys there are."""
 
     def __init__(self, memory: int):
         if memory < 0:

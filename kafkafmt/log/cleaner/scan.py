@@ -1,5 +1,5 @@
 """The log cleaner's bulk read: a batch's records as arrays, without a Python object per record: the
-per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner_batches` hand back
+per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner.kernels` hand back
 (compressed v2 batches, v0/v1 wrappers, batches with producer state to keep).
 
 * v2 data batches: one compiled pass over the records area (:func:`scan_v2_records`) gives each
@@ -8,11 +8,11 @@ per-batch path for what the compiled runs of :mod:`~kafkafmt.log.cleaner_batches
   non-minimal varints, a malformed records area, any error) returns None and the reference decoder
   runs, whose errors are Kafka's.
 * The keys' MD5 digests (``SkimpyOffsetMap.hashInto``) by a compiled MD5 over those spans
-  (:func:`~kafkafmt.log.cleaner_table.md5_spans`).
+  (:func:`~kafkafmt.log.cleaner.table.md5_spans`).
 * :func:`filter_v2` / :func:`filter_legacy`: ``SegmentFilter.filter_batch``'s decisions on those
   arrays; a batch with nothing removed is copied whole; one with records removed is re-assembled from
   the retained records' own bytes, which are what ``MemoryRecordsBuilder`` writes
-  (:func:`~kafkafmt.log.cleaner_filter.rebuild_batch`): Kafka's ``DefaultRecord.writeTo`` writes
+  (:func:`~kafkafmt.log.cleaner.filter.rebuild_batch`): Kafka's ``DefaultRecord.writeTo`` writes
   attributes 0, the timestamp delta against the new ``baseTimestamp`` (the first retained record's
   timestamp, or ``deleteHorizonMs``, KIP-534) and every other field as read; ``LegacyRecord`` entries
   keep their bytes from the magic on, with the inner offset made relative to the first retained one
@@ -23,22 +23,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import compression as _compression
-from ..constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, CompressionType, TimestampType
-from ..errors import KafkaFmtError
-from ..limits import check_record_count
-from ..records import fast
-from ..records.default import batch_attributes, encode_default_batch
-from ..records.fast.build_kernel import copy_bytes, put_uvarint
-from ..records.fast.jit import inner, kernel
-from ..records.fast.kernels import _varint, _varlong
-from ..records.legacy import codec_of as legacy_codec_of
-from ..records.legacy import encode_legacy_entry, legacy_attributes, timestamp_type_of
-from ..varint import wrap64
-from .cleaner_table import md5_spans
+from ... import compression as _compression
+from ...constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, CompressionType, TimestampType
+from ...errors import KafkaFmtError
+from ...limits import check_record_count
+from ...records import fast
+from ...records.default import batch_attributes, encode_default_batch
+from ...records.fast.jit import inner, kernel
+from ...records.fast.build_kernel import copy_bytes, put_uvarint, uvarint_size
+from ...records.fast.kernels import read_varint, read_varlong
+from .filter import empty_batch_header, rebuild_batch
+from .rules import DELETE, RETAIN, RETAIN_EMPTY, needs_delete_horizon, record_retention
+from .table import md5_spans
+from ...records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
+from ...varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
-           "rebuild_legacy", "filter_v2", "md5_digests"]
+           "rebuild_legacy", "filter_v2", "md5_digests", "retained"]
 
 #: the rows of :func:`scan_v2_records`' output
 R_START, R_BODY, R_TSD, R_TSD_END, R_TS_DELTA, R_OFF_DELTA, R_KPOS, R_KLEN, R_VLEN, R_HCOUNT, R_END, R_ATTR = range(12)
@@ -46,23 +47,13 @@ N_ROWS = 12
 
 
 @inner
-def _zz_size(u):
-    """Bytes of the unsigned varint ``u`` (``ByteUtils.sizeOfUnsignedVarint``)."""
-    n = 1
-    while u >= np.uint64(0x80):
-        u >>= np.uint64(7)
-        n += 1
-    return n
-
-
-@inner
 def _size32(v):
-    return _zz_size(np.uint64(((v << np.int64(1)) ^ (v >> np.int64(31))) & np.int64(0xFFFFFFFF)))
+    return uvarint_size(np.uint64(((v << np.int64(1)) ^ (v >> np.int64(31))) & np.int64(0xFFFFFFFF)))
 
 
 @inner
 def _size64(v):
-    return _zz_size((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
+    return uvarint_size((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
 
 
 @kernel
@@ -72,7 +63,7 @@ def scan_v2_records(data, start, end, count, out):
     p = start
     for i in range(count):
         rs = p
-        length, p = _varint(data, p, end)
+        length, p = read_varint(data, p, end)
         if p < 0 or length < 1 or p + length > end or p - rs != _size32(length):
             return -1
         body_end = p + length
@@ -81,32 +72,32 @@ def scan_v2_records(data, start, end, count, out):
         out[R_ATTR, i] = data[p]
         p += 1
         q = p
-        tsd, p = _varlong(data, p, body_end)
+        tsd, p = read_varlong(data, p, body_end)
         if p < 0 or p - q != _size64(tsd):
             return -1
         out[R_TSD, i] = q
         out[R_TSD_END, i] = p
         out[R_TS_DELTA, i] = tsd
         q = p
-        od, p = _varint(data, p, body_end)
+        od, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(od):
             return -1
         out[R_OFF_DELTA, i] = od
         q = p
-        kl, p = _varint(data, p, body_end)
+        kl, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(kl) or kl < -1 or p + max(kl, 0) > body_end:
             return -1
         out[R_KPOS, i] = p
         out[R_KLEN, i] = kl
         p += max(kl, 0)
         q = p
-        vl, p = _varint(data, p, body_end)
+        vl, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(vl) or vl < -1 or p + max(vl, 0) > body_end:
             return -1
         out[R_VLEN, i] = vl
         p += max(vl, 0)
         q = p
-        hc, p = _varint(data, p, body_end)
+        hc, p = read_varint(data, p, body_end)
         if p < 0 or p - q != _size32(hc) or hc < 0 or (hc == 0 and p != body_end):
             return -1
         out[R_HCOUNT, i] = hc
@@ -143,7 +134,7 @@ def rebuild_v2_records(data, out, keep, base_ts, lat, new_base, dest, info):
         delta = ts - new_base
         rest = out[R_END, i] - out[R_TSD_END, i]
         u = (np.uint64(delta) << np.uint64(1)) ^ np.uint64(delta >> np.int64(63))
-        body = 1 + _zz_size(u) + rest
+        body = 1 + uvarint_size(u) + rest
         q = put_uvarint(dest, q, np.uint64(body << 1))  # zigzag of a positive int
         dest[q] = 0
         q = put_uvarint(dest, q + 1, u)
@@ -190,7 +181,7 @@ def scan_v2(batch, segment: np.ndarray, max_decompressed_bytes: int) -> V2Scan |
     try:
         if batch.compression == CompressionType.NONE:
             check_record_count(count, position=batch.position)  # as payload() does first
-            buf, arr, start, end = batch._buf, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
+            buf, arr, start, end = batch.buffer, segment, batch.position + RECORD_BATCH_OVERHEAD, batch.end
         else:
             payload, _ = batch.payload(max_decompressed_bytes=max_decompressed_bytes)
             buf = bytes(payload)
@@ -211,7 +202,7 @@ def digests(scan) -> list:
 
 
 def rebuild_v2(batch, scan: V2Scan, keep: list[int], horizon: int | None) -> bytes | None:
-    """:func:`~kafkafmt.log.cleaner_filter.rebuild_batch` of a v2 data batch from the bytes of the retained
+    """:func:`~kafkafmt.log.cleaner.filter.rebuild_batch` of a v2 data batch from the bytes of the retained
     records ``keep`` (indices), or None where the builder would raise or re-encode more than the record's
     timestamp delta (headers; producer state the builder refuses; offsets or timestamps it refuses)."""
     pid, transactional = batch.producer_id, batch.is_transactional
@@ -252,34 +243,38 @@ def encode_rebuilt(batch, delete_horizon: bool, base_timestamp: int, max_timesta
 
 
 def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
-    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a v2 data batch read by
+    """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a v2 data batch read by
     :func:`scan_v2`: the same decisions and statistics, the retained records' bytes reused, the whole
     batch copied when nothing in it goes."""
+    def write(keep: list[int], marker_for_empty_txn: bool) -> tuple[bytes, int | None]:
+        need_horizon = needs_delete_horizon(True, any(scan.vlen[i] < 0 for i in keep), marker_for_empty_txn,
+                                            batch.delete_horizon_ms is not None)
+        horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
+        if len(keep) == len(scan.offsets) and not need_horizon:
+            return bytes(batch.raw), horizon
+        out = rebuild_v2(batch, scan, keep, horizon)
+        return (_rebuilt_by_builder(batch, keep, horizon) if out is None else out), horizon
+
+    return _filter_scanned(flt, batch, scan, write)
+
+
+def _filter_scanned(flt, batch, scan, write) -> tuple[bytes, int]:
+    """``filterTo`` of one scanned batch: the batch's and each record's :mod:`~.rules` decision, the retained
+    records written by ``write(keep, marker_for_empty_txn)`` -> (bytes, delete horizon), the statistics."""
     retention, marker_for_empty_txn = flt.check_batch_retention(batch)
     stats = flt.stats
     stats.bytes_read += batch.size_in_bytes
-    if retention == "DELETE":
+    if retention == DELETE:
         return b"", -1
     offsets, vlen = scan.offsets, scan.vlen
-    n = len(offsets)
-    stats.messages_read += n
-    keep = [] if flt._discard_records else _retained(flt, batch, scan)
+    stats.messages_read += len(offsets)
+    keep = [] if flt.discard_records else retained(flt, scan, flt.keeps_tombstones(batch))
     if keep:
-        need_horizon = (marker_for_empty_txn or any(vlen[i] < 0 for i in keep)) and batch.delete_horizon_ms is None
-        horizon = flt.now + flt.delete_retention_ms if need_horizon else batch.delete_horizon_ms
-        if len(keep) == n and not need_horizon:
-            out = bytes(batch.raw)
-        else:
-            out = rebuild_v2(batch, scan, keep, horizon)
-            if out is None:
-                from .cleaner_filter import rebuild_batch
-                records = list(batch.records())
-                out = rebuild_batch(batch, [records[i] for i in keep], horizon)
+        out, horizon = write(keep, marker_for_empty_txn)
         stats.tombstones_kept.extend((offsets[i], horizon) for i in keep if vlen[i] < 0)
         stats.messages_written += len(keep)
         max_offset = max(offsets[i] for i in keep)
-    elif retention == "RETAIN_EMPTY":
-        from .cleaner_filter import empty_batch_header
+    elif retention == RETAIN_EMPTY:
         out = empty_batch_header(batch)
         max_offset = batch.last_offset
     else:
@@ -288,27 +283,26 @@ def filter_v2(flt, batch, scan: V2Scan) -> tuple[bytes, int]:
     return out, max_offset
 
 
-def _retained(flt, batch, scan, keep_tombstones: bool | None = None) -> list[int]:
-    """``shouldRetainRecord`` for each record of a data batch: the indices kept.  Tombstones: v2 by the
-    batch's delete horizon, v0/v1 by ``keep_tombstones`` (the segment's modification time)."""
+def _rebuilt_by_builder(batch, keep: list[int], horizon: int | None) -> bytes:
+    """:func:`~.filter.rebuild_batch` of the records ``keep`` (indices), read by the reference decoder."""
+    records = list(batch.records())
+    return rebuild_batch(batch, [records[i] for i in keep], horizon)
+
+
+def retained(flt, scan, keep_tombstones: bool) -> list[int]:
+    """:func:`~.rules.record_retention` (``shouldRetainRecord``) for each record of a scanned data batch: the
+    indices kept, the others counted into ``flt``'s statistics.  ``keep_tombstones``:
+    ``flt.keeps_tombstones(batch)``."""
     offsets, vlen = scan.offsets, scan.vlen
     latest_offset = flt.map.latest_offset
-    if keep_tombstones is None:
-        h = batch.delete_horizon_ms
-        keep_tombstones = h is None or flt.now < h
-    stats = flt.stats
     keys = digests(scan)
     keep = []
     for i, (off, latest, v) in enumerate(zip(offsets, flt.map.get_digests(keys), vlen)):
-        if off > latest_offset:
+        decision = record_retention(off, latest_offset, keys[i] is not None, latest, v < 0, keep_tombstones)
+        if decision == RETAIN:
             keep.append(i)
-        elif keys[i] is None:
-            stats.invalid_messages += 1
-        elif off >= latest:
-            if v >= 0 or keep_tombstones:
-                keep.append(i)
-            else:
-                stats.tombstones_removed += 1
+        else:
+            flt.count(decision)
     return keep
 
 
@@ -353,37 +347,16 @@ def scan_legacy(batch, max_decompressed_bytes: int) -> LegacyScan | None:
 
 
 def filter_legacy(flt, batch, scan: LegacyScan) -> tuple[bytes, int]:
-    """:meth:`~kafkafmt.log.cleaner_filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
+    """:meth:`~kafkafmt.log.cleaner.filter.SegmentFilter.filter_batch` of a compressed v0/v1 wrapper read by
     :func:`scan_legacy`: kept whole when every inner message stays (and has the wrapper's magic,
     KAFKA-4298), else rebuilt with the retained messages keeping their offsets (KIP-31's holes)."""
-    retention, _ = flt.check_batch_retention(batch)
-    stats = flt.stats
-    stats.bytes_read += batch.size_in_bytes
-    if retention == "DELETE":
-        return b"", -1
-    offsets, vlen = scan.offsets, scan.vlen
-    stats.messages_read += len(offsets)
-    keep = [] if flt._discard_records else _retained(flt, batch, scan, flt.retain_legacy_deletes)
-    if keep:
-        if len(keep) == len(offsets) and all(m == batch.magic for m in scan.magics):
-            out = bytes(batch.raw)
-        else:
-            out = rebuild_legacy(batch, scan, keep)
-            if out is None:
-                from .cleaner_filter import rebuild_batch
-                records = list(batch.records())
-                out = rebuild_batch(batch, [records[i] for i in keep], None)
-        stats.tombstones_kept.extend((offsets[i], None) for i in keep if vlen[i] < 0)
-        stats.messages_written += len(keep)
-        max_offset = max(offsets[i] for i in keep)
-    elif retention == "RETAIN_EMPTY":
-        from .cleaner_filter import empty_batch_header
-        out = empty_batch_header(batch)
-        max_offset = batch.last_offset
-    else:
-        return b"", -1
-    stats.bytes_written += len(out)
-    return out, max_offset
+    def write(keep: list[int], marker_for_empty_txn: bool) -> tuple[bytes, None]:
+        if len(keep) == len(scan.offsets) and all(m == batch.magic for m in scan.magics):
+            return bytes(batch.raw), None
+        out = rebuild_legacy(batch, scan, keep)
+        return (_rebuilt_by_builder(batch, keep, None) if out is None else out), None
+
+    return _filter_scanned(flt, batch, scan, write)
 
 
 def rebuild_legacy(batch, scan: LegacyScan, keep: list[int]) -> bytes | None:

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from ..constants import INT32_MIN
-from ..records.fast.jit import inner, kernel
+from ...constants import INT32_MIN
+from ...records.fast.jit import inner, kernel
 
 __all__ = ["BYTES_PER_ENTRY", "DIGEST_SIZE", "MD5_K", "MD5_S", "md5_spans", "new_table", "clear_table", "table_put_many",
            "table_get_many"]

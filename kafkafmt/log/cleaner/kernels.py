@@ -7,12 +7,12 @@ and handle the batches whose every rule is the plain one: magic 2, uncompressed,
 transactional, records as ``DefaultRecord.writeTo`` writes them.  At any other batch (and at one whose
 producer state or position could make the cleaner keep it empty, ``RETAIN_EMPTY``) a kernel stops and
 returns its index with :data:`HANDBACK`, having changed nothing for it; the caller hands that batch to
-the per-batch path (:mod:`~kafkafmt.log.cleaner_scan`, :mod:`~kafkafmt.log.cleaner_filter`) and calls the
+the per-batch path (:mod:`~kafkafmt.log.cleaner.scan`, :mod:`~kafkafmt.log.cleaner.filter`) and calls the
 kernel again after it.  Transactions need nothing here: only transactional and control batches change
 ``CleanedTransactionMetadata``, and the aborted transactions a plain batch passes are taken up by the
 next batch that asks (``consumeAbortedTxnsUpTo`` is called with a larger offset then).
 
-* :func:`map_run`: each record's key digest into the offset map (:mod:`~kafkafmt.log.cleaner_table`)
+* :func:`map_run`: each record's key digest into the offset map (:mod:`~kafkafmt.log.cleaner.table`)
   while the map has room; :data:`FULL` when it fills (``buildOffsetMapForSegment`` returns true).
 * :func:`filter_run`: ``shouldRetainRecord`` for each record; a batch losing no record (and needing no
   delete horizon) is copied whole, a batch losing all of them dropped, any other one re-encoded from its
@@ -26,57 +26,32 @@ import threading
 
 import numpy as np
 
-from ..compression import compress, decompress_buffer
-from ..constants import (
-    DEFAULT_MAX_DECOMPRESSED_BYTES,
-    INT64_MIN,
-    LEGACY_COMPRESSION_CODEC_MASK,
-    LEGACY_TIMESTAMP_TYPE_MASK,
-    LOG_OVERHEAD,
-    MAGIC_VALUE_V2,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    V2_COMPRESSION_CODEC_MASK,
-    V2_CONTROL_FLAG_MASK,
-    V2_DELETE_HORIZON_FLAG_MASK,
-    V2_TIMESTAMP_TYPE_MASK,
-    V2_TRANSACTIONAL_FLAG_MASK,
-    CompressionType,
-)
-from ..crc import crc32c
-from ..errors import KafkaFmtError
-from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
-from ..limits import current_limits
-from ..records import fast
-from ..records.fast.build_kernel import copy_bytes
-from ..records.fast.jit import inner, kernel
-from ..records.fast.kernels import (
-    MIN_LEGACY_ENTRY,
-    _be_int,
-    _crc32_spans,
-    _legacy_entry,
-    _stored_crc,
-    decode_legacy_inner,
-    memory_spans,
-)
-from ..records.fast.lz4_frame import lz4_frame_into
-from ..records.memory import MemoryRecords, read_batch
-from ..records.walker import MEMORY, BatchWalker
-from .cleaner_scan import (
-    N_ROWS,
-    R_KLEN,
-    R_KPOS,
-    R_OFF_DELTA,
-    R_TS_DELTA,
-    R_VLEN,
-    encode_rebuilt_wrapper,
-    rebuild_v2_records,
-    scan_v2_records,
-)
-from .cleaner_table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
+from ...constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
+                         LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP,
+                         RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
+                         V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
+                         CompressionType)
+from ...compression import compress, decompress_buffer
+from ...crc import crc32c
+from ...errors import KafkaFmtError
+from ...layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
+from ...limits import current_limits
+from ...records.fast.jit import inner, kernel
+from ...records import fast
+from ...records.fast.kernels import MIN_LEGACY_ENTRY, be_int, crc32_span_range, legacy_entry, stored_legacy_crc, \
+    decode_legacy_inner, memory_spans
+from ...records.fast.build_kernel import copy_bytes
+from ...records.fast.lz4_frame import lz4_frame_into
+from ...records.memory import MemoryRecords, read_batch
+from ...records.walker import MEMORY, BatchWalker
+from .scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
+                           rebuild_v2_records, scan_v2_records)
+from .rules import (DROP_NO_KEY, DROP_TOMBSTONE, RETAIN, RETAIN_EMPTY, compiled_batch_retention,
+                    compiled_needs_delete_horizon, compiled_record_retention, compiled_tombstones_retained)
+from .table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",
-           "FilterRun", "dest_capacity"]
+           "producer_rows", "replay_producers", "FilterRun", "dest_capacity"]
 
 #: what a kernel returns with the index it stopped at
 DONE, HANDBACK, FULL, ROOM = 0, 1, 2, 3
@@ -155,7 +130,7 @@ def _plain_count(data, p, size, max_records):
     codec = attrs & V2_COMPRESSION_CODEC_MASK
     if attrs & (V2_CONTROL_FLAG_MASK | V2_TRANSACTIONAL_FLAG_MASK) or (codec != _NONE and codec != _LZ4):
         return -1
-    count = _be_int(data, p + _COUNT_AT, 4)
+    count = be_int(data, p + _COUNT_AT, 4)
     if count < 0 or count > max_records or (codec == _NONE and count > (size - RECORD_BATCH_OVERHEAD) // _MIN_RECORD):
         return -1
     return count
@@ -318,7 +293,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
         if count < 0:
             return i, HANDBACK
         where, start, end = _records_area(data, p, n, plain)
-        base = _be_int(data, p + _BASE_OFFSET_AT, 8)
+        base = be_int(data, p + _BASE_OFFSET_AT, 8)
         if where < 0:
             return i, HANDBACK
         elif where == 0:
@@ -329,7 +304,7 @@ def map_run(data, pos, size, i0, i1, start_offset, max_entries, max_records, has
                                 stats, scratch)
         if code != DONE:
             return i, code
-        last = base + _be_int(data, p + _LAST_DELTA_AT, 4)
+        last = base + be_int(data, p + _LAST_DELTA_AT, 4)
         if last >= start_offset:
             state[LATEST] = last
         stats[M_BYTES_READ] += n
@@ -353,7 +328,7 @@ def _map_legacy_entry(data, p, n, i, start_offset, max_entries, hashes, offs, st
             return HANDBACK
         code = _map_legacy(inner, rows, p, count, start_offset, max_entries, hashes, offs, state, stats, scratch)
     if code == DONE:
-        last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
+        last = be_int(data, p + _LEGACY_OFFSET_AT, 8)
         if last >= start_offset:
             state[LATEST] = last
         stats[M_BYTES_READ] += n
@@ -383,23 +358,17 @@ def _decide_keys(src, offsets, kpos, klen, vlen, base, p, count, keep_tombstones
                              offs, scratch)
     k = invalid = removed = tombs = 0
     for j in range(count):
-        off = base + offsets[j]
-        retain = False
-        if off > latest_offset:
-            retain = True
-        elif klen[j] < 0:
-            invalid += 1
-        else:
-            if off >= latest[j]:
-                if vlen[j] >= 0 or keep_tombstones:
-                    retain = True
-                else:
-                    removed += 1
-        if retain:
+        decision = compiled_record_retention(base + offsets[j], latest_offset, klen[j] >= 0, latest[j], vlen[j] < 0,
+                                             keep_tombstones)
+        if decision == RETAIN:
             keep[k] = j
             k += 1
             if vlen[j] < 0:
                 tombs += 1
+        elif decision == DROP_NO_KEY:
+            invalid += 1
+        elif decision == DROP_TOMBSTONE:
+            removed += 1
     counts[0], counts[1], counts[2], counts[3] = k, invalid, removed, tombs
 
 
@@ -408,14 +377,14 @@ def _new_base(data, p, rows, first, horizon):
     """``MemoryRecordsBuilder``'s base timestamp for the batch at ``p`` rebuilt from record ``first`` on: the
     delete horizon when there is one, else the LogAppendTime stamp or the first retained record's timestamp;
     -1 for the per-batch path (producer state the builder refuses)."""
-    pid = _be_int(data, p + _PID_AT, 8)
-    if pid != -1 and (_be16(data, p + _EPOCH_AT) == -1 or _be_int(data, p + _BASE_SEQ_AT, 4) < 0):
+    pid = be_int(data, p + _PID_AT, 8)
+    if pid != -1 and (_be16(data, p + _EPOCH_AT) == -1 or be_int(data, p + _BASE_SEQ_AT, 4) < 0):
         return False, np.int64(0)
     if horizon != NO_OFFSET and horizon >= 0:
         return True, horizon
     if _be16(data, p + _ATTRIBUTES_AT) & V2_TIMESTAMP_TYPE_MASK:
-        return True, _be_int(data, p + _MAX_TS_AT, 8)
-    return True, _be_int(data, p + _BASE_TS_AT, 8) + rows[R_TS_DELTA, first]
+        return True, be_int(data, p + _MAX_TS_AT, 8)
+    return True, be_int(data, p + _BASE_TS_AT, 8) + rows[R_TS_DELTA, first]
 
 
 @inner
@@ -427,9 +396,9 @@ def _rebuild(data, p, rows, keep, horizon, dest, q, info):
         return -1
     attrs = _be16(data, p + _ATTRIBUTES_AT)
     lat = (attrs & V2_TIMESTAMP_TYPE_MASK) != 0
-    max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+    max_ts = be_int(data, p + _MAX_TS_AT, 8)
     info[0], info[1] = -1, 1 if lat else 0
-    n = rebuild_v2_records(data, rows, keep, _be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base,
+    n = rebuild_v2_records(data, rows, keep, be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base,
                            dest[q + RECORD_BATCH_OVERHEAD:], info)
     if n < 0:
         return -1
@@ -454,22 +423,30 @@ def _rebuild_records(data, p, plain, rows, keep, horizon, recs, info):  # recs: 
     if not ok:
         return -1
     lat = (_be16(data, p + _ATTRIBUTES_AT) & V2_TIMESTAMP_TYPE_MASK) != 0
-    max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+    max_ts = be_int(data, p + _MAX_TS_AT, 8)
     info[0], info[1] = -1, 1 if lat else 0
-    n = rebuild_v2_records(plain, rows, keep, _be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base, recs, info)
+    n = rebuild_v2_records(plain, rows, keep, be_int(data, p + _BASE_TS_AT, 8), max_ts, new_base, recs, info)
     if n >= 0:
         info[0], info[1] = (max_ts if lat else info[0]), new_base
     return n
 
 
 @inner
+def _retains_empty(last, has_producer_id, prm, specials):
+    """Whether the batch ending at ``last`` would be kept even when empty (``RETAIN_EMPTY``,
+    :func:`~.rules.batch_retention`): an active producer's last batch (its last data offset among
+    ``specials``), or the batch that ends where the round's batches must stay (KAFKA-17076).  Such a batch
+    is handed back to the per-batch path, which writes its empty header."""
+    ends_round = prm[P_RETAIN_AT] != NO_OFFSET and last + 1 == prm[P_RETAIN_AT]
+    last_of_producer = has_producer_id and _member(specials, last)
+    return compiled_batch_retention(False, has_producer_id, last_of_producer, ends_round) == RETAIN_EMPTY
+
+
+@inner
 def _hand_back(data, p, prm, specials):
-    """Whether the batch at ``p`` may be kept empty (``RETAIN_EMPTY``): an active producer's last batch, or
-    the batch that ends where the round's batches must stay (KAFKA-17076)."""
-    last = _be_int(data, p + _BASE_OFFSET_AT, 8) + _be_int(data, p + _LAST_DELTA_AT, 4)
-    if prm[P_RETAIN_AT] != NO_OFFSET and last + 1 == prm[P_RETAIN_AT]:
-        return True
-    return _be_int(data, p + _PID_AT, 8) > -1 and _member(specials, last)
+    """Whether the plain batch at ``p`` may be kept empty (:func:`_retains_empty`)."""
+    last = be_int(data, p + _BASE_OFFSET_AT, 8) + be_int(data, p + _LAST_DELTA_AT, 4)
+    return _retains_empty(last, be_int(data, p + _PID_AT, 8) > -1, prm, specials)
 
 
 @inner
@@ -533,16 +510,16 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
     if not ok:
         return HANDBACK
     now = prm[P_NOW]
-    base, base_ts = _be_int(data, p + _BASE_OFFSET_AT, 8), _be_int(data, p + _BASE_TS_AT, 8)
+    base, base_ts = be_int(data, p + _BASE_OFFSET_AT, 8), be_int(data, p + _BASE_TS_AT, 8)
     has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
     keep = np.empty(count, np.int64)
-    _decide(src, rows, p, count, base, not has_h or now < base_ts, prm[P_LATEST_OFFSET], hashes, offs, keep, counts,
-            scratch)
+    _decide(src, rows, p, count, base, compiled_tombstones_retained(has_h, base_ts, now), prm[P_LATEST_OFFSET], hashes,
+            offs, keep, counts, scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     if k > 0:
-        need_h = counts[3] > 0 and not has_h
+        need_h = compiled_needs_delete_horizon(True, counts[3] > 0, False, has_h)
         horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
-        max_ts = _be_int(data, p + _MAX_TS_AT, 8)
+        max_ts = be_int(data, p + _MAX_TS_AT, 8)
         if k == count and not need_h:
             copy_bytes(dest, q, data, p, n)
             written = n
@@ -555,7 +532,7 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
                 return HANDBACK
             has = horizon != NO_OFFSET and horizon >= 0
             _queue(pending, written_rows, stats, r0 + m, i, info[1], info[0], 1 if has else 0, k,
-                   base + _be_int(data, p + _LAST_DELTA_AT, 4))
+                   base + be_int(data, p + _LAST_DELTA_AT, 4))
             stats[S_DEST] = q + _new_header(data, p, dest, q, has, info[1], info[0], k)
             _note_kept(rows, keep[:k], base, horizon, tombs, stats)
             _count_batch(stats, counts, count, n, 0)
@@ -566,9 +543,9 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
                 return HANDBACK
             rebuilt[stats[S_REBUILT], 0], rebuilt[stats[S_REBUILT], 1] = q, q + written
             stats[S_REBUILT] += 1
-            max_ts = _be_int(dest, q + _MAX_TS_AT, 8)
+            max_ts = be_int(dest, q + _MAX_TS_AT, 8)
         w = stats[S_WRITTEN]
-        written_rows[w, 0], written_rows[w, 1] = written, base + _be_int(data, p + _LAST_DELTA_AT, 4)
+        written_rows[w, 0], written_rows[w, 1] = written, base + be_int(data, p + _LAST_DELTA_AT, 4)
         written_rows[w, 2] = max_ts
         stats[S_WRITTEN] += 1
         _note_kept(rows, keep[:k], base, horizon, tombs, stats)
@@ -578,12 +555,12 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
 
 
 @inner
-def _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs, pending, inner,
-                         istart, iend, counts, info, scratch):
+def _filter_legacy_entry(data, p, n, i, prm, specials, hashes, offs, dest, tombs, written_rows, stats, recs, pending,
+                         inner, istart, iend, counts, info, scratch):
     if prm[P_LEGACY] == 0:
         return HANDBACK
-    last = _be_int(data, p + _LEGACY_OFFSET_AT, 8)
-    if prm[P_RETAIN_AT] != NO_OFFSET and last + 1 == prm[P_RETAIN_AT]:
+    last = be_int(data, p + _LEGACY_OFFSET_AT, 8)
+    if _retains_empty(last, False, prm, specials):
         return HANDBACK
     where, start, end = _legacy_area(data, p, n, i, inner, istart, iend)
     if where < 0:
@@ -610,8 +587,8 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
     for i in range(i0, i1):
         p, n = pos[i], size[i]
         if data[p + _MAGIC_BYTE_AT] < MAGIC_VALUE_V2:
-            code = _filter_legacy_entry(data, p, n, i, prm, hashes, offs, dest, tombs, written_rows, stats, recs,
-                                        pending, inner, istart, iend, counts, info, scratch)
+            code = _filter_legacy_entry(data, p, n, i, prm, specials, hashes, offs, dest, tombs, written_rows, stats,
+                                        recs, pending, inner, istart, iend, counts, info, scratch)
             if code != DONE:
                 return i, code
             continue
@@ -646,8 +623,8 @@ def _legacy_rows(src, start, end, data, p, compressed):
     ts = NO_TIMESTAMP
     if magic == 1:
         ts_type = 1 if data[p + _LEGACY_ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK else 0
-        ts = _be_int(data, p + _LEGACY_TS_AT, 8)
-    return rows, decode_legacy_inner(src, start, end, magic, _be_int(data, p + _LEGACY_OFFSET_AT, 8), ts, ts_type,
+        ts = be_int(data, p + _LEGACY_TS_AT, 8)
+    return rows, decode_legacy_inner(src, start, end, magic, be_int(data, p + _LEGACY_OFFSET_AT, 8), ts, ts_type,
                                      0, 0, rows, True)
 
 
@@ -682,7 +659,7 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
     where ``MemoryRecordsBuilder`` would write differently or refuse (see ``rebuild_legacy``)."""
     magic = data[p + _MAGIC_BYTE_AT]
     lat = magic == 1 and (data[p + _LEGACY_ATTRS_AT] & LEGACY_TIMESTAMP_TYPE_MASK) != 0
-    lat_ts = _be_int(data, p + _LEGACY_TS_AT, 8) if lat else NO_TIMESTAMP
+    lat_ts = be_int(data, p + _LEGACY_TS_AT, 8) if lat else NO_TIMESTAMP
     inner_attrs = LEGACY_TIMESTAMP_TYPE_MASK if lat else 0
     base = rows[fast.F_OFFSET, keep[0]]
     starts, ends, crcs = np.empty(keep.shape[0], np.int64), np.empty(keep.shape[0], np.int64), \
@@ -703,9 +680,9 @@ def _rebuild_legacy_into(src, data, p, rows, keep, recs, info):
         copy_bytes(recs, q + _LEGACY_OFFSET_END, src, pos + _LEGACY_OFFSET_END, n - _LEGACY_OFFSET_END)
         starts[j], ends[j] = pos + _MAGIC_BYTE_AT, pos + n
         q += n
-    _crc32_spans(src, starts, ends, 0, keep.shape[0], crcs)
+    crc32_span_range(src, starts, ends, 0, keep.shape[0], crcs)
     for j in range(keep.shape[0]):
-        if crcs[j] != _stored_crc(src, rows[fast.F_RECORD_POS, keep[j]]):
+        if crcs[j] != stored_legacy_crc(src, rows[fast.F_RECORD_POS, keep[j]]):
             return -1
     info[0], info[1] = last, lat_ts if lat else max_ts
     return q
@@ -732,8 +709,8 @@ def _filter_legacy(src, data, compressed, start, end, i, p, n, prm, hashes, offs
             copy_bytes(dest, q, data, p, n)
             written = n
             w = stats[S_WRITTEN]
-            written_rows[w, 0], written_rows[w, 1] = n, _be_int(data, p + _LEGACY_OFFSET_AT, 8)
-            written_rows[w, 2] = _be_int(data, p + _LEGACY_TS_AT, 8) if magic == 1 else NO_TIMESTAMP
+            written_rows[w, 0], written_rows[w, 1] = n, be_int(data, p + _LEGACY_OFFSET_AT, 8)
+            written_rows[w, 2] = be_int(data, p + _LEGACY_TS_AT, 8) if magic == 1 else NO_TIMESTAMP
             stats[S_WRITTEN] += 1
         else:
             r0 = stats[S_RECS_POS]
@@ -815,9 +792,9 @@ class Spans:
 @kernel
 def legacy_value_spans(data, positions, out):
     """``out[k]`` = (position, length) of the value of the v0/v1 entry at ``positions[k]`` (``LegacyRecord``'s
-    layout, checked as ``_legacy_entry`` checks it), or (-1, -1) for a malformed entry or a null value."""
+    layout, checked as ``legacy_entry`` checks it), or (-1, -1) for a malformed entry or a null value."""
     for k in range(positions.shape[0]):
-        end, _, _, vpos, vlen = _legacy_entry(data, positions[k], data.shape[0])
+        end, _, _, vpos, vlen = legacy_entry(data, positions[k], data.shape[0])
         if end < 0 or vlen < 0:
             out[k, 0], out[k, 1] = -1, -1
         else:
@@ -830,7 +807,7 @@ def legacy_values(spans: Spans, arr: np.ndarray, i: int, j: int, *, keep=None, t
     ``LegacyRecordBatch.decompressed_value`` does (null values, zstd, errors and sets it would count
     entry by entry are left out: the per-batch path then decides): (values joined, start and end of
     batch ``k``'s, -1 where there is none).  ``keep`` / ``take``: an
-    :class:`~kafkafmt.log.cleaner_map.InflatedValues` the values go into (the map pass) or come from when
+    :class:`~kafkafmt.log.cleaner.offset_map.InflatedValues` the values go into (the map pass) or come from when
     there (the filter pass), by their place in the log (``place``: the segment's base offset and where
     ``spans``' data starts in it)."""
     istart = np.full(len(spans), -1, np.int64)
@@ -880,12 +857,12 @@ def _producer_header_rows(data, pos, out):
     for k in range(pos.shape[0]):
         p = pos[k]
         attrs = _be16(data, p + _ATTRIBUTES_AT)
-        base = _be_int(data, p + _BASE_OFFSET_AT, 8)
-        out[k, PR_PID], out[k, PR_EPOCH] = _be_int(data, p + _PID_AT, 8), _be16(data, p + _EPOCH_AT)
+        base = be_int(data, p + _BASE_OFFSET_AT, 8)
+        out[k, PR_PID], out[k, PR_EPOCH] = be_int(data, p + _PID_AT, 8), _be16(data, p + _EPOCH_AT)
         out[k, PR_CONTROL] = 1 if attrs & V2_CONTROL_FLAG_MASK else 0
         out[k, PR_TXN] = 1 if attrs & V2_TRANSACTIONAL_FLAG_MASK else 0
-        out[k, PR_BASE], out[k, PR_LAST] = base, base + _be_int(data, p + _LAST_DELTA_AT, 4)
-        out[k, PR_MAX_TS] = _be_int(data, p + _MAX_TS_AT, 8)
+        out[k, PR_BASE], out[k, PR_LAST] = base, base + be_int(data, p + _LAST_DELTA_AT, 4)
+        out[k, PR_MAX_TS] = be_int(data, p + _MAX_TS_AT, 8)
 
 
 def producer_rows(data) -> np.ndarray:
@@ -969,7 +946,7 @@ def map_segment_runs(data, arr, spans: Spans, omap, start: int, max_entries: int
 
 
 class FilterRun:
-    """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner_filter.SegmentFilter`:
+    """``filterTo`` over chunks of batches for one :class:`~kafkafmt.log.cleaner.filter.SegmentFilter`:
     plain runs by :func:`filter_run`, any other batch by ``filter_batch(batch)`` -> (bytes, max offset)."""
 
     def __init__(self, flt, data, arr, filter_batch, place: tuple[int, int] = (0, 0)):

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..constants import NO_TIMESTAMP, TimestampType
-from ..errors import IllegalArgumentError
-from ..records.builder import MemoryRecordsBuilder
-from ..records.record import Record
+from ...constants import NO_TIMESTAMP, TimestampType
+from ...errors import IllegalArgumentError
+from ...records.builder import MemoryRecordsBuilder
+from ...records.record import Record
 
 __all__ = ["rewrite_as_v2"]
 

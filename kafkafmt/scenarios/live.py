@@ -1,0 +1,100 @@
+"""Scenarios run live: the extension point through which a live runner plugs into ``scenario run --live``.
+
+kafkafmt models brokers; it never starts one.  A *live runner* (installed apart from the package, from a
+source checkout) runs a scenario's steps on real brokers and clients of the releases it names, beside
+the model, and reports, per step, each comparison as a :class:`LiveRow`: what the model says and what
+the release did.  It is found through the entry point group :data:`ENTRY_POINT_GROUP`
+(``importlib.metadata``); its object is a callable ``run(scenario, *, emit) -> LiveReport`` where
+``emit(step_number, step_name, rows)`` is called after each step (so a run prints as it goes).
+
+The model's side of a live run comes from :func:`kafkafmt.scenarios.runner.run_scenario` with its
+``on_step`` hook: after each modelled step the runner is handed the step's result and the model's cluster
+(its replicas' bytes), performs the same step for real and compares.  A step the runner cannot perform
+raises :class:`LiveUnsupported` (one line naming the step and the action).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+
+from ..errors import KafkaFmtError
+
+__all__ = ["ENTRY_POINT_GROUP", "LiveRow", "LiveReport", "LiveRunFailed", "LiveRunnerMissing", "LiveUnsupported", "live_runner",
+           "render_rows"]
+
+#: the entry point group a live runner registers under (one entry; the first found on sys.path wins)
+ENTRY_POINT_GROUP = "kafkafmt.live_runners"
+
+MISSING = ("the live run needs the test rig from a source checkout: pip install -e conformance/ "
+           f"(no entry point in group {ENTRY_POINT_GROUP!r})")
+
+
+class LiveRunnerMissing(KafkaFmtError):
+    """No live runner is installed (the package alone models; it does not run brokers)."""
+
+    kafka_exception = "LiveRunnerMissing"
+
+
+class LiveUnsupported(KafkaFmtError):
+    """A scenario asks the live run for a step or a setting it cannot perform on real brokers."""
+
+    kafka_exception = "LiveUnsupported"
+
+
+class LiveRunFailed(KafkaFmtError):
+    """The live run could not go on (a broker that does not start, a release Maven cannot give); one line,
+    everything it started stopped."""
+
+    kafka_exception = "LiveRunFailed"
+
+
+@dataclass
+class LiveRow:
+    """One comparison of a step: ``what`` (e.g. ``"replica B p0 bytes"``), the model's and the release's outcome."""
+
+    what: str
+    model: str
+    real: str
+    agree: bool
+    detail: str = ""  #: where they differ (first differing byte, the records on each side)
+
+
+@dataclass
+class LiveReport:
+    """A whole live run: per step ``(number, name, rows)``, and what ran (``releases``: broker → release)."""
+
+    steps: list = field(default_factory=list)
+    releases: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    #: steps not run live (a release refused an earlier one: its row says why)
+    not_run: list = field(default_factory=list)
+
+    @property
+    def disagreements(self) -> list:
+        return [(n, name, r) for n, name, rows in self.steps for r in rows if not r.agree]
+
+    @property
+    def ok(self) -> bool:
+        return not self.disagreements
+
+
+def live_runner():
+    """The installed live runner's callable; :class:`LiveRunnerMissing` (one line) when none is installed."""
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    if not found:
+        raise LiveRunnerMissing(MISSING)
+    return found[0].load()
+
+
+def render_rows(number: int, name: str, rows: list) -> str:
+    """One step of a live run as text: each comparison, model beside release, AGREE or DIFFER."""
+    out = [f"{number}. {name}"]
+    if not rows:
+        out.append("   (nothing to compare)")
+    for r in rows:
+        out.append(f"   {'AGREE ' if r.agree else 'DIFFER'} {r.what}")
+        out.append(f"          model: {r.model}")
+        out.append(f"          real:  {r.real}")
+        if r.detail and not r.agree:
+            out.append(f"          where: {r.detail}")
+    return "\n".join(out)
