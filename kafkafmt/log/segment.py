@@ -32,8 +32,13 @@ from pathlib import Path
 
 from .. import kafka_lines
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError,
-                      NoSuchFileError)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    LogSegmentOffsetOverflowError,
+    NoSuchFileError,
+)
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
 from .file_records import FileRecords

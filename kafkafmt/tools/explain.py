@@ -13,8 +13,8 @@ import json
 import sys
 
 from .. import kafka_lines
-from ..broker.fetch import fetch
 from ..broker.append import ORIGINS
+from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..cli import main as kafkafmt_main
 from ..cli import make_parser as kafkafmt_parser
