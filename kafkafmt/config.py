@@ -28,10 +28,18 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .constants import (DEFAULT_MAX_MESSAGE_BYTES, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
-                        LEGACY_RECORD_OVERHEAD_V0, CompressionType, TimestampType)
-from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 from . import kafka_lines
+from .constants import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    LEGACY_RECORD_OVERHEAD_V0,
+    CompressionType,
+    TimestampType,
+)
+from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 
 # ================================================================================================
 # Kafka's MetadataVersion order (server-common MetadataVersion, 3.9.2; 4.0-IV0/IV1 are listed but

@@ -53,20 +53,38 @@ from dataclasses import dataclass, field
 
 from .. import kafka_lines
 from ..config import LogConfig, record_version
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
-                         RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
-                      KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
-                      UnsupportedCompressionError, UnsupportedForMessageFormatError, UnsupportedVersionError,
-                      TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    TimestampType,
+)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    KafkaFmtError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    RecordValidationError,
+    TransactionalIdAuthorizationError,
+    UnexpectedAppendOffsetError,
+    UnsupportedCompressionError,
+    UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
+)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead, timestamp_type_of
 from . import inplace
 from .append import UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records
-from .trace import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
+from .trace import Trace
 
 __all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats",
            "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",
@@ -206,7 +224,8 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 def validate_messages_and_assign_offsets(records, config: LogConfig | None = None, *, offset: int = 0,
                                          now: int | None = None, origin: str | AppendOrigin = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
-                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
+                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0,
+                                         pre_checks: bool = True,
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:

@@ -18,9 +18,20 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .. import compression as _compression
-from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-                         NO_SEQUENCE, NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, RECORD_BATCH_OVERHEAD, CompressionType,
-                         ControlRecordType, TimestampType)
+from ..constants import (
+    INT32_MAX,
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    NO_TIMESTAMP_EXTENDED,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    ControlRecordType,
+    TimestampType,
+)
 from ..errors import IllegalArgumentError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
 from ..varint import wrap64

@@ -1,7 +1,8 @@
 """kafkafmt's model against real brokers and clients of Kafka 0.9.0.1 ... 2.8.2, byte for byte.
 
 Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB), every check of
-:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``) (kafkafmt-built produce requests of each magic, uncompressed
+:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``)
+(kafkafmt-built produce requests of each magic, uncompressed
 and gzip, on a topic of the release's default format and, from 0.10.0 on, on one of
 ``message.format.version=0.9.0``; fetches of each client generation; the release's DumpLogSegments;
 the Java kafka-clients of 0.9.0.1, 0.10.2.2 and 0.11.0.3 and kafka-python pinned to (0,9), (0,10),
@@ -18,12 +19,13 @@ the suite stays green, and the day the model is fixed the xfail turns into a fai
 from __future__ import annotations
 
 import pytest
+
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
-from kafkarig.history import plan
-from kafkarig.releases import RELEASES, release
+from kafkarig.history import plan  # noqa: E402
+from kafkarig.releases import RELEASES, release  # noqa: E402
 
 DISAGREEMENTS: dict[tuple[str, str], str] = {}
 
