@@ -377,7 +377,8 @@ _NAME_USERS = {
 }
 #: reading or writing with struct is for layout.py and the codecs' own framing (the Kafka protocol client is
 #: the test rig's, outside the package: conformance/kafkarig/client.py)
-_STRUCT_USERS = {"layout.py", "compression/gzip.py", "compression/lz4.py", "compression/snappy.py"}
+# log/lock.py packs the kernel's ``struct flock`` for fcntl(F_GETLK): an OS structure, not Kafka's bytes
+_STRUCT_USERS = {"layout.py", "compression/gzip.py", "compression/lz4.py", "compression/snappy.py", "log/lock.py"}
 _STRUCT_CODECS = {"unpack", "unpack_from", "iter_unpack", "Struct", "pack", "pack_into"}
 
 
