@@ -70,12 +70,17 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
     seg = part / "00000000000000000000.log"
     seg.write_bytes(b"")
     written = [0]  # bytes on disk so far
+    reads_begun = [0]
 
     def writer():
         rng = random.Random(7)
         with open(seg, "ab") as f:
             while written[0] < len(data):
                 n = rng.randint(1, 300)  # pieces cut batches anywhere, headers included
+                if written[0] + n >= len(data):  # the last piece waits for reads begun during the writes
+                    deadline = time.monotonic() + 120
+                    while reads_begun[0] < 4 and time.monotonic() < deadline:
+                        time.sleep(0.01)
                 f.write(data[written[0]:written[0] + n])
                 f.flush()
                 written[0] = min(len(data), written[0] + n)
@@ -91,6 +96,7 @@ def test_reads_of_a_segment_being_written_never_fail_nor_go_backwards(tmp_path):
     try:
         while True:
             done = not t.is_alive()  # the writer had finished before this read began
+            reads_begun[0] += 1
             rc, n = _dump_records(seg)
             counts = {"dump": n, "audit": _audit_records(part.parent), "spark": _spark_records(part)}
             assert rc == 0
