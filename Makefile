@@ -1,14 +1,18 @@
 # kafkafmt: one entry point for setting up and running everything.
 #   make run          set up, write the samples, generate the default logs and run the pipeline (make pipeline),
-#                     execute the notebooks (HTML report) and start JupyterLab (prints its URL)
+#                     build the documentation site (make docs) and start JupyterLab (prints its URL)
 #   make run-headless the same for servers: everything but JupyterLab
-#   make report       execute every notebook to self-contained HTML (code hidden, panels as static figures and tables,
-#                     no network needed) under build/report/, with build/report/index.html
+#   make docs         the documentation site in build/docs/ (open build/docs/index.html; offline): the notebooks
+#                     executed once as tutorials (panels as static figures and tables), how-to, reference generated
+#                     from the code, explanation, benchmarks (Sphinx + MyST-NB + pydata-sphinx-theme; docs extra)
+#   make report       another name for make docs (the notebooks' offline rendering is the site's tutorials)
 #   make present      the notebooks as a dashboard app (Voila, code hidden) on http://127.0.0.1:$(PRESENT_PORT)/
 #                     (PRESENT_PORT, default 8866); Ctrl-C stops it
 #   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
 #   make warmup       compile the numba kernels into their on-disk cache (make setup runs it)
-#   make test         set up, then run the whole test suite and nbval on notebooks/ (what .ci/run calls)
+#   make test         set up, ruff check, then the whole test suite and nbval on notebooks/ (what .ci/run calls;
+#                     a ruff error fails it after the tests ran)
+#   make lint         ruff check alone (its rules: pyproject.toml; ruff check --fix fixes most findings)
 #   make oracle       fetch Apache Kafka's jars with Maven and compile the Java oracle
 #   make conformance  run every differential case against a live Kafka 3.9.2 broker and print the report
 #   make check-java   say whether Java 17 and Maven are present (needed by the Kafka oracle)
@@ -27,8 +31,16 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,spark,notebooks
-STAMP := $(VENV)/.installed-$(EXTRAS)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# the pyproject extras each kind of target needs: reading the workbench (run, present, pipeline), the test suite,
+# the documentation site; one stamp per set, dropped when pyproject.toml changes
+EXTRAS ?= readers,spark
+TEST_EXTRAS ?= readers,spark,tests,docs
+DOCS_EXTRAS ?= readers,spark,docs
+PYPROJECT_SUM := $(shell cat pyproject.toml conformance/pyproject.toml | cksum | cut -d' ' -f1)
+installed = $(VENV)/.installed-$(PYPROJECT_SUM)-$(1)
+STAMP := $(call installed,$(EXTRAS))
+TEST_STAMP := $(call installed,$(TEST_EXTRAS))
+DOCS_STAMP := $(call installed,$(DOCS_EXTRAS))
 PYTEST_ARGS ?=
 NBVAL_EXTRA ?=
 
@@ -39,19 +51,19 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: setup warmup run run-headless report present notebooks test oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
+.PHONY: setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
 
-$(STAMP): pyproject.toml conformance/pyproject.toml
+$(VENV)/.installed-$(PYPROJECT_SUM)-%: pyproject.toml conformance/pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "kafkafmt needs Python >= 3.10"'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
-# the test rig (conformance/pyproject.toml) for developers and tests: scenario run --live finds it by entry point
-	case ',$(EXTRAS),' in *,dev,*|*,tests,*) $(PY) -m pip install --quiet --no-deps -e conformance/ ;; esac
-	rm -f $(VENV)/.installed-*
+	$(PY) -m pip install --quiet -e '.[$*]'
+# the test rig (conformance/pyproject.toml) for the tests: scenario run --live finds it by entry point
+	case ',$*,' in *,tests,*) $(PY) -m pip install --quiet --no-deps -e conformance/ ;; esac
+	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '.installed-$(PYPROJECT_SUM)-*' -delete
 	touch $@
 
 setup: $(STAMP) warmup check-java ensure-chromium
@@ -82,39 +94,47 @@ run-headless: setup
 	$(PY) -m kafkafmt dump data/samples/v2-headers.bin data/samples/v1-gzip-wrapper.bin --deep
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory pipeline; \
 	else echo "run: no Java 17, so no Spark pipeline (data/derived): notebooks 04 and 05 will fail in their last sections (NoSuchFileError: no Java)"; fi
-	$(MAKE) --no-print-directory report
+	$(MAKE) --no-print-directory docs
+
+# .PHONY: a docs/ folder exists, so a file target named docs would always be "up to date"
+docs: $(DOCS_STAMP) setup
+	$(PY) docs/_ext/build_site.py build
+
+report: docs
 
 history-record: setup
 	$(PY) conformance/history/record.py
 
-report: setup
-	$(PY) -m kafkafmt.viz.report build/report $(NOTEBOOKS)
-
 present: setup
 	@$(PY) -m kafkafmt.viz.present --port $(PRESENT_PORT)
 
-notebooks: setup
+notebooks: $(TEST_STAMP) setup
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace $(NOTEBOOKS)
 	$(VENV)/bin/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 
-test: setup
-	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle oracle-4.4; fi
-	$(PY) -m pytest $(PYTEST_ARGS)
-	$(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check .
 
-bench: setup
+# ruff first; a lint error fails the run, but only after the tests have run too (their results are not lost)
+test: $(TEST_STAMP) setup
+	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle oracle-4.4; fi
+	@lint=0; $(PY) -m ruff check . || lint=1; \
+	$(PY) -m pytest $(PYTEST_ARGS) && $(PY) -m pytest $(NBVAL_ARGS) $(NBVAL_EXTRA) notebooks/ || exit 1; \
+	if [ $$lint = 1 ]; then echo "test: ruff check found errors (above); ruff check --fix fixes most"; exit 1; fi
+
+bench: $(TEST_STAMP) setup
 	$(PY) benchmarks/bench.py
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
 	$(PY) benchmarks/cleaner.py --quick
 
-bench-cleaner: setup
+bench-cleaner: $(TEST_STAMP) setup
 	@if bash scripts/check-java.sh --quiet; then $(MAKE) --no-print-directory -C conformance oracle; fi
 	$(PY) benchmarks/cleaner.py
 
-bench-quick: setup
+bench-quick: $(TEST_STAMP) setup
 	$(PY) benchmarks/bench.py --quick
 
-bench-dump: setup oracle
+bench-dump: $(TEST_STAMP) setup oracle
 	$(PY) benchmarks/dump_deep.py
 
 pipeline: setup

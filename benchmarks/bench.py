@@ -471,19 +471,19 @@ def main(argv=None) -> int:
     return 0
 
 
-def report(res: dict) -> str:
-    """The results as a Markdown table: records/s per engine, and kafkafmt's ratio to each peer."""
+RATE_COLUMNS = ["task", "data", "kafkafmt rec/s", "kafka-python", "aiokafka-c", "aiokafka-py", "vs kafka-python",
+                "vs aiokafka-c", "vs aiokafka-py"]
+
+
+def rate_table(res: dict) -> tuple[list[str], list[list[str]]]:
+    """``(columns, rows)`` of a run's results (``results.json``): records/s per engine and kafkafmt's ratio to each
+    peer, the table :func:`report` prints and the documentation site renders (docs/_data/bench/bench.json)."""
     rows = res["rows"]
-    lines = [f"machine: {res['machine']['cpu']}, {res['machine']['cores']} cores, Python {res['machine']['python']}, "
-             f"numba {res['machine']['numba']}, pyarrow {res['machine']['pyarrow']}; {res['records']} records per "
-             f"dataset, batches of {PER_BATCH}; run took {res['seconds']:.0f} s", ""]
-    lines.append("| task | data | kafkafmt rec/s | kafka-python | aiokafka-c | aiokafka-py | vs kafka-python | "
-                 "vs aiokafka-c | vs aiokafka-py |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     rate = {}
     for r in rows:
         if r["seconds"]:
             rate[(r["task"], r["dataset"], r["engine"])] = res["records"] / r["seconds"]
+    out = []
     for task in ("columnar", "deep", "deep-reference", "build", "build-columns", "down"):
         for ds in dict.fromkeys(r["dataset"] for r in rows if r["task"] == task):
             ours = rate.get((task, ds, "kafkafmt"))
@@ -491,7 +491,19 @@ def report(res: dict) -> str:
             peers = [rate.get((peer_task, ds, e)) for e in ENGINES[1:]]
             cells = [f"{ours:,.0f}" if ours else "-"] + [f"{p:,.0f}" if p else "-" for p in peers]
             ratios = [f"{ours / p:.2f}x" if ours and p else "-" for p in peers]
-            lines.append(f"| {task} | {ds} | " + " | ".join(cells + ratios) + " |")
+            out.append([task, ds, *cells, *ratios])
+    return list(RATE_COLUMNS), out
+
+
+def report(res: dict) -> str:
+    """The results as a Markdown table: records/s per engine, and kafkafmt's ratio to each peer."""
+    lines = [f"machine: {res['machine']['cpu']}, {res['machine']['cores']} cores, Python {res['machine']['python']}, "
+             f"numba {res['machine']['numba']}, pyarrow {res['machine']['pyarrow']}; {res['records']} records per "
+             f"dataset, batches of {PER_BATCH}; run took {res['seconds']:.0f} s", ""]
+    columns, table_rows = rate_table(res)
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|---|---|" + "---:|" * (len(columns) - 2))
+    lines += ["| " + " | ".join(r) + " |" for r in table_rows]
     fu = res.get("first_use")
     if fu:
         lines += ["", first_use_line(fu)]

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -58,6 +57,7 @@ def make_partition(d: Path, magic: int, codec: str, size: int, *, keys: int = 20
     ``per_batch`` records: keys drawn from ``keys`` (a few hot, most cold), values of 60-140 bytes,
     5% tombstones, timestamps 10 ms apart; written by kafkafmt's follower append (Kafka's layout)."""
     import warnings
+
     from kafkafmt.constants import CompressionType, TimestampType
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     from kafkafmt.records import MemoryRecordsBuilder
@@ -110,6 +110,7 @@ def _fresh_copy(src: Path, work: Path, tag: str) -> Path:
 def clean_kafkafmt(d: Path, magic: int, segment_bytes: int, now: int, cleaner: dict) -> tuple[float, float]:
     """Wall and CPU seconds of one ``Log.clean`` pass (the log opened outside the timing)."""
     import warnings
+
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     from kafkafmt.log.cleaner.offset_map import CleanerConfig
     with warnings.catch_warnings():
@@ -182,6 +183,7 @@ def make_large_partition(d: Path, size: int, *, codec: str = "lz4", templates: i
     appended again and again with their base offset rewritten (outside a v2 batch's CRC), so later copies
     update the keys of earlier ones."""
     import warnings
+
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     from kafkafmt.records import MemoryRecords
     tmpl_dir = d.parent / (d.name + ".templates")

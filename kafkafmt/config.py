@@ -28,10 +28,18 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .constants import (DEFAULT_MAX_MESSAGE_BYTES, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
-                        LEGACY_RECORD_OVERHEAD_V0, CompressionType, TimestampType)
-from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 from . import kafka_lines
+from .constants import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    LEGACY_RECORD_OVERHEAD_V0,
+    CompressionType,
+    TimestampType,
+)
+from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 
 # ================================================================================================
 # Kafka's MetadataVersion order (server-common MetadataVersion, 3.9.2; 4.0-IV0/IV1 are listed but
@@ -434,6 +442,25 @@ class BrokerConfig:
                 raise unknown_key_error(name, list(KEYS_BY_SERVER_NAME), "broker log config")
             defaults[key.server_name or key.name] = format_value(key, parse_value(key, value))
         object.__setattr__(self, "topic_defaults", defaults)
+        if "log.message.format.version" in defaults and self.has_ibp:
+            self._check_format_against_ibp(defaults["log.message.format.version"])
+
+    def _check_format_against_ibp(self, fmt: str) -> None:
+        """``KafkaConfig.validateValues``: the broker refuses to start with a ``log.message.format.version``
+        newer than its ``inter.broker.protocol.version``.  Until KAFKA-6238 (row
+        ``broker.message_format_check``) the two were compared as ApiVersions, so ``0.10.0`` (0.10.0-IV1)
+        was refused under ``0.10.0-IV0``; from 1.0.1 on by the record version each stands for.  Only a
+        ``log.message.format.version`` set in ``topic_defaults`` is checked (kafkafmt's topics carry their
+        own ``message.format.version``)."""
+        ibp = self.inter_broker_protocol_version
+        if kafka_lines.value("broker.message_format_check", self.kafka_line) == "api version":
+            if metadata_version_index(ibp) < metadata_version_index(fmt):
+                raise ConfigError(f"log.message.format.version {fmt} cannot be used when "
+                                  f"inter.broker.protocol.version is set to {ibp}")
+        elif record_version(ibp) < record_version(fmt):
+            floor = {0: "0.8.0", 1: "0.10.0", 2: "0.11.0"}[record_version(fmt)]
+            raise ConfigError(f"log.message.format.version {fmt} can only be used when "
+                              f"inter.broker.protocol.version is set to version {floor} or higher")
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any] | None = None, *,

@@ -160,7 +160,8 @@ CHANGES: tuple[LineChange, ...] = (
     _row("produce.max_version", "protocol", "newest Produce version answered: v3 carries message format v2",
          "0.11", 2, 3, "KIP-98", f"{_PROTOCOL_09} (0.11.0.2)"),
     _row("produce.max_version", "protocol", "newest Produce version answered: v5 (v4: KAFKA_STORAGE_ERROR; "
-         "v5: the log start offset in the response)", "1.0", 3, 5, "KIP-112, KIP-107", "ProduceRequest.PRODUCE_REQUEST_V5 (1.0.2)"),
+         "v5: the log start offset in the response)", "1.0", 3, 5, "KIP-112, KIP-107",
+         "ProduceRequest.PRODUCE_REQUEST_V5 (1.0.2)"),
     _row("produce.max_version", "protocol", "newest Produce version answered: v6 (throttling after the response)",
          "2.0", 5, 6, "KIP-219", "ProduceRequest.PRODUCE_REQUEST_V6 (2.0.1)"),
     _row("produce.max_version", "protocol", "newest Produce version answered: v7 (zstd batches)", "2.1", 6, 7,
@@ -197,7 +198,8 @@ CHANGES: tuple[LineChange, ...] = (
          "KIP-482", f"{_JSON} (2.7.2)"),
     _row("fetch.max_version", "protocol", "newest Fetch version answered: v13 (topic ids)", "3.1", 12, 13,
          "KIP-516", f"{_JSON} (3.1.2)"),
-    _row("fetch.max_version", "protocol", "newest Fetch version answered: v15 (v14: tiered storage errors, v15: replica state)", "3.5",
+    _row("fetch.max_version", "protocol",
+         "newest Fetch version answered: v15 (v14: tiered storage errors, v15: replica state)", "3.5",
          13, 15, "KIP-405, KIP-903", f"{_JSON} (3.5.2)"),
     _row("fetch.max_version", "protocol", "newest Fetch version answered: v16 (leader discovery)", "3.7", 15, 16,
          "KIP-951", f"{_JSON} (3.7.1)"),
@@ -235,6 +237,15 @@ CHANGES: tuple[LineChange, ...] = (
     _row("produce.legacy_inner_offsets", "produce", "a compressed v1 wrapper whose inner offsets are not "
          "consecutive is rebuilt with new offsets again", "2.5.1", "rejected", "rebuilt", "KAFKA-9669",
          "LogValidator.validateMessagesAndAssignOffsetsCompressed (2.5.1, 2.6.0)"),
+    _row("produce.rebuilt_legacy_inner", "produce", "a compressed v0/v1 message set the leader rebuilds "
+         "(new codec, new format, or offsets to assign) under a LogAppendTime topic: each inner message written "
+         "anew by the builder with the LogAppendTime attribute and the append time (before: each inner message "
+         "converted on its own, keeping its own timestamp type and timestamp, v0 → v1 with CreateTime and -1, "
+         "then copied as it is; only the wrapper gets LogAppendTime and the append time)", "0.11", "converted",
+         "rewritten", "KIP-98 (KAFKA-4816)", "LogValidator.validateMessagesAndAssignOffsetsCompressed: "
+         "record.convert + MemoryRecordsBuilder.appendWithOffset(offset, Record) copying the bytes (0.10.2.2; "
+         "Message.toFormatVersion → convertToBuffer(…, Message.NoTimestamp) in 0.10.0.1), "
+         "buildRecordsAndAssignOffsets → MemoryRecordsBuilder.appendLegacyRecord (0.11.0.2)"),
     _row("produce.timestamp_bounds", "produce", "how far a CreateTime may lie from the broker's clock: "
          "message.timestamp.difference.max.ms both ways, then before/after.max.ms apart", "3.6",
          "difference.max.ms", "before/after.max.ms", "KIP-937", "LogValidator.validateTimestamp (3.6.0)"),
@@ -289,6 +300,12 @@ CHANGES: tuple[LineChange, ...] = (
          "KafkaConfig.Defaults.LogMessageFormatVersion = ApiVersion.latestVersion (0.10.0.1)"),
     _row("broker.message_format_default", "broker config", "default of log.message.format.version",
          "3.0", RELEASE_DEFAULT, "3.0-IV1", "KIP-724", "KafkaConfig.Defaults.LogMessageFormatVersion (3.0.0)"),
+    _row("broker.message_format_check", "broker config", "how KafkaConfig checks log.message.format.version "
+         "against inter.broker.protocol.version: as ApiVersions (0.10.0 means 0.10.0-IV1, above 0.10.0-IV0: "
+         "'cannot be used when'), then by the record version each stands for ('can only be used when … or "
+         "higher'); the line 1.0 is its last patch release 1.0.2 (1.0.0 still had the ApiVersion check)",
+         "1.0", "api version", "record version", "KAFKA-6238",
+         "KafkaConfig.validateValues (0.10.0.1 … 1.0.0; 1.0.1, 1.1.0, 3.9.0)", "1.0.1"),
     _row("broker.inter_broker_protocol", "broker config", "inter.broker.protocol.version: the broker's own "
          "release by default (ApiVersion.latestVersion); 4.x has none (KRaft's metadata.version)", "4.0",
          RELEASE_DEFAULT, None, "KIP-500, KIP-724", "KafkaConfig.InterBrokerProtocolVersion (0.9.0.1 … 3.9)"),

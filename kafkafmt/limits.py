@@ -40,8 +40,12 @@ DEFAULT_MAX_RECORDS_PER_BATCH = 500_000
 class DecodeLimits:
     """The limits in force (see the module docstring)."""
 
-    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
+    max_decompressed_bytes: int = dataclasses.field(default=DEFAULT_MAX_DECOMPRESSED_BYTES, metadata={
+        "what": "the output of one compressed stream (a v2 batch's records, or a v0/v1 wrapper's value)",
+        "refused_with": "DecompressionLimitError"})
+    max_records_per_batch: int = dataclasses.field(default=DEFAULT_MAX_RECORDS_PER_BATCH, metadata={
+        "what": "the records of one batch: a v2 recordsCount, or the inner messages of a v0/v1 wrapper",
+        "refused_with": "DecodeLimitError"})
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

@@ -9,7 +9,7 @@ if [ "$(id -u)" = "0" ]; then ROOT_FLAG=(--allow-root); fi  # containers often r
 TOKEN=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))')
 echo
 echo "kafkafmt workbench: open http://127.0.0.1:${PORT}/lab/tree/01-format-anatomy.ipynb?token=${TOKEN}"
-echo "(JupyterLab on 127.0.0.1 only; the HTML report is in build/report/index.html; Ctrl-C stops the server)"
+echo "(JupyterLab on 127.0.0.1 only; the documentation site, with every notebook as a tutorial, is build/docs/index.html; Ctrl-C stops the server)"
 echo
 exec "$VENV/bin/jupyter" lab --no-browser --ip=127.0.0.1 --port="$PORT" --ServerApp.port_retries=0 \
     --IdentityProvider.token="$TOKEN" --ServerApp.root_dir="$(pwd)/notebooks" \

@@ -188,7 +188,8 @@ def _bounds_off_under_log_append_time(panel, where):
 
 def _steps_of_each_scenario(panel, where):
     """The step slider spans exactly the chosen scenario's steps (seed 000's trial rollback has 6, not 17)."""
-    from kafkafmt.viz.upgrade import SCENARIOS as NAMES, scenario_steps
+    from kafkafmt.viz.upgrade import SCENARIOS as NAMES
+    from kafkafmt.viz.upgrade import scenario_steps
     first = options(panel, "scenario")[0]
     for name in reversed(NAMES):
         select(panel, "scenario", name, where)

@@ -1,6 +1,7 @@
 """A real browser on the workbench, as a person would see it: every notebook opened in JupyterLab (one server on
-127.0.0.1 with a token) and in the presentation mode (one Voilà server, ``make present``), the offline report,
-all in Debian's Chromium driven by Playwright.  Every panel of every notebook is driven through an invalid
+127.0.0.1 with a token) and in the presentation mode (one Voilà server, ``make present``), in Debian's
+Chromium driven by Playwright (the offline rendering, the documentation site's tutorials, is
+tests/test_docs_site.py's).  Every panel of every notebook is driven through an invalid
 combination and back, or its adaptive control is shown refusing the invalid value (tests/browser_drive.py), and
 the test fails on an error line beside a stale result, a cut table cell or an upscaled image
 (tests/browser_checks.py, proven able to fail by tests/test_browser_checks.py).  Screenshots go to
@@ -24,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from browser_checks import check
 from browser_drive import exercise, panels
 from ci_mode import skip_or_fail
 
@@ -66,7 +66,7 @@ def lab(tmp_path_factory):
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make setup` installs the notebooks extra")
+        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(ROOT / "notebooks", work)  # the browser may autosave: never let it touch the stored notebooks
@@ -185,7 +185,7 @@ def test_every_notebook_in_jupyterlab(lab, chromium, nb):
 
 
 # ================================================================================================
-# the static report, read offline, and the presentation mode (Voilà)
+# the presentation mode (Voilà)
 def _browser(p):
     if not os.access(CHROMIUM, os.X_OK):
         skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
@@ -196,7 +196,7 @@ def _playwright():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make setup` installs the notebooks extra")
+        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
     return sync_playwright()
 
 
@@ -212,68 +212,6 @@ def _only(page, allowed: tuple[str, ...]) -> list[str]:
             r.abort()
     page.route("**/*", route)
     return blocked
-
-
-#: each panel snapshot of a report page: visible, with a loaded image shown no larger than it is, a table, an inline
-#: SVG figure or the byte view
-_SNAPSHOTS = """(cls) => Array.from(document.querySelectorAll('.' + cls)).map((el) => {
-    const r = el.getBoundingClientRect();
-    const imgs = Array.from(el.querySelectorAll('img')).map((i) => ({
-        ok: i.complete && i.naturalWidth > 0, up: i.clientWidth > i.naturalWidth + 1, w: i.clientWidth}));
-    const tables = Array.from(el.querySelectorAll('table')).filter((t) => t.getBoundingClientRect().height > 0
-        && t.querySelectorAll('td').length > 0).length;
-    const bytes = el.querySelectorAll('.kf-bytes').length;
-    const svgs = Array.from(el.querySelectorAll('svg')).filter((g) => g.getBoundingClientRect().height > 0).length;
-    return {visible: r.width > 0 && r.height > 0, imgs, tables, bytes, svgs,
-            title: (el.querySelector('b') || {}).textContent || ''};
-})"""
-
-
-@pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    from kafkafmt.viz.report import build_report
-    out = tmp_path_factory.mktemp("report")
-    build_report(out, [str(nb) for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))], log=lambda _: None)
-    return out
-
-
-def test_the_report_offline_shows_every_panel(report_dir, chromium):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    context = chromium.new_context(viewport=VIEWPORT, offline=True)
-    try:
-        page = context.new_page()
-        blocked = _only(page, ("file://", "data:"))
-        page.goto((report_dir / "index.html").as_uri())
-        links = page.locator("li > a")
-        notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
-        assert links.count() == len(notebooks)
-        page.screenshot(path=str(SHOTS / "report-index.png"), full_page=True)
-        for i, nb in enumerate(notebooks):
-            page.goto((report_dir / "index.html").as_uri())
-            page.locator("li > a").nth(i).click()
-            page.wait_for_load_state("load")
-            assert page.url.endswith(f"{nb.stem}.html")
-            shown = page.evaluate(_SNAPSHOTS, "kf-panel-snapshot")
-            assert shown, f"{nb.stem}: no panel in the report"
-            for s in shown:
-                assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
-                assert s["imgs"] or s["tables"] or s["bytes"] or s["svgs"], \
-                    f"{nb.stem}: panel {s['title']!r} shows nothing"
-                assert all(im["ok"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} did not load"
-                assert not any(im["up"] for im in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
-            for snap in page.locator(".kf-panel-snapshot").all():  # the same checks as on a live panel
-                check(snap, f"report {nb.stem}")
-            for other in page.locator(".kf-widget-snapshot").all():  # widgets drawn from their stored state:
-                # only progress bars (a panel drawn so would have missed its snapshot of its default state)
-                assert other.locator("progress").count() == 1, f"{nb.stem}: a panel without its snapshot"
-                assert "100%" in other.inner_text(), f"{nb.stem}: a progress bar not at its final text"
-            assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
-                .count(), f"{nb.stem}: stderr output in the report"
-            page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
-            page.screenshot(path=str(SHOTS / f"report-{nb.stem}.png"))
-        assert blocked == [], f"the report asked the network for {blocked[:3]}"
-    finally:
-        context.close()
 
 
 @pytest.fixture(scope="module")

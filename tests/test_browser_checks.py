@@ -33,7 +33,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make setup` installs the notebooks extra")
+        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
@@ -65,7 +65,7 @@ def test_an_error_line_beside_a_stale_result_is_found(browser):
     # as ipywidgets 8 draws a Panel: the view is an HTML widget, which has the class of a control row too
     widget = f"<div class='widget-inline-hbox widget-html'><div class='widget-html-content'>{ERROR}{TABLE}</div></div>"
     assert any("stale" in p for p in problems(_state(browser, widget)))
-    slider = f"<div class='widget-inline-hbox widget-slider'><label>x</label><svg width='9' height='9'></svg></div>"
+    slider = "<div class='widget-inline-hbox widget-slider'><label>x</label><svg width='9' height='9'></svg></div>"
     assert problems(_state(browser, ERROR + slider)) == []  # a control is no result
     assert problems(_state(browser, TABLE)) == []
     hidden = f"<div style='display:none'>{TABLE}</div>"  # a result not shown is not stale

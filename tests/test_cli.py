@@ -74,7 +74,8 @@ def test_dump_json_then_build_is_identical(samples, tmp_path):
         else:
             a = run("dump", str(src), "--deep", "--print-data-log").stdout.splitlines()[1:]
             b = run("dump", str(out), "--deep", "--print-data-log").stdout.splitlines()[1:]
-            strip = lambda lines: [ln.split(" crc:")[0].split(" size:")[0] for ln in lines]
+            def strip(lines):
+                return [ln.split(" crc:")[0].split(" size:")[0] for ln in lines]
             assert strip(a) == strip(b)
 
 

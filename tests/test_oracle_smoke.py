@@ -11,7 +11,7 @@ import struct
 import crc32c
 import pytest
 
-from kafkarig.oracle import OracleError, from_hex, oracle_or_skip
+from kafkarig.oracle import OracleError, from_hex
 
 pytestmark = pytest.mark.java
 

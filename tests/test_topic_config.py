@@ -5,8 +5,15 @@ import warnings
 
 import pytest
 
-from kafkafmt.config import (KEYS_BY_NAME, TOPIC_KEYS, BrokerConfig, ConfigError, LogConfig,
-                             NotModelledConfigWarning, format_value)
+from kafkafmt.config import (
+    KEYS_BY_NAME,
+    TOPIC_KEYS,
+    BrokerConfig,
+    ConfigError,
+    LogConfig,
+    NotModelledConfigWarning,
+    format_value,
+)
 from kafkafmt.constants import TimestampType
 
 #: a non-default, canonical value for every modelled key (as a .properties file would hold it)
@@ -95,8 +102,8 @@ def test_kafka_messages_for_bad_values():
 
 
 def test_a_log_append_time_topic_from_properties_alone(tmp_path):
-    from kafkafmt.log import Log, SimulatedClock
     from kafkafmt.gen.workloads import client_batch
+    from kafkafmt.log import Log, SimulatedClock
     from kafkafmt.records import MemoryRecords
     clock = SimulatedClock(1_700_000_000_000)
     log = Log(tmp_path / "t-0", {"message.timestamp.type": "LogAppendTime", "segment.bytes": "4096"}, clock)
@@ -138,8 +145,8 @@ def test_kip228_broker_option_stores_extended_batches():
     """kafkafmt.kip228.enable (seed 002's new broker): -1 becomes Long.MIN_VALUE, the bit is set."""
     from kafkafmt.broker import validate_messages_and_assign_offsets
     from kafkafmt.constants import NO_TIMESTAMP_EXTENDED
-    from kafkafmt.kip228 import is_extended
     from kafkafmt.gen.workloads import client_batch
+    from kafkafmt.kip228 import is_extended
     from kafkafmt.records import MemoryRecords
     data = client_batch([(-1, b"a", b"1"), (5, b"b", b"2")])
     plain = validate_messages_and_assign_offsets(data, LogConfig(), now=10)

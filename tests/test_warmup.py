@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from kafkafmt.log.cleaner import kernels as cleaner_kernels  # noqa: F401  (the cleaner's kernels: jit.KERNELS holds every kernel)
 from kafkafmt.records import records_table
-from kafkafmt.log.cleaner import kernels as cleaner_kernels, scan as cleaner_scan  # noqa: F401  (the cleaner's kernels: jit.KERNELS holds every kernel)
 from kafkafmt.records.fast import build_kernel, jit, kernels  # noqa: F401  (fills jit.KERNELS)
 from kafkafmt.samples import sample_record_sets
 

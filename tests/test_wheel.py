@@ -123,7 +123,7 @@ def test_kafkafmt_runs_from_the_wheel_outside_the_checkout(installed, tmp_path):
     _kafkafmt(installed, tmp_path, "samples", "--out", "samples")
     dump = _kafkafmt(installed, tmp_path, "dump", "samples/mixed-magics.bin")
     assert dump.splitlines()[0] == "Dumping samples/mixed-magics.bin"
-    assert [l.split(" magic: ")[1][0] for l in dump.splitlines() if " magic: " in l] == ["0", "1", "2"]
+    assert [ln.split(" magic: ")[1][0] for ln in dump.splitlines() if " magic: " in ln] == ["0", "1", "2"]
 
     (tmp_path / "wheel-check.yaml").write_text(WORKLOAD)
     _kafkafmt(installed, tmp_path, "gen", "--workload", "wheel-check.yaml", "--out", "logs", "--jobs", "1", "--quiet")

@@ -21,9 +21,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))          # kafkarig
 sys.path.insert(0, str(HERE.parent.parent))   # kafkafmt of this checkout
 
-from kafkarig.history import run_release
-from kafkarig.oldcluster import OldCluster
-from kafkarig.releases import RELEASES, ReleaseError, release
+from kafkarig.history import run_release  # noqa: E402
+from kafkarig.oldcluster import OldCluster  # noqa: E402
+from kafkarig.releases import RELEASES, ReleaseError, release  # noqa: E402
 
 OUT = HERE / "last-live-run.json"
 

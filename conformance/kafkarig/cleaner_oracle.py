@@ -4,8 +4,8 @@
 directory (a copy: Kafka writes into it) as ``UnifiedLog``, sets the high watermark to the log end and runs
 ``CleanerThread.cleanFilthiestLog()`` once at the mock time ``now``; the checkpoint lands in the parent
 directory as ``cleaner-offset-checkpoint``.  Tasks Kafka schedules for later (the replaced segments' files,
-left ``.deleted`` for ``file.delete.delay.ms``) wait until ``run_scheduled(now)``.  Without Java or the compiled oracle the test is skipped
-(a failure when ``CI=true``).
+left ``.deleted`` for ``file.delete.delay.ms``) wait until ``run_scheduled(now)``.  Without Java or the compiled oracle
+the test is skipped (a failure when ``CI=true``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import atexit
 import shutil
 
 from .jsonl_jvm import JsonLinesJvm
-from .paths import CLASSES_DIR as CLASSES, LIB_DIR as LIB
+from .paths import CLASSES_DIR as CLASSES
+from .paths import LIB_DIR as LIB
 
 
 class CleanerOracleError(Exception):

@@ -12,7 +12,8 @@ import os
 import shutil
 
 from .cleaner_oracle import KafkaCleanerOracle
-from .paths import CLASSES44_DIR as CLASSES44, LIB44_DIR as LIB44
+from .paths import CLASSES44_DIR as CLASSES44
+from .paths import LIB44_DIR as LIB44
 
 
 def _missing_reason() -> str | None:

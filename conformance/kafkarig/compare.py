@@ -63,8 +63,8 @@ def compare_tool_outputs(j, k) -> str | None:
     if jfail and jout:
         # DumpLogSegments dies on the first failing file; kafkafmt dump reports it and goes on:
         # compare kafkafmt's output up to the end of that file's section
-        last = max(i for i, l in enumerate(jout) if l.startswith("Dumping ")) if any(
-            l.startswith("Dumping ") for l in jout) else 0
+        last = max(i for i, ln in enumerate(jout) if ln.startswith("Dumping ")) if any(
+            ln.startswith("Dumping ") for ln in jout) else 0
         nxt = next((i for i in range(len(jout), len(kout)) if kout[i].startswith("Dumping ")), len(kout)) \
             if kout[:last + 1] == jout[:last + 1] else len(kout)
         kout = kout[:nxt]

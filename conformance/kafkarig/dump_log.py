@@ -46,7 +46,7 @@ class DumpLogOracle(JsonLinesJvm):
         r = self.request("dump", args=args)
         if not r.get("ok"):
             raise JvmCrashed(f"the {self.name} refused {args}: {r.get('error')}: {r.get('message')}")
-        return r["exit"], r["stdout"].splitlines(), [l for l in r["stderr"].splitlines() if not l.startswith("log4j:")]
+        return r["exit"], r["stdout"].splitlines(), [ln for ln in r["stderr"].splitlines() if not ln.startswith("log4j:")]
 
 
 class DumpTools:
@@ -82,7 +82,7 @@ class DumpTools:
         cmd = [os.environ.get("KAFKA_ORACLE_JAVA") or "java", *JVM_OPTS, *self._java_props, "-cp",
                f"{LIB_DIR}{os.sep}*", "kafka.tools.DumpLogSegments", *args]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.workdir)
-        return p.returncode, p.stdout.splitlines(), [l for l in p.stderr.splitlines() if not l.startswith("log4j:")]
+        return p.returncode, p.stdout.splitlines(), [ln for ln in p.stderr.splitlines() if not ln.startswith("log4j:")]
 
     def kafkafmt_dump(self, files: list[Path], *flags: str, timeout: float = 120) -> ToolResult:
         """``python -m kafkafmt dump FILES FLAGS`` in a subprocess (from the checkout: the kafkafmt under test)."""
@@ -123,8 +123,8 @@ def batched(tool, groups: dict, *flags: str) -> dict:
     def sub(ks):
         return batched(tool, {k: groups[k] for k in ks}, *flags)
 
-    if any(l.startswith("Exception in thread") for l in err):
-        dumped = [l[8:] for l in out if l.startswith("Dumping ") and l[8:] in owner]
+    if any(ln.startswith("Exception in thread") for ln in err):
+        dumped = [ln[8:] for ln in out if ln.startswith("Dumping ") and ln[8:] in owner]
         i = keys.index(owner[dumped[-1]]) if dumped else 0
         res = sub(keys[:i])
         res.update(sub([keys[i]]))
@@ -146,8 +146,8 @@ def batched(tool, groups: dict, *flags: str) -> dict:
             res.update(sub(keys[half:]))
             return res
         per[owner[hit]].extend(b)
-    return {k: (1 if any(l.startswith("kafkafmt: error") for l in per[k]) else (0 if not per[k] else rc),
-                [l for f in groups[k] for l in split.get(str(f), [])], per[k]) for k in keys}
+    return {k: (1 if any(ln.startswith("kafkafmt: error") for ln in per[k]) else (0 if not per[k] else rc),
+                [ln for f in groups[k] for ln in split.get(str(f), [])], per[k]) for k in keys}
 
 
 def split_dump(lines: list[str], files: list[Path]) -> dict[str, list[str]]:

@@ -11,7 +11,8 @@ import shutil
 
 from .javac import compiled
 from .jsonl_jvm import JsonLinesJvm
-from .paths import CONFORMANCE, LIB_DIR as LIB
+from .paths import CONFORMANCE
+from .paths import LIB_DIR as LIB
 
 SOURCE = CONFORMANCE / "oracle-log" / "KafkaLogOracle.java"
 #: the mock clock the cleaner oracles share (its MutableTime and Done serve here too)

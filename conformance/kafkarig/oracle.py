@@ -23,6 +23,7 @@ from typing import Any
 
 from .jsonl_jvm import JsonLinesJvm, JvmCrashed
 from .paths import CLASSES_DIR, LIB_DIR, REPO_ROOT
+
 MAIN_CLASS = "KafkaOracle"
 
 NOT_BUILT_REASON = "Apache Kafka oracle not built: run `make oracle` (needs Java 17 + Maven)"

@@ -11,7 +11,8 @@ import os
 import shutil
 
 from .oracle import KafkaOracle
-from .paths import CLASSES44_DIR as CLASSES44, LIB44_DIR as LIB44
+from .paths import CLASSES44_DIR as CLASSES44
+from .paths import LIB44_DIR as LIB44
 
 MAIN_CLASS = "KafkaOracle44"
 

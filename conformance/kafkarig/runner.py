@@ -419,8 +419,8 @@ class Runner:
             if k in deep:
                 rc, out, err = deep[k]
                 # non-consecutive offsets are a property of the data (crafted cases), not a mismatch
-                bad = [l for l in out if l.startswith("Found ")] + \
-                    [l for b in stderr_blocks(err) if not b[0].startswith("Non-consecutive offsets") for l in b]
+                bad = [ln for ln in out if ln.startswith("Found ")] + \
+                    [ln for b in stderr_blocks(err) if not b[0].startswith("Non-consecutive offsets") for ln in b]
                 if rc or bad:
                     p.append(f"kafka-dump-log --deep-iteration on kafkafmt's segments: exit {rc}: {(bad or out)[-3:]}")
             if k in verify:
@@ -433,7 +433,7 @@ class Runner:
                     p.append(f"kafka-dump-log --verify-index-only on kafkafmt's indexes: exit {rc}: {err[:4]}")
             if k in sanity:
                 rc, out, err = sanity[k]
-                passed = [l for l in out if l.endswith(("passed sanity check.", " is empty."))]
+                passed = [ln for ln in out if ln.endswith(("passed sanity check.", " is empty."))]
                 if rc or err or len(passed) != len(idx[k]):
                     p.append(f"kafka-dump-log --index-sanity-check on kafkafmt's indexes: exit {rc}: "
                              f"{(err or out)[-3:]}")

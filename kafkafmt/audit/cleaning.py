@@ -25,8 +25,8 @@ from pathlib import Path
 
 from .. import kafka_lines
 from ..config import BrokerConfig, LogConfig, keys_by_name
-from ..log.clock import SimulatedClock
 from ..log.cleaner import clean_log
+from ..log.clock import SimulatedClock
 from ..log.log import Log
 from ..records.memory import MemoryRecords
 from .scan import MagicCounts, segment_paths

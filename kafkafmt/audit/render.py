@@ -79,8 +79,8 @@ def _plot_svg(d: dict) -> str:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - matplotlib is in the notebooks extra
-        raise UnsupportedOperationError("--format html needs matplotlib (pip install 'kafkafmt[notebooks]')") from None
+    except ImportError:  # pragma: no cover - matplotlib is in the readers extra
+        raise UnsupportedOperationError("--format html needs matplotlib (pip install 'kafkafmt[readers]')") from None
     names = [f"{p['topic']}-{p['partition']}" for p in d["partitions"]]
     with plt.rc_context({"svg.hashsalt": "kafkafmt-audit", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 2.2))

@@ -25,10 +25,10 @@ import numpy as np
 from ..constants import NO_TIMESTAMP, TimestampType
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
+from ..log.cleaner.legacy_to_v2 import rewrite_as_v2
 from ..log.clock import mtime_ms
 from ..log.file_records import FileRecords
 from ..log.files import parse_topic_partition_name
-from ..log.cleaner.legacy_to_v2 import rewrite_as_v2
 from ..records.memory import MemoryRecords, batch_view
 
 __all__ = ["MagicCounts", "SegmentScan", "scan_segment", "partition_dirs", "segment_paths", "SEGMENT_NAME"]

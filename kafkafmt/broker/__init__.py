@@ -19,9 +19,9 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
 """
 from ..config import BrokerConfig, ConfigError, LogConfig
 from .consumer import ConsumedRecord, ConsumerView, consumer_view
-from .trace import Step, Trace
 from .fetch import ConversionCost, FetchResult, down_convert, fetch
 from .idempotence import ProduceOutcome, downgrade_batch, matrix, produce_outcome
+from .trace import Step, Trace
 from .validator import ValidationResult, ValidationStats, validate_messages_and_assign_offsets
 
 __all__ = ["LogConfig", "BrokerConfig", "ConfigError", "Step", "Trace", "ValidationResult", "ValidationStats",

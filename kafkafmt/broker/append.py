@@ -27,8 +27,14 @@ from enum import Enum
 from typing import Iterable
 
 from ..constants import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, CompressionType
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
-                      OffsetsOutOfOrderError, RecordTooLargeError)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    KafkaFmtError,
+    OffsetsOutOfOrderError,
+    RecordTooLargeError,
+)
 from ..records import MemoryRecords
 from .trace import Trace
 

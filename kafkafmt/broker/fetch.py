@@ -154,8 +154,8 @@ class FetchResult:
     connection_closed: bool = False
 
     def to_dict(self) -> dict:
-        return {"zero_copy": self.zero_copy, "connection_closed": self.connection_closed, "to_magic": self.to_magic, "error": self.error,
-                "deferred_error": self.deferred_error, "fetch_version": self.fetch_version,
+        return {"zero_copy": self.zero_copy, "connection_closed": self.connection_closed, "to_magic": self.to_magic,
+                "error": self.error, "deferred_error": self.deferred_error, "fetch_version": self.fetch_version,
                 "size": len(self.records), "wire_size": self.wire_size, "fetch_offset": self.fetch_offset,
                 "is_follower": self.is_follower, **self.cost.to_dict(),
                 "temporary_memory_bytes": self.stats.temporary_memory_bytes,

@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass, field
 
 from ..constants import NO_TIMESTAMP
 from ..records import MemoryRecords, MemoryRecordsBuilder
-from .trace import Trace
 from .fetch import down_convert
+from .trace import Trace
 
 __all__ = ["produce_outcome", "ProduceOutcome", "downgrade_batch", "Downgrade", "matrix", "normalize_mode",
            "drop_producer_state",

@@ -20,9 +20,16 @@ Each function returns a small dict describing what changed (for traces).
 """
 from __future__ import annotations
 
-from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK,
-                         V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK,
-                         V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK, TimestampType)
+from ..constants import (
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    V2_COMPRESSION_CODEC_MASK,
+    V2_CONTROL_FLAG_MASK,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
+    TimestampType,
+)
 from ..crc import crc32c
 from ..errors import KafkaFmtError, UnsupportedOperationError  # noqa: F401 (re-exported)
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V1, LOG_ENTRY

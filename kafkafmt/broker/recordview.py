@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD, CompressionType,
-                         TimestampType)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LOG_OVERHEAD,
+    CompressionType,
+    TimestampType,
+)
 from ..errors import CorruptRecordError, InvalidRecordError
 from ..records.batch import RecordBatch
 from ..records.default import PartialRecord

@@ -53,20 +53,38 @@ from dataclasses import dataclass, field
 
 from .. import kafka_lines
 from ..config import LogConfig, record_version
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LOG_OVERHEAD, NO_TIMESTAMP,
-                         RECORD_BATCH_OVERHEAD, CompressionType, TimestampType)
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, InvalidTimestampError,
-                      KafkaFmtError, RecordBatchTooLargeError, RecordTooLargeError, RecordValidationError,
-                      UnsupportedCompressionError, UnsupportedForMessageFormatError, UnsupportedVersionError,
-                      TransactionalIdAuthorizationError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    TimestampType,
+)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    KafkaFmtError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    RecordValidationError,
+    TransactionalIdAuthorizationError,
+    UnexpectedAppendOffsetError,
+    UnsupportedCompressionError,
+    UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
+)
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
-from ..records.legacy import record_overhead
+from ..records.legacy import record_overhead, timestamp_type_of
 from . import inplace
 from .append import UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records
-from .trace import Trace
 from .inplace import UnsupportedOperationError
 from .recordview import BrokerRecord, iter_batch_records
+from .trace import Trace
 
 __all__ = ["validate_messages_and_assign_offsets", "ValidationResult", "ValidationStats",
            "PATH_IN_PLACE", "PATH_CONVERT", "PATH_COMPRESSED_IN_PLACE", "PATH_COMPRESSED_REBUILT",
@@ -206,7 +224,8 @@ def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
 def validate_messages_and_assign_offsets(records, config: LogConfig | None = None, *, offset: int = 0,
                                          now: int | None = None, origin: str | AppendOrigin = "CLIENT",
                                          partition_leader_epoch: int = 0, produce_version: int | None = None,
-                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0, pre_checks: bool = True,
+                                         transactional_id: str | None = None, topic: str = "topic", partition: int = 0,
+                                         pre_checks: bool = True,
                                          source_compression: CompressionType | None = None,
                                          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                                          ) -> ValidationResult:
@@ -882,6 +901,23 @@ def _compressed_assign_in_place(ctx: _Ctx, first: RecordBatch, validated: list[B
                             record_count=len(validated), timestamp_type=ctx.ts_type)
 
 
+def _inner_messages_keep_own_timestamps(ctx: _Ctx) -> bool:
+    """Whether a rebuilt v1 wrapper of a LogAppendTime topic keeps each inner message's own timestamp type
+    and timestamp (row ``produce.rebuilt_legacy_inner``: Kafka before 0.11 converted each message on its
+    own, ``Record.convert`` / ``Message.toFormatVersion``, and copied it; only the wrapper got LogAppendTime
+    and the append time)."""
+    if ctx.to_magic != 1 or ctx.ts_type != TimestampType.LOG_APPEND_TIME:
+        return False
+    line = ctx.config.broker.kafka_line
+    if kafka_lines.value("produce.rebuilt_legacy_inner", line) != "converted":
+        return False
+    row = kafka_lines.rows("produce.rebuilt_legacy_inner")[0]
+    ctx.trace.add("inner messages", f"Kafka {line}: each inner message keeps its own timestamp type and "
+                  "timestamp (v0 → v1 CreateTime, -1); the wrapper alone gets LogAppendTime and the append time",
+                  row.where, kafka_line_row=row.key, note=row.source)
+    return True
+
+
 def _build_and_assign(ctx: _Ctx, first: RecordBatch, validated: list[BrokerRecord],
                       uncompressed_size: int) -> ValidationResult:
     """``LogValidator.buildRecordsAndAssignOffsets``: MemoryRecordsBuilder in toMagic with the target codec."""
@@ -901,10 +937,16 @@ def _build_and_assign(ctx: _Ctx, first: RecordBatch, validated: list[BrokerRecor
     except IllegalArgumentError as e:
         _raise(e, tr, "MemoryRecordsBuilder constructor", "MemoryRecordsBuilder.<init>",
                note="golden case R: zstd cannot be written below v2; IllegalArgumentException, not an ApiException")
+    own_types = _inner_messages_keep_own_timestamps(ctx)
     for rec in validated:
+        ts, own = rec.timestamp, None
+        if own_types and rec.kind == "legacy":
+            # Record.convert: a v0 message becomes v1 CreateTime with no timestamp, a v1 one stays as it is
+            own = timestamp_type_of(rec.magic, rec.attributes)
+            ts = NO_TIMESTAMP if rec.magic == 0 else ts
         try:
-            builder.append_with_offset(ctx.counter, rec.timestamp, rec.key_for_append(), rec.value_for_append(),
-                                       rec.headers_for_append())
+            builder.append_with_offset(ctx.counter, ts, rec.key_for_append(), rec.value_for_append(),
+                                       rec.headers_for_append(), own_timestamp_type=own)
         except UnsupportedOperationError as e:
             _raise(e, tr, "append record", "PartialDefaultRecord.key",
                    note="golden quirk (c): the key-skipping iterator was chosen while in-place still looked "

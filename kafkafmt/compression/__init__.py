@@ -14,20 +14,21 @@ Nothing else escapes: library errors are wrapped.
 from __future__ import annotations
 
 from kafkafmt.constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_VALUE_V2, CompressionType
-from kafkafmt.limits import current_limits
 from kafkafmt.errors import (
     CompressionFramingError,
     IllegalArgumentError,
     KafkaFmtError,
     UnsupportedCompressionError,
 )
+from kafkafmt.limits import current_limits
 
 from . import gzip as gzip_codec
 from . import lz4 as lz4_codec
 from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
-__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of", "validate_level"]
+__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of",
+           "validate_level"]
 
 
 def codec_of(codec: CompressionType | int) -> CompressionType:

@@ -13,10 +13,28 @@ Floor 6 of the architecture: imports the log and below; the log never imports it
 """
 from .compare import compare_policies
 from .generator import MANIFEST, generate_logs, generate_partition, parse_size
-from .workload_file import (ProducerGroup, TopicSpec, WorkloadError, WorkloadSpec, load_workload, log_config,
-                            parse_workload, shipped_workloads)
-from .workloads import (AppendEvent, ClockModel, Producer, Workload, client_batch, generate, generate_mixed,
-                        partition_for_key, run_workload, stored_batch)
+from .workload_file import (
+                            ProducerGroup,
+                            TopicSpec,
+                            WorkloadError,
+                            WorkloadSpec,
+                            load_workload,
+                            log_config,
+                            parse_workload,
+                            shipped_workloads,
+)
+from .workloads import (
+                            AppendEvent,
+                            ClockModel,
+                            Producer,
+                            Workload,
+                            client_batch,
+                            generate,
+                            generate_mixed,
+                            partition_for_key,
+                            run_workload,
+                            stored_batch,
+)
 
 __all__ = ["compare_policies", "MANIFEST", "generate_logs", "generate_partition", "parse_size", "ProducerGroup",
            "TopicSpec", "WorkloadError", "WorkloadSpec", "load_workload", "log_config", "parse_workload",

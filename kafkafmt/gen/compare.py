@@ -30,7 +30,8 @@ def compare_policies(workload, config, *, seed: int = 0, base_dir: str | os.Path
     with ``records`` a list of ``(create_time, key, value)``.  Retention runs every
     ``retention_check_interval_ms`` of simulated time (Kafka's ``log.retention.check.interval.ms``)
     and after the last event.  ``via="leader"`` sends client batches through the broker's LogValidator
-    (the topic's timestamp type is the workload's); ``via="raft"`` appends what it would store.  ``lookups`` are the target timestamps for ListOffsets (default: a grid
+    (the topic's timestamp type is the workload's); ``via="raft"`` appends what it would store.  ``lookups`` are the
+    target timestamps for ListOffsets (default: a grid
     over the workload's span).
 
     Returns plain data::

@@ -31,21 +31,27 @@ import random
 import shutil
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, wait, FIRST_COMPLETED
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from ..constants import CompressionType, ControlRecordType, TimestampType
-from ..kafka_lines import DEFAULT_LINE
 from ..errors import KafkaFmtError
-from ..records import MemoryRecordsBuilder, end_txn_marker
-from ..log.clock import SimulatedClock
+from ..kafka_lines import DEFAULT_LINE
 from ..log import lock as dirlock
-from ..log.files import (LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MANIFEST, RECOVERY_POINT_CHECKPOINT,
-                         offset_from_file_name, write_checkpoint)
-from ..log.logdir import write_clean_shutdown
+from ..log.clock import SimulatedClock
+from ..log.files import (
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    MANIFEST,
+    RECOVERY_POINT_CHECKPOINT,
+    offset_from_file_name,
+    write_checkpoint,
+)
 from ..log.log import Log
+from ..log.logdir import write_clean_shutdown
+from ..records import MemoryRecordsBuilder, end_txn_marker
 from .workload_file import TopicSpec, WorkloadError, WorkloadSpec, log_config
 from .workloads import partition_for_key
 

@@ -1,6 +1,6 @@
 """Workload files for the sample-log generator (``kafkafmt gen``): topics, producers, clocks, configs.
 
-A workload file is a YAML or JSON document (see ``docs/gen.md``; shipped ones are in
+A workload file is a YAML or JSON document (see ``docs/how-to/gen.md``; shipped ones are in
 ``kafkafmt/gen/shipped/``).  Topic settings use Kafka's property names (``segment.bytes``,
 ``message.timestamp.type`` ...) and reach the log through one function, :func:`log_config`.
 Everything random is drawn from RNGs seeded by the workload's ``seed``.  (A *scenario* is

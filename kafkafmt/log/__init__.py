@@ -40,15 +40,22 @@ Behaviour is that of the Kafka 3.9.2 jars the oracle runs (tests/log/test_log_vs
 the files byte for byte); ``Log(..., index_granularity="append")`` gives the per-append indexing of
 Kafka <= 3.9.0 described in kafka-rules §6.5.
 """
-from .clock import Clock, SimulatedClock, SystemClock
 from ..config import BrokerConfig, LogConfig
-from .index_dump import DumpErrors, dump_index, dump_time_index
+from .clock import Clock, SimulatedClock, SystemClock
 from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import filename_prefix_from_offset, offset_from_file_name
 from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from .index_dump import DumpErrors, dump_index, dump_time_index
 from .kip33 import companion_partition
-from .log import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP,
-                  MAX_TIMESTAMP, Log, LogAppendInfo)
+from .log import (
+                  EARLIEST_LOCAL_TIMESTAMP,
+                  EARLIEST_TIMESTAMP,
+                  LATEST_TIERED_TIMESTAMP,
+                  LATEST_TIMESTAMP,
+                  MAX_TIMESTAMP,
+                  Log,
+                  LogAppendInfo,
+)
 from .segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams
 from .view import PartitionView, SegmentReads, SegmentView, discover
 

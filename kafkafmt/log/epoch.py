@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import IllegalArgumentError
-from ..errors import CheckpointError
+from ..errors import CheckpointError, IllegalArgumentError
 from .files import LEADER_EPOCH_CHECKPOINT, checkpoint_ints, read_checkpoint, write_checkpoint
 
 

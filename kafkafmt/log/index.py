@@ -31,8 +31,15 @@ from pathlib import Path
 from typing import Iterator
 
 from ..constants import INT32_MAX, NO_TIMESTAMP
-from ..errors import (CorruptIndexError, IllegalArgumentError, IllegalStateError, IndexFullError,
-                      IndexOffsetOverflowError, InvalidOffsetError, NoSuchFileError)
+from ..errors import (
+    CorruptIndexError,
+    IllegalArgumentError,
+    IllegalStateError,
+    IndexFullError,
+    IndexOffsetOverflowError,
+    InvalidOffsetError,
+    NoSuchFileError,
+)
 from ..layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from .files import create_file_atomically
 

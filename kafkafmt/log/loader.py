@@ -16,15 +16,34 @@ from __future__ import annotations
 
 import os
 
-from ..errors import (CheckpointError, IllegalArgumentError, InvalidOffsetError, KafkaStorageError,
-                      LogSegmentOffsetOverflowError, NoSuchFileError)
-from .files import (CLEAN_SHUTDOWN_FILE, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT,
-                    RECOVERY_POINT_CHECKPOINT, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX, delete_if_exists,
-                    checkpoint_offset, is_index_file, is_log_file, log_file, offset_from_file_name, offset_index_file,
-                    time_index_file)
+from ..errors import (
+    CheckpointError,
+    IllegalArgumentError,
+    InvalidOffsetError,
+    KafkaStorageError,
+    LogSegmentOffsetOverflowError,
+    NoSuchFileError,
+)
 from . import logdir
 from .file_records import FileRecords
-from .files import LOG_FILE_SUFFIX
+from .files import (
+    CLEAN_SHUTDOWN_FILE,
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    SWAP_FILE_SUFFIX,
+    TEMP_FILE_SUFFIX,
+    checkpoint_offset,
+    delete_if_exists,
+    is_index_file,
+    is_log_file,
+    log_file,
+    offset_from_file_name,
+    offset_index_file,
+    time_index_file,
+)
 from .segment import LogOffsetMetadata, LogSegment
 
 

@@ -38,21 +38,35 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..constants import INT32_MAX, NO_TIMESTAMP, CompressionType, TimestampType
-from ..errors import (IllegalArgumentError, KafkaStorageError, NoSuchFileError, OffsetOutOfRangeError,
-                      RecordBatchTooLargeError, RecordTooLargeError, UnexpectedAppendOffsetError,
-                      UnsupportedForMessageFormatError, UnsupportedOperationError)
-from ..config import LogConfig
-from ..records import MemoryRecords
+from ..broker.append import UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records, scala_list
 from ..broker.validator import validate_messages_and_assign_offsets
-from ..broker.append import (UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records,
-                             scala_list)
+from ..config import LogConfig
+from ..constants import INT32_MAX, NO_TIMESTAMP, CompressionType, TimestampType
+from ..errors import (
+    IllegalArgumentError,
+    KafkaStorageError,
+    NoSuchFileError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnexpectedAppendOffsetError,
+    UnsupportedForMessageFormatError,
+    UnsupportedOperationError,
+)
+from ..records import MemoryRecords
+from . import logdir
 from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
 from .file_records import TimestampAndOffset
-from .files import (DELETED_FILE_SUFFIX, delete_if_exists, log_file, offset_index_file,
-                    parse_topic_partition_name, time_index_file, transaction_index_file)
-from . import logdir
+from .files import (
+    DELETED_FILE_SUFFIX,
+    delete_if_exists,
+    log_file,
+    offset_index_file,
+    parse_topic_partition_name,
+    time_index_file,
+    transaction_index_file,
+)
 from .loader import LogLoading
 from .readonly import open_read_only
 from .retention import LogRetention

@@ -39,9 +39,17 @@ from pathlib import Path
 
 from ..errors import CheckpointError
 from . import lock as dirlock
-from .files import (CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, checkpoint_ints,
-                    fsync_dir, parse_topic_partition_name, read_checkpoint, write_checkpoint,
-                    write_synced)
+from .files import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    checkpoint_ints,
+    fsync_dir,
+    parse_topic_partition_name,
+    read_checkpoint,
+    write_checkpoint,
+    write_synced,
+)
 
 __all__ = ["LogDirState", "attach", "detach", "read_offsets", "merge_offsets", "write_clean_shutdown",
            "CLEAN_SHUTDOWN_CONTENT"]

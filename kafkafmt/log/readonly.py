@@ -25,10 +25,13 @@ import weakref
 from pathlib import Path
 
 from ..errors import NoSuchFileError
-from .files import (CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
-                    parse_topic_partition_name)
+from .files import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    parse_topic_partition_name,
+)
 from .view import PartitionView
-
 
 #: the log directory's files a load reads (copied beside the private copy)
 LOG_DIR_STATE_FILES = (CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT)

@@ -32,13 +32,26 @@ from pathlib import Path
 
 from .. import kafka_lines
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, LogSegmentOffsetOverflowError,
-                      NoSuchFileError)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    LogSegmentOffsetOverflowError,
+    NoSuchFileError,
+)
 from ..records import MemoryRecords
 from .clock import Clock, set_mtime_ms
 from .file_records import FileRecords
-from .files import (DELETED_FILE_SUFFIX, filename_prefix_from_offset, log_file, offset_index_file,
-                    move_if_exists, replace_suffix, time_index_file, transaction_index_file)
+from .files import (
+    DELETED_FILE_SUFFIX,
+    filename_prefix_from_offset,
+    log_file,
+    move_if_exists,
+    offset_index_file,
+    replace_suffix,
+    time_index_file,
+    transaction_index_file,
+)
 from .index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from .view import SegmentReads
 

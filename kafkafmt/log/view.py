@@ -58,8 +58,15 @@ from typing import ContextManager, Iterable, Iterator
 from ..errors import CheckpointError, NoSuchFileError
 from .clock import mtime_ms
 from .file_records import FileBatch, FileRecords, LogOffsetPosition, TimestampAndOffset
-from .files import (INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, TIME_INDEX_FILE_SUFFIX,
-                    checkpoint_offset, offset_from_file_name, parse_topic_partition_name)
+from .files import (
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    TIME_INDEX_FILE_SUFFIX,
+    checkpoint_offset,
+    offset_from_file_name,
+    parse_topic_partition_name,
+)
 from .index import OffsetIndex, TimeIndex, TimestampOffset
 
 

@@ -22,6 +22,6 @@ def __getattr__(name: str):
 
 
 __all__ = ["RecordBatch", "MemoryRecordsBuilder", "RecordsInfo", "build_records", "end_txn_marker",
-           "DefaultRecordBatch", "LegacyRecordBatch", "MemoryRecords", "Trailing", "read_batch",
-           "ControlRecord", "records_table", "batches_table", "decode_records", "RECORD_SCHEMA", "BATCH_SCHEMA", "Header", "Record", "increment_sequence", "decrement_sequence",
-           "build_v2_batches"]
+           "DefaultRecordBatch", "LegacyRecordBatch", "MemoryRecords", "Trailing", "read_batch", "ControlRecord",
+           "records_table", "batches_table", "decode_records", "RECORD_SCHEMA", "BATCH_SCHEMA", "Header", "Record",
+           "increment_sequence", "decrement_sequence", "build_v2_batches"]

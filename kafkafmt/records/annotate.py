@@ -15,8 +15,8 @@ from .. import compression as _compression
 from ..constants import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 from ..errors import KafkaFmtError
 from ..layout import DEFAULT_BATCH, DEFAULT_RECORD, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, Layout, VarField
-from . import MemoryRecords
 from ..varint import decode_varint, decode_varlong
+from . import MemoryRecords
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, NO_PARTITION_LEADER_EPOCH,
-                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, V2_COMPRESSION_CODEC_MASK, CompressionType,
-                         TimestampType)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    V2_COMPRESSION_CODEC_MASK,
+    CompressionType,
+    TimestampType,
+)
 from .record import Record
 
 

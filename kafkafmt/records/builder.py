@@ -18,9 +18,20 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .. import compression as _compression
-from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-                         NO_SEQUENCE, NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, RECORD_BATCH_OVERHEAD, CompressionType,
-                         ControlRecordType, TimestampType)
+from ..constants import (
+    INT32_MAX,
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    NO_TIMESTAMP_EXTENDED,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    ControlRecordType,
+    TimestampType,
+)
 from ..errors import IllegalArgumentError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
 from ..varint import wrap64
@@ -112,8 +123,13 @@ class MemoryRecordsBuilder:
 
     # --- appending -------------------------------------------------------------------------------
     def append_with_offset(self, offset: int, timestamp: int, key: bytes | None, value: bytes | None,
-                           headers: Iterable = (), *, is_control: bool = False) -> None:
-        """``appendWithOffset``: offsets must increase; timestamps must be >= 0 or -1."""
+                           headers: Iterable = (), *, is_control: bool = False,
+                           own_timestamp_type: TimestampType | None = None) -> None:
+        """``appendWithOffset``: offsets must increase; timestamps must be >= 0 or -1.
+
+        ``own_timestamp_type`` (v0/v1 only): write the message with this timestamp type and its own
+        ``timestamp`` whatever the builder's, as Kafka before 0.11 appended a message already converted by
+        ``Record.convert`` (``MemoryRecordsBuilder.appendWithOffset(long, Record)``, 0.10.2.2)."""
         if self._built is not None:
             raise IllegalArgumentError("Tried to append a record, but MemoryRecordsBuilder is closed for record appends")
         if is_control != self.is_control_batch:
@@ -139,10 +155,11 @@ class MemoryRecordsBuilder:
             # Java long arithmetic: the delta wraps (e.g. Long.MAX - (-1))
             rec = encode_default_record(delta, wrap64(timestamp - self.base_timestamp), key, value, headers)
         else:
-            if self.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            ts_type = self.timestamp_type if own_timestamp_type is None else TimestampType(own_timestamp_type)
+            if ts_type == TimestampType.LOG_APPEND_TIME and own_timestamp_type is None:
                 timestamp = self.log_append_time
             inner_offset = self._to_inner_offset(offset)
-            attrs = legacy_attributes(self.magic, CompressionType.NONE, self.timestamp_type)
+            attrs = legacy_attributes(self.magic, CompressionType.NONE, ts_type)
             rec = encode_legacy_entry(inner_offset, self.magic, attrs, timestamp, key, value)
         self._parts.append(rec)
         self._record_written(offset, timestamp, len(rec))

@@ -16,15 +16,23 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..constants import (INT32_MAX, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-                         NO_SEQUENCE, NO_TIMESTAMP, CompressionType, TimestampType)
+from ..constants import (
+    INT32_MAX,
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    CompressionType,
+    TimestampType,
+)
 from ..crc import crc32c
 from ..errors import IllegalArgumentError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from .builder import _headers
 from .default import _s16, batch_attributes, encode_headers, increment_sequence
 from .fast.build_kernel import v2_record_sizes, write_v2_records
-
 
 #: the data buffer of a column with no bytes (all null or empty), read-only as every kernel input is
 _NO_BYTES = np.frombuffer(b"\x00", np.uint8)

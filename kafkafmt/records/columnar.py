@@ -42,21 +42,30 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD,
-                         NO_PARTITION_LEADER_EPOCH,
-                         NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, V2_TIMESTAMP_TYPE_MASK,
-                         CompressionType, TimestampType)
 from ..compression import decompress_lz4_into
-from ..limits import check_record_count
-from ..errors import KafkaFmtError
-from . import fast
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    V2_TIMESTAMP_TYPE_MASK,
+    CompressionType,
+    TimestampType,
+)
 from ..crc import crc32
+from ..errors import KafkaFmtError
 from ..layout import LEGACY_V0, LEGACY_V1
+from ..limits import check_record_count
+from . import fast
 from .batch import RecordBatch
 from .legacy import record_overhead
 from .memory import MemoryRecords, span_batch
-from .walker import MEMORY, BatchSpan, BatchWalker, span_at
 from .record import Header, Record
+from .walker import MEMORY, BatchSpan, BatchWalker, span_at
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 HEADER_KEY_BYTES_TYPE = pa.list_(pa.binary())
@@ -538,7 +547,8 @@ class _Chunk(_KernelCalls, _ArrowAssembly):
         self.pieces: list = []  # (buffer, start, end): buffer is self.source or decompressed bytes
         self.piece_of: dict[int, int] = {}  # local batch id -> its piece
         self.run_pieces: list[tuple[int, int, int]] = []  # (first local id, count, piece) of compiled runs
-        self.steps: list = []  # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
+        # ("v2", [local ids], [piece ids]) | ("plain", local id0, n, piece) | ("inner", id, piece) | ("ref", id)
+        self.steps: list = []
         self.capacity = 0
         self.gather: fast.ValueGather | None = None  # keys and values copied as rows are filled (flush)
         self.pending_bytes = 0

@@ -11,13 +11,29 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from .. import compression as _compression
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, LOG_OVERHEAD, NO_SEQUENCE,
-                         RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
-                         V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_EXTENDED_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK,
-                         V2_TRANSACTIONAL_FLAG_MASK, CompressionType, TimestampType)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    INT32_MAX,
+    LOG_OVERHEAD,
+    NO_SEQUENCE,
+    RECORD_BATCH_OVERHEAD,
+    V2_COMPRESSION_CODEC_MASK,
+    V2_CONTROL_FLAG_MASK,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_TIMESTAMP_EXTENDED_FLAG_MASK,
+    V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
+    CompressionType,
+    TimestampType,
+)
 from ..crc import crc32c
-from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError, \
-    UnsupportedCompressionError
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    KafkaFmtError,
+    UnsupportedCompressionError,
+)
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from ..limits import check_record_count
 from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, size_of_varint, wrap64

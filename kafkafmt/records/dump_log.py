@@ -15,8 +15,8 @@ from .. import kafka_lines
 from ..errors import KafkaFmtError
 from . import MemoryRecords, RecordBatch
 from .memory import span_batch
-from .walker import FILE, BatchWalker
 from .record import Record
+from .walker import FILE, BatchWalker
 
 RECORD_INDENT = "|"
 

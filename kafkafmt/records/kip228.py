@@ -13,7 +13,7 @@ by running producers, brokers and consumers on real bytes, beside the seed's cel
 """
 from __future__ import annotations
 
-from ..constants import (NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK, TimestampType)
+from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK, TimestampType
 from . import MemoryRecords, MemoryRecordsBuilder
 
 EXTENDED_BIT = V2_TIMESTAMP_EXTENDED_FLAG_MASK

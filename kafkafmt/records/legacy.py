@@ -16,17 +16,29 @@ from __future__ import annotations
 from typing import Iterator
 
 from .. import compression as _compression
-from ..constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, LEGACY_COMPRESSION_CODEC_MASK,
-                         LEGACY_RECORD_OVERHEAD_V0, LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD,
-                         NO_TIMESTAMP, CompressionType, TimestampType)
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LEGACY_RECORD_OVERHEAD_V0,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    CompressionType,
+    TimestampType,
+)
 from ..crc import crc32
-from ..errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
-                      UnsupportedCompressionError)
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    KafkaFmtError,
+    UnsupportedCompressionError,
+)
 from ..layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
+from ..limits import check_record_count, current_limits
 from ..varint import wrap8, wrap64
 from .batch import RecordBatch
 from .record import Record
-from ..limits import check_record_count, current_limits
 from .walker import INNER, BatchWalker
 
 _LAYOUT = {0: LEGACY_V0, 1: LEGACY_V1}

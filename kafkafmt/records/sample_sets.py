@@ -109,3 +109,6 @@ def sample_record_sets(seed: int = 7) -> dict[str, tuple[str, bytes]]:
         _build(2, CompressionType.NONE, CT, 0, [(-86_400_000, None, b"1969-12-31"), (-1, None, b"-1 ms"),
                                                 (-(2**63), None, b"no timestamp")], timestamp_extended=True))
     return out
+
+
+__all__ = ["sample_record_sets"]

@@ -27,15 +27,25 @@ import struct
 from typing import Any, Iterable, Iterator
 
 from .. import compression as _compression
-from ..constants import (LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
-                        NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, ControlRecordType, TimestampType)
+from ..constants import (
+    LOG_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    CompressionType,
+    ControlRecordType,
+    TimestampType,
+)
 from ..errors import KafkaFmtError, SpecError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
+from ..varint import wrap64
 from . import RecordBatch
 from .default import batch_attributes, encode_default_batch, encode_default_record
 from .legacy import encode_legacy_entry, legacy_attributes
 from .record import Header, Record
-from ..varint import wrap64
 
 
 # ------------------------------------------------------------------------------------------------

@@ -65,12 +65,11 @@ it reads the records of a batch this walker found, with keys, values and headers
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Iterator
 
 from ..constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
-import os
-
 from ..errors import CorruptRecordError, KafkaStorageError, TruncatedRecordError
 from ..layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LOG_ENTRY, Layout
 from ..varint import wrap8

@@ -41,14 +41,13 @@ import time
 from pathlib import Path
 
 from .. import kafka_lines
-from ..records import kip228
 from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
 from ..broker.idempotence import drop_producer_state
 from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
 from ..log import Log, SimulatedClock
-from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
 from .model import START_MS, BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, removed_properties, topic_config_for
 from .versions import client_api_versions, magic_for_produce_version, release_line, replica_fetch_version, without_ibp
 

@@ -1,6 +1,6 @@
 """Scenario files (YAML or JSON) → a checked :class:`Scenario`, with errors that name file, line and field.
 
-The format is documented in ``docs/scenarios.md``.  Every problem raises :class:`ScenarioError`
+The format is documented in ``docs/how-to/scenario.md``.  Every problem raises :class:`ScenarioError`
 (a :class:`~kafkafmt.errors.KafkaFmtError`) whose message is one line:
 ``FILE:LINE: steps[2].do[0].produce.producer: unknown producer 'p9' (known: p-old, p-new)``.
 """
@@ -15,8 +15,8 @@ import yaml
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME
 from ..errors import KafkaFmtError
 from .model import IDEMPOTENCE_MODES, BrokerSpec, ConsumerSpec, ProducerSpec, removed_properties, topic_config_for
-from .versions import normalize_api_version
 from .quotes import QUOTES
+from .versions import normalize_api_version
 
 __all__ = ["Scenario", "Step", "ScenarioError", "load_scenario", "parse_scenario", "shipped_scenarios",
            "resolve_scenario", "ACTIONS", "EXPECT_FIELDS"]
@@ -140,7 +140,7 @@ def _names(items) -> str:
 
 
 def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
-    """Parse and check a scenario document (see ``docs/scenarios.md``)."""
+    """Parse and check a scenario document (see ``docs/how-to/scenario.md``)."""
     doc = _Doc(source, text)
     top = doc.data
     if not isinstance(top, dict):

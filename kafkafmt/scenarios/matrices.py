@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from ..broker.idempotence import produce_outcome
 from ..constants import NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_TIMESTAMP_EXTENDED_FLAG_MASK
-from ..records.kip228 import interpret_timestamp
 from ..records import MemoryRecords
+from ..records.kip228 import interpret_timestamp
 from .cluster import Cluster
 from .model import BrokerSpec, ConsumerSpec, ProducerSpec
 

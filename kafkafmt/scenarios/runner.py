@@ -11,11 +11,11 @@ import copy
 import json
 from dataclasses import dataclass, field
 
+from ..errors import KafkaFmtError
 from ..records import MemoryRecords
 from .cluster import Cluster
-from .model import PathRow
-from ..errors import KafkaFmtError
 from .loader import SELECTORS, Scenario, ScenarioError, load_scenario
+from .model import PathRow
 from .quotes import quote
 
 __all__ = ["run_scenario", "run_file", "ScenarioResult", "StepResult", "automatic_warnings", "render"]

@@ -258,8 +258,8 @@ def segment_files(log_dir: str | os.PathLike) -> pd.DataFrame:
 def topic_settings(log_dir: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Topic → :class:`kafkafmt.config.LogConfig`: from the generator's manifest (the configuration in
     force at the end, on its broker), else Kafka's defaults; ``overrides`` (Kafka properties) win."""
-    from ..log.files import manifest_topic_properties
     from ..gen.workload_file import log_config
+    from ..log.files import manifest_topic_properties
     props, broker = manifest_topic_properties(log_dir) or ({}, {})
     topics = {d.name.rsplit("-", 1)[0] for d in partition_dirs(log_dir)}
     return {t: log_config({**props.get(t, {}), **dict(overrides or {})}, broker) for t in sorted(topics)}

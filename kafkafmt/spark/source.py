@@ -8,12 +8,16 @@ partition is one task reading whole batches of its byte ranges, and rows reach S
 """
 from __future__ import annotations
 
+import uuid
 from typing import Iterator
 
-import uuid
-
-from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
-                                    WriterCommitMessage)
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 from . import columns
 from .plan import ReadOptions, plan

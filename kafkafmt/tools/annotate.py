@@ -1,8 +1,8 @@
 """``kafkafmt annotate``: every byte of a record-set file labelled with its field."""
 from __future__ import annotations
 
-from ..records.annotate import render
 from ..io import open_readonly
+from ..records.annotate import render
 
 
 def register(sub) -> None:

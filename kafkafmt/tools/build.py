@@ -14,7 +14,7 @@ def register(sub) -> None:
                     "batch objects, or {\"batches\": [...]}) and write the record-set bytes. "
                     "`dump --json` followed by `build` reproduces uncompressed input byte for byte. "
                     "Fields left out get the values Kafka's MemoryRecordsBuilder writes. "
-                    "See docs/spec-format.md.")
+                    "See docs/reference/spec-format.md.")
     p.add_argument("spec", metavar="SPEC.json", help="the spec file, or - for standard input")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="where to write the bytes (atomically); inside a broker's log directory (a segment of a "

@@ -5,12 +5,11 @@ import json
 import os
 import sys
 
-from ..records.dump_log import dump_log
-from . import add_kafka_line
 from ..errors import KafkaFmtError, NoSuchFileError
 from ..io import open_readonly
+from ..records.dump_log import dump_log, iter_file_batches
 from ..records.spec import batch_to_json
-from ..records.dump_log import iter_file_batches
+from . import add_kafka_line
 
 
 def register(sub) -> None:

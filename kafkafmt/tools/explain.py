@@ -13,16 +13,16 @@ import json
 import sys
 
 from .. import kafka_lines
-from ..broker.fetch import fetch
 from ..broker.append import ORIGINS
+from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..cli import main as kafkafmt_main
 from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from ..errors import KafkaFmtError
 from ..io import atomic_write, read_input
-from . import add_kafka_line
 from ..log.files import segment_log_start_offset
+from . import add_kafka_line
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
@@ -160,7 +160,8 @@ def run_produce(args, out=None) -> int:
         if args.json:
             print(_dump_json({"outcome": "rejected", "error": e.kafka_exception, "error_code": e.error_code,
                               "message": e.reason, "record_errors": getattr(e, "record_errors", None),
-                              "kafka_line_rows": _rows(trace, config.broker.kafka_line), "trace": trace.to_dicts() if trace else []}),
+                              "kafka_line_rows": _rows(trace, config.broker.kafka_line),
+                              "trace": trace.to_dicts() if trace else []}),
                   file=out)
         else:
             if trace:
@@ -199,7 +200,8 @@ def run_fetch(args, out=None) -> int:
                 log_start_offset=log_start)
     _write_output(args.output, res.records)
     if args.json:
-        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line), "trace": res.trace.to_dicts()}),
+        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
+                          "trace": res.trace.to_dicts()}),
               file=out)
         return 1 if res.error else 0
     print(res.trace.render(), file=out)

@@ -1,4 +1,4 @@
-"""``kafkafmt gen``: generate sample Kafka log directories from a seeded workload file (docs/gen.md)."""
+"""``kafkafmt gen``: generate sample Kafka log directories from a seeded workload file (docs/how-to/gen.md)."""
 from __future__ import annotations
 
 import json

@@ -25,7 +25,7 @@ def register(sub) -> None:
 def warm_up() -> dict:
     """Reach every kernel once; return what was compiled, loaded, where the cache is, and the check."""
     t = time.perf_counter()
-    from ..records import build_v2_batches, decode_records, MemoryRecords, records_table
+    from ..records import MemoryRecords, build_v2_batches, decode_records, records_table
     from ..records.fast import jit
     from ..records.sample_sets import sample_record_sets
     samples = sample_record_sets()
@@ -127,8 +127,8 @@ def _producer_replay(records) -> list:
 
 def _cleaned(data: bytes, now: int):
     """The offset map and the bytes the compiled runs keep of ``data`` (a 100 s delete retention)."""
-    from ..log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from ..log.cleaner.filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
+    from ..log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from ..log.cleaner.offset_map import OffsetMap
     from ..log.cleaner.scan import as_array
     omap, arr, spans = OffsetMap(24 * 16), as_array(data), Spans(data)

@@ -89,6 +89,7 @@ def byte_caption(data: bytes, values: dict) -> str:
 def byte_panel():
     """Notebook 01's byte view: format, codec (per format), records and headers (v2 only)."""
     import ipywidgets as w
+
     from . import byteview
     from .widgets import Panel
     return Panel(
@@ -128,6 +129,7 @@ def overhead_caption(df, values: dict) -> str:
 def overhead_panel():
     """Notebook 01's overhead plot: bytes per record beyond key and value, against batch size, per format."""
     import ipywidgets as w
+
     from . import plots
     from .widgets import Panel
 

@@ -10,10 +10,18 @@ from __future__ import annotations
 import html
 import re
 
+from ..constants import (
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    V2_COMPRESSION_CODEC_MASK,
+    V2_CONTROL_FLAG_MASK,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_TIMESTAMP_EXTENDED_FLAG_MASK,
+    V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
+    CompressionType,
+)
 from ..records.annotate import Span, annotate
-from ..constants import (LEGACY_COMPRESSION_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, V2_COMPRESSION_CODEC_MASK,
-                         V2_CONTROL_FLAG_MASK, V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_EXTENDED_FLAG_MASK,
-                         V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK, CompressionType)
 
 #: field name → colour group (the last path component of a span, without an index)
 GROUPS = {

@@ -212,13 +212,15 @@ def holes_caption(data: dict, values: dict) -> str:
     removed = w.last_offset - rows[0]["absolute offset (consumer)"] + 1 - len(rows)
     rel = ", ".join(str(r["relative offset (stored)"]) for r in rows)
     return (f"<b>Wrapper at offset {w.last_offset}: {len(rows)} inner messages with relative offsets {rel}</b>, "
-            f"{removed} offset{'s' if removed != 1 else ''} removed between them. {data['holed']} of the {data['wrappers']} wrappers left by the cleaner "
+            f"{removed} offset{'s' if removed != 1 else ''} removed between them. {data['holed']} of the "
+            f"{data['wrappers']} wrappers left by the cleaner "
             f"have holes. A v1 consumer adds each relative offset to the wrapper's offset minus the last one "
             f"({w.last_offset} − {rows[-1]['relative offset (stored)']}): the retained records keep their offsets.")
 
 
 def holes_view(data: dict):
     import pandas as pd
+
     from .byteview import byte_view_html
     return (pd.DataFrame(data["rows"]),
             "<div style='margin-top:8px'><b>The wrapper as stored: its offset is the last inner message's</b></div>"
@@ -230,6 +232,7 @@ def holes_view(data: dict):
 def holes_panel():
     """Notebook 09's holes: key cardinality and which holed wrapper; the table of offsets, then its bytes."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"keys": w.IntSlider(value=12, min=4, max=40, step=1, description="keys"),
                   "wrapper": w.Dropdown(options=[0], value=0, description="wrapper")},
@@ -426,6 +429,7 @@ def tombstone_panel():
     """Notebook 09's tombstones: delete.retention.ms and the pass interval drive the sweep; first pass and
     format pick the schedule shown pass by pass."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"delete_retention_min": w.FloatSlider(value=2, min=0.5, max=4, step=0.5,
                                                         description="delete.retention min"),
@@ -466,6 +470,7 @@ def _integer_x(fig) -> None:
 
 def dedupe_panel():
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"dedupe_entries": w.IntSlider(value=40, min=20, max=200, step=10, description="dedupe slots"),
                   "keys": w.IntSlider(value=60, min=10, max=120, step=10, description="keys")},
@@ -499,6 +504,7 @@ def old_format_view(df):
 
 def old_format_panel():
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"cold_keys": w.IntSlider(value=30, min=5, max=60, step=5, description="cold keys"),
                   "codec": w.Dropdown(options=["none", "gzip", "lz4"], value="gzip", description="codec")},

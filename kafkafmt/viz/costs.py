@@ -116,6 +116,7 @@ def costs_view(df):
 def costs_panel():
     """Notebook 05's fetch costs: log format, codec (zstd for v2 only), records per batch."""
     import ipywidgets as w
+
     from .anatomy import codecs_for
     from .byteview import FORMAT_NAMES
     from .widgets import Panel

@@ -270,6 +270,7 @@ def deadlines_view(df: pd.DataFrame):
 def deadlines_panel(segments: pd.DataFrame, *, partition: str = "clicks-0"):
     """Notebook 04's per-segment deadlines over the pipeline's ``segments`` (retention ≥ 1 min)."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"partition": w.Dropdown(options=partitions(segments), value=partition, description="partition"),
                   "retention_min": w.FloatSlider(value=10, min=1, max=60, step=1, description="retention min")},
@@ -315,6 +316,7 @@ def fetch_view(d: dict):
 def fetch_panel(conversions: pd.DataFrame, *, topic: str = "clicks"):
     """Notebook 05's fetch costs over the pipeline's ``conversion_costs``: a topic and a metric (in words)."""
     import ipywidgets as w
+
     from .tables import WORDS
     from .widgets import Panel
     return Panel({"topic": w.Dropdown(options=sorted(conversions["topic"].unique()), value=topic, description="topic"),

@@ -63,6 +63,7 @@ def computed_table():
     """Seed 003's mode × broker × topic-format table computed scenario by scenario
     (:mod:`kafkafmt.scenarios.matrices`): the seed's cell, the computed outcome and Kafka 3.9.2's."""
     import pandas as pd
+
     from ..scenarios.matrices import matrix_table
     headers, table = matrix_table("seed003")
     return pd.DataFrame(table, columns=headers)
@@ -139,6 +140,7 @@ def grid_caption(df, values: dict) -> str:
 def grid_panel():
     """Notebook 07's outcome grid: design, client and broker version."""
     import ipywidgets as w
+
     from . import tables
     from .widgets import Panel
     return Panel({"variant": w.Dropdown(options=VARIANTS, value="seed", description="design"),
@@ -152,6 +154,7 @@ def grid_panel():
 def downgrade_view(d: dict):
     """The batch before and after the downgrade, as byte views, and what was lost."""
     import html as _html
+
     from . import byteview
     lost = "".join(f"<li><code>{_html.escape(k)}</code>: {_html.escape(str(v))}</li>" for k, v in d["lost"].items())
     return (f"<p><b>Before</b>: the idempotent producer's batch, {d['bytes_before']} bytes</p>"
@@ -163,6 +166,7 @@ def downgrade_view(d: dict):
 def downgrade_panel():
     """Notebook 07's safe-mode downgrade of an idempotent batch to v1 or v0."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"to_magic": w.Dropdown(options=[("v1", 1), ("v0", 0)], value=1, description="topic format")},
                  downgrade, downgrade_view, title="safe-mode downgrade",

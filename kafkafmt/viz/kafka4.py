@@ -230,6 +230,7 @@ def seeds_view(rows: list[dict]):
 def seeds_panel():
     """Each seed's behaviours on Kafka 3.9 and 4.4, with the verdict and the rows that explain it."""
     import ipywidgets as w
+
     from .widgets import Panel
     options = [("all seeds", "all")] + [(f"{s} · {t}", s) for s, t in SEEDS.items()]
     return Panel({"seed": w.Dropdown(options=options, value="all", description="seed", layout=w.Layout(width="420px"))},
@@ -266,6 +267,7 @@ def explain_view(d: dict):
 def explain_panel():
     """One produce or fetch from a client generation, explained by a 3.9 and a 4.4 broker side by side."""
     import ipywidgets as w
+
     from .widgets import Panel
     controls = {"request": w.ToggleButtons(options=REQUESTS, value="fetch", description="request"),
                 "client": w.Dropdown(options=GENERATIONS, value="0.10.0", description="client"),
@@ -278,6 +280,7 @@ def explain_panel():
 def upgrade_panel():
     """The shipped scenario ``kafka4-upgrade`` step by step (the views of notebook 06's scenario stepper)."""
     import ipywidgets as w
+
     from .upgrade import scenario_caption, scenario_view
     from .widgets import Panel
     return Panel({"step": w.IntSlider(value=6, min=1, max=upgrade_steps(), description="step")},
@@ -302,6 +305,7 @@ def cleaner_view(d: dict):
 def cleaner_panel():
     """A v0/v1 record set before and after the 4.4 cleaner rewrites it (KAFKA-13093), byte by byte."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"magic": w.Dropdown(options=[("v1", 1), ("v0", 0)], value=1, description="format"),
                   "codec": w.Dropdown(options=["none", "gzip", "snappy", "lz4"], value="gzip", description="codec"),
@@ -353,6 +357,7 @@ def audit_view(report):
 def audit_panel():
     """The audit of the sample logs for a target line, with a topic taken as compacted (what the cleaner does)."""
     import ipywidgets as w
+
     from .widgets import Panel
     topics = sorted({p.topic for p in sample_audit().partitions})
     return Panel({"target": w.ToggleButtons(options=list(LINES), value="4.4", description="target"),

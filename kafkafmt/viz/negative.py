@@ -9,16 +9,19 @@ The matrices are computed by :mod:`kafkafmt.scenarios.matrices` (each cell a sce
 """
 from __future__ import annotations
 
-from ..records import kip228
-from ..records.annotate import annotate
 from ..broker.consumer import consumer_view
 from ..broker.validator import validate_messages_and_assign_offsets
-from ..constants import (NO_TIMESTAMP, NO_TIMESTAMP_EXTENDED, V2_DELETE_HORIZON_FLAG_MASK,
-                         V2_TIMESTAMP_EXTENDED_FLAG_MASK)
+from ..constants import (
+    NO_TIMESTAMP,
+    NO_TIMESTAMP_EXTENDED,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_TIMESTAMP_EXTENDED_FLAG_MASK,
+)
 from ..crc import crc32c
-from ..layout import DEFAULT_BATCH
 from ..errors import KafkaFmtError
-from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..layout import DEFAULT_BATCH
+from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
+from ..records.annotate import annotate
 
 NOW_MS = 1_700_000_000_000
 #: the producer matrix's rows: (producer, timestamp sent, isTimestampExtended)
@@ -48,6 +51,7 @@ def matrix(name: str):
     """A seed-002 matrix computed cell by cell by :mod:`kafkafmt.scenarios.matrices` (the seed's cell, the
     computed outcome, which of the seed's readings it agrees with, and Kafka 3.9.2's), as a DataFrame."""
     import pandas as pd
+
     from ..scenarios.matrices import matrix_table
     if name not in ("seed002-producer", "seed002-consumer"):
         raise ValueError("name must be seed002-producer or seed002-consumer")
@@ -122,6 +126,7 @@ def bits_view(d: dict):
 def bits_panel():
     """Notebook 08's one v2 record: a typed timestamp and the isTimestampExtended bit."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"timestamp": w.IntText(value=-86_400_000, description="timestamp ms",
                                          style={"description_width": "initial"}),

@@ -8,6 +8,9 @@ see :mod:`kafkafmt.viz.snapshot`), any other widget (a progress bar) its final s
 widget state, figures are ``data:`` URIs, and the page template loads nothing from a CDN (no
 require.js, widget manager, MathJax or Mermaid).  A page that would still reference an external
 script or stylesheet is refused (:func:`external_urls`).
+
+With ``--notebooks`` it writes executed notebooks instead (:func:`build_notebooks`: the same static panels,
+the code kept): the tutorials of the documentation site (``make docs``, ``docs/_ext/build_site.py``).
 """
 from __future__ import annotations
 
@@ -228,14 +231,42 @@ def build_report(out_dir: str | Path, notebooks: list[str], *, timeout: int = 60
     return write_index(out, notebooks, executed)
 
 
+def build_notebooks(out_dir: str | Path, notebooks: list[str], *, timeout: int = 600, log=print) -> list[Path]:
+    """Each notebook executed in a fresh kernel (:func:`execute`) and written as a notebook ``out_dir/<name>.ipynb``
+    for the documentation site: its code kept, its panels as their static snapshots and other widgets as their
+    final state (:func:`static_widgets`), the cells tagged ``remove-cell`` left out.  A copy newer than its notebook
+    is kept as it is (delete it, or touch the notebook, to execute it again).  Returns the copies' paths."""
+    import nbformat
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for nb_path in notebooks:
+        target = out / f"{Path(nb_path).stem}.ipynb"
+        if target.exists() and target.stat().st_mtime >= Path(nb_path).stat().st_mtime:
+            written.append(target)
+            continue
+        nb = static_widgets(reader_cells(execute(nb_path, timeout=timeout)))
+        written.append(_write(target, nbformat.writes(nb)))
+        log(f"report: {target}")
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kafkafmt.viz.report", description=__doc__.split("\n\n")[0])
     p.add_argument("out_dir", help="where the pages and index.html are written")
     p.add_argument("notebooks", nargs="+", help="the notebooks, in order")
     p.add_argument("--index-only", action="store_true", help="only write index.html (from the stored outputs)")
+    p.add_argument("--notebooks", action="store_true",
+                   help="write executed notebooks (OUT_DIR/<name>.ipynb, panels static) for the documentation site "
+                        "instead of HTML pages; a copy newer than its notebook is kept")
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
     a = p.parse_args(argv)
     try:
+        if a.notebooks:
+            build_notebooks(a.out_dir, a.notebooks, timeout=a.timeout)
+            print(f"report: {len(a.notebooks)} notebooks in {a.out_dir}")
+            return 0
         index = (write_index(a.out_dir, a.notebooks) if a.index_only
                  else build_report(a.out_dir, a.notebooks, timeout=a.timeout))
     except Exception as e:  # one line, no traceback (a failing cell names itself in e)

@@ -137,6 +137,7 @@ def one_panel():
     """Notebook 04's one workload: skew, seed, timestamp type, retention (≥ 0.5 min); it opens where early
     deletion shows (seed 4: every producer's clock behind the broker)."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"max_skew_s": w.IntSlider(value=60, min=0, max=180, step=15, description="skew s"),
                   "seed": w.IntSlider(value=4, min=0, max=11, description="seed"),

@@ -1,4 +1,4 @@
-"""Static HTML of what a widget shows now: for readers without a widget renderer (``make report``).
+"""Static HTML of what a widget shows now: for readers without a widget renderer (``make docs``: the site's tutorials).
 
 A live ipywidgets view needs a kernel and a widget manager in the page; an HTML file read offline
 has neither.  :func:`panel_html` takes a :class:`~kafkafmt.viz.widgets.Panel`'s own static rendering

@@ -178,6 +178,7 @@ def lookups_caption(df, values: dict) -> str:
 def lookups_panel():
     """Notebook 03's lookups under skew: one point per lookup target and policy."""
     import ipywidgets as w
+
     from . import plots
     from .widgets import Panel
 
@@ -209,6 +210,7 @@ def segments_table(result: dict):
 def growth_figure(wl, config: LogConfig):
     """Time-index entries after each produce request, per policy (a cumulative count: a line)."""
     import pandas as pd
+
     from . import plots
     growth = pd.concat([pd.DataFrame(index_growth(wl, config, p)).assign(policy=p) for p in POLICIES])
     return plots.line_plot(growth, x="append", y="time_index_entries", hue="policy", hue_label="index design",
@@ -216,6 +218,6 @@ def growth_figure(wl, config: LogConfig):
                            xlabel="produce requests appended (count)", ylabel="time-index entries, all segments")
 
 
-__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption", "turnover_skew", "max_earlier_seen",
-           "growth_figure", "SKEW_GRID_S", "workload", "log_config", "index_growth", "compare", "guarantee",
-           "guarantee_summary", "segments_side_by_side", "POLICIES"]
+__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption",
+           "turnover_skew", "max_earlier_seen", "growth_figure", "SKEW_GRID_S", "workload", "log_config",
+           "index_growth", "compare", "guarantee", "guarantee_summary", "segments_side_by_side", "POLICIES"]

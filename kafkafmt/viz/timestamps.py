@@ -8,10 +8,10 @@ Every outcome comes from the broker model: :func:`kafkafmt.broker.validator.vali
 """
 from __future__ import annotations
 
-from ..config import LogConfig
 from ..broker.consumer import consumer_view
 from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
+from ..config import LogConfig
 from ..constants import INT64_MAX, CompressionType, TimestampType
 from ..errors import KafkaFmtError
 from ..records import MemoryRecords, MemoryRecordsBuilder
@@ -150,6 +150,7 @@ def skew_panel():
     """Notebook 02's skewed producers against ``message.timestamp.before/after.max.ms`` (KIP-937; bounds ≥ 0,
     off under LogAppendTime)."""
     import ipywidgets as w
+
     from .widgets import Panel
 
     def compute(max_skew_h, before_h, after_h, timestamp_type):
@@ -185,6 +186,7 @@ def readers_panel():
     """Notebook 02's leader / follower / consumer timestamps for one produce."""
     import ipywidgets as w
     import pandas as pd
+
     from . import tables
     from .widgets import Panel
 

@@ -142,7 +142,9 @@ def step_caption(r: dict, values: dict) -> str:
 def step_view(r: dict):
     """The step in words, the produce table, the records re-encoded per consumer, and the fetch table."""
     import html as _html
+
     import pandas as pd
+
     from . import plots, tables
     f = pd.DataFrame(r["fetch"])
     fig = plots.bar_plot(f["consumer"], f["records re-encoded"], xlabel="consumer generation",
@@ -162,6 +164,7 @@ def step_view(r: dict):
 def stepper_panel():
     """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"upto": w.IntSlider(value=0, min=0, max=len(STEPS) - 1, description="step"),
                   "codec": w.Dropdown(options=["none", "gzip", "snappy", "lz4"], value="gzip", description="codec")},
@@ -180,6 +183,7 @@ def scenario_caption(d: dict, values: dict) -> str:
 def scenario_view(d: dict):
     """The step's name, the seed's warnings, where Kafka 3.9.2 differs, and every hop."""
     import html as _html
+
     from . import tables
     notes = "".join(f"<li>{_html.escape(str(x))}</li>" for x in d["warnings"])
     kafka = f"<p><i>Kafka 3.9.2:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
@@ -191,6 +195,7 @@ def scenario_view(d: dict):
 def scenario_panel():
     """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps."""
     import ipywidgets as w
+
     from .widgets import Panel
     return Panel({"name": w.Dropdown(options=SCENARIOS, description="scenario", layout=w.Layout(width="330px")),
                   "step": w.IntSlider(value=1, min=1, max=scenario_steps(SCENARIOS[0]), description="step")},

@@ -13,9 +13,9 @@ from kafkafmt import kafka_lines
 from kafkafmt.audit import audit_log_dirs, parse_topic_options
 from kafkafmt.constants import NO_TIMESTAMP
 from kafkafmt.errors import ConfigError, CorruptRecordError, NoSuchFileError
+from kafkafmt.gen.workload_file import log_config
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.readonly import file_states
-from kafkafmt.gen.workload_file import log_config
 from kafkafmt.records import MemoryRecords
 from mixed_sample import MIXED, START_MS
 

@@ -29,8 +29,8 @@ def _kafka44(cases: list[tuple[bytes, list[int]]]) -> list[bytes]:
     if not (LIB44 / "kafka-clients-4.4.0.jar").is_file() or shutil.which(java) is None:
         skip_or_fail("Kafka 4.4.0 jars not fetched: run `make -C conformance jars-4.4` (Java 17 + Maven)")
     lines = "".join(f"{d.hex()} {','.join(map(str, drop))}\n".replace(" \n", "\n") for d, drop in cases)
-    out = subprocess.run([java, "-Xmx256m", "-cp", f"{LIB44}/*", str(DRIVER), str(NOW), str(DELETE_RETENTION)], input=lines, capture_output=True,
-                         text=True, timeout=300, check=True).stdout.split()
+    out = subprocess.run([java, "-Xmx256m", "-cp", f"{LIB44}/*", str(DRIVER), str(NOW), str(DELETE_RETENTION)],
+                         input=lines, capture_output=True, text=True, timeout=300, check=True).stdout.split()
     assert len(out) == len(cases), out
     assert not any(o.startswith("ERROR") for o in out), out
     return [bytes.fromhex(o) for o in out]

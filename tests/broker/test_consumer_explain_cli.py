@@ -10,12 +10,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper  # noqa: E402
-
 from kafkafmt.broker import Trace  # noqa: E402
-from kafkafmt.tools.explain import main, make_parser, parse_topic_config  # noqa: E402
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.constants import ControlRecordType  # noqa: E402
 from kafkafmt.records import end_txn_marker  # noqa: E402
+from kafkafmt.tools.explain import main, make_parser, parse_topic_config  # noqa: E402
 
 
 # consumer_view -------------------------------------------------------------------------------------

@@ -10,10 +10,15 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import LAT, NOW, R, batches, build, read, v2  # noqa: E402
-
 from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
-from kafkafmt.broker.fetch import (MAX_READ_SIZE, down_convert, fetch, fetch_version_for_magic,  # noqa: E402
-                                   max_magic_for_fetch_version, overflow_batch)
+from kafkafmt.broker.fetch import (  # noqa: E402
+    MAX_READ_SIZE,
+    down_convert,
+    fetch,
+    fetch_version_for_magic,
+    max_magic_for_fetch_version,
+    overflow_batch,
+)
 from kafkafmt.constants import CompressionType, ControlRecordType  # noqa: E402
 from kafkafmt.errors import UnsupportedCompressionError  # noqa: E402
 from kafkafmt.records import end_txn_marker  # noqa: E402

@@ -14,12 +14,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper, read  # noqa: E402
-
-from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
-from kafkafmt.broker.validator import (PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT,  # noqa: E402
-                                       PATH_FOLLOWER)
+from kafkafmt.broker.validator import PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT, PATH_FOLLOWER  # noqa: E402
 from kafkafmt.constants import INT64_MAX, TimestampType  # noqa: E402
 from kafkafmt.errors import RecordValidationError  # noqa: E402
 

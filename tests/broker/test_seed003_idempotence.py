@@ -9,10 +9,18 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import NOW, R, batches, v2  # noqa: E402
-
-from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
-from kafkafmt.broker.idempotence import (BROKER_VERSIONS, CLIENT_VERSIONS, MODES, TOPIC_FORMATS, VARIANTS,  # noqa: E402
-                                         downgrade_batch, matrix, produce_outcome)
+from kafkafmt.broker import LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
+from kafkafmt.broker.idempotence import (  # noqa: E402
+    BROKER_VERSIONS,
+    CLIENT_VERSIONS,
+    MODES,
+    TOPIC_FORMATS,
+    VARIANTS,
+    downgrade_batch,
+    matrix,
+    produce_outcome,
+)
 from kafkafmt.errors import UnsupportedForMessageFormatError  # noqa: E402
 from kafkafmt.records.record import Header  # noqa: E402
 

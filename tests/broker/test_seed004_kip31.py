@@ -11,8 +11,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import NOW, R, batches, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
-
-from kafkafmt.broker import LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
 from kafkafmt.broker.validator import PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT  # noqa: E402

@@ -16,16 +16,29 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, batches, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
-
-from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.inplace import UnsupportedOperationError  # noqa: E402
-from kafkafmt.broker.validator import (PATH_COMPRESSED_IN_PLACE, PATH_COMPRESSED_REBUILT, PATH_CONVERT,  # noqa: E402
-                                       PATH_EMPTY, PATH_FOLLOWER, PATH_IN_PLACE)
-from kafkafmt.constants import INT64_MAX, ControlRecordType, CompressionType  # noqa: E402
+from kafkafmt.broker.validator import (  # noqa: E402
+    PATH_COMPRESSED_IN_PLACE,
+    PATH_COMPRESSED_REBUILT,
+    PATH_CONVERT,
+    PATH_EMPTY,
+    PATH_FOLLOWER,
+    PATH_IN_PLACE,
+)
+from kafkafmt.constants import INT64_MAX, CompressionType, ControlRecordType  # noqa: E402
 from kafkafmt.crc import crc32c  # noqa: E402
-from kafkafmt.errors import (CorruptRecordError, IllegalArgumentError, InvalidRecordError,  # noqa: E402
-                             InvalidTimestampError, RecordTooLargeError, RecordValidationError,
-                             UnsupportedCompressionError, UnsupportedForMessageFormatError)
+from kafkafmt.errors import (  # noqa: E402
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    RecordTooLargeError,
+    RecordValidationError,
+    UnsupportedCompressionError,
+    UnsupportedForMessageFormatError,
+)
 from kafkafmt.records import end_txn_marker  # noqa: E402
 from kafkafmt.records.record import Header  # noqa: E402
 

@@ -19,8 +19,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from broker_helpers import CT, LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
-
-from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.fetch import down_convert  # noqa: E402
 from kafkafmt.constants import CompressionType, ControlRecordType  # noqa: E402
 from kafkafmt.crc import crc32  # noqa: E402
@@ -86,7 +86,8 @@ def _cases():
         ("transactional gzip to v1", v2(RS, pid=7, epoch=1, seq=0, txn=True, compression_="gzip"), V1, {}),
         ("transactional to v2", v2(RS, pid=7, epoch=1, seq=0, txn=True), V2, {}),
         ("zstd to v1", build(RS, compression_="zstd"), V1, {}),
-        ("zstd with IBP 2.0", build(RS, compression_="zstd"), V2.replace(broker=BrokerConfig(inter_broker_protocol_version="2.0")), {}),
+        ("zstd with IBP 2.0", build(RS, compression_="zstd"),
+         V2.replace(broker=BrokerConfig(inter_broker_protocol_version="2.0")), {}),
         ("headers to v1", build(HR), V1, {}),
         ("headers gzip to v1", build(HR, compression_="gzip"), V1, {}),
         ("headers gzip to v0", build(HR, compression_="gzip"), V0, {}),

@@ -38,8 +38,13 @@ def kafka_python(bootstrap: str, topic: str, n: int, timeout: float = 10.0, **kw
 
 
 def confluent(bootstrap: str, topic: str, n: int, timeout: float = 15.0) -> list:
-    from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, TIMESTAMP_NOT_AVAILABLE
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import (
+        TIMESTAMP_CREATE_TIME,
+        TIMESTAMP_LOG_APPEND_TIME,
+        TIMESTAMP_NOT_AVAILABLE,
+        Consumer,
+        TopicPartition,
+    )
     types = {TIMESTAMP_NOT_AVAILABLE: "NoTimestampType", TIMESTAMP_CREATE_TIME: "CreateTime",
              TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime"}
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafkafmt-kafka44", "enable.auto.commit": False,

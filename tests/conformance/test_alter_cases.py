@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafkarig.cases import load_cases
 from kafkafmt.records import MemoryRecords
 from kafkafmt.scenarios import run_file
+from kafkarig.cases import load_cases
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 

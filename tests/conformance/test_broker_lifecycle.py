@@ -6,9 +6,8 @@ import os
 
 import pytest
 
-from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening
-
 from ci_mode import skip_or_fail
+from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 

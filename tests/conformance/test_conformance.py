@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from ci_mode import skip_or_fail
 from kafkarig.cases import load_cases
 from kafkarig.results import AGREE, PENDING
-
-from ci_mode import skip_or_fail
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 

@@ -24,20 +24,20 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "broker"))  # broker_helpers
 sys.path.insert(0, HERE)
 
+import kafka44_clients as clients  # noqa: E402
 from broker_helpers import LAT, NOW, R, build  # noqa: E402
 from ci_mode import skip_or_fail  # noqa: E402
-import kafka44_clients as clients  # noqa: E402
-
 from kafkafmt import kafka_lines  # noqa: E402
-from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate  # noqa: E402
 from kafkafmt.broker.consumer import consumer_view  # noqa: E402
 from kafkafmt.broker.fetch import fetch  # noqa: E402
+from kafkafmt.constants import CompressionType, TimestampType  # noqa: E402
+from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError  # noqa: E402
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
 from kafkarig.broker import pid_alive, port_is_listening  # noqa: E402
 from kafkarig.client import ProtocolError  # noqa: E402
 from kafkarig.kraft import KRaftBroker, kraft_missing_reason, place_segment, place_segments  # noqa: E402
-from kafkafmt.constants import CompressionType, TimestampType  # noqa: E402
-from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder  # noqa: E402
-from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError  # noqa: E402
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 

@@ -185,8 +185,8 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
 
     mark = len(live.log_text())
     if hold_check:  # while kafkafmt holds the directory, the broker refuses to start, as against another broker
-        from kafkarig.broker import BrokerError
         from kafkafmt.log import lock as dirlock
+        from kafkarig.broker import BrokerError
         cleaned, dir_names = _states(part), sorted(os.listdir(live.log_dir))
         with dirlock.hold(live.log_dir):
             with pytest.raises(BrokerError):

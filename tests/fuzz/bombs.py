@@ -6,7 +6,6 @@ zstd frames, xerial snappy chunks, independent lz4 blocks.
 """
 from __future__ import annotations
 
-
 from kafkafmt.compression import gzip as gzip_codec
 from kafkafmt.compression import lz4 as lz4_codec
 from kafkafmt.compression import snappy as snappy_codec

@@ -88,7 +88,7 @@ def test_nested_wrappers_are_refused_at_every_depth():
 
 def test_atheris_coverage_guided_run_finds_no_crash(tmp_path):
     if importlib.util.find_spec("atheris") is None:
-        skip_or_fail("atheris is not installed (pip install -e '.[dev]')")
+        skip_or_fail("atheris is not installed (pip install -e '.[tests]')")
     corpus = tmp_path / "corpus"
     cmd = [sys.executable, str(HERE / "atheris_main.py"), "all", str(corpus), f"-max_total_time={ATHERIS_SECONDS}",
            "-seed=12", "-timeout=20", "-rss_limit_mb=1500", f"-artifact_prefix={tmp_path}/", "-print_final_stats=1"]

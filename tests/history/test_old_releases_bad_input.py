@@ -7,6 +7,7 @@ broker refuses (a 0.10 Java client against a 0.9.0.1 broker: it starts with ApiV
 from __future__ import annotations
 
 import pytest
+
 from kafkarig.releases import Release, ReleaseError, release
 from old_release_fixtures import releases_or_skip
 

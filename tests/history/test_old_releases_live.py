@@ -1,7 +1,8 @@
 """kafkafmt's model against real brokers and clients of Kafka 0.9.0.1 ... 2.8.2, byte for byte.
 
 Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB), every check of
-:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``) (kafkafmt-built produce requests of each magic, uncompressed
+:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``)
+(kafkafmt-built produce requests of each magic, uncompressed
 and gzip, on a topic of the release's default format and, from 0.10.0 on, on one of
 ``message.format.version=0.9.0``; fetches of each client generation; the release's DumpLogSegments;
 the Java kafka-clients of 0.9.0.1, 0.10.2.2 and 0.11.0.3 and kafka-python pinned to (0,9), (0,10),
@@ -18,27 +19,15 @@ the suite stays green, and the day the model is fixed the xfail turns into a fai
 from __future__ import annotations
 
 import pytest
+
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
-from kafkarig.history import plan
-from kafkarig.releases import RELEASES, release
+from kafkarig.history import plan  # noqa: E402
+from kafkarig.releases import RELEASES, release  # noqa: E402
 
-#: 0.10.x: v0 records rebuilt into a LogAppendTime v1 topic keep CreateTime -1 inside the LogAppendTime wrapper
-_LAT_INNER = ("0.10.x: a gzip v0 message set produced to a v1 LogAppendTime topic is rebuilt with its inner messages "
-              "converted by Record.convert / Message.toFormatVersion, which keeps their own timestamp type: inner "
-              "attributes 0x00 (CreateTime) and timestamp -1 (ffffffffffffffff), only the wrapper gets 0x09 and the "
-              "append time (0.10.2.2 kafka/log/LogValidator.scala:189 'record.convert(messageFormatVersion)', "
-              "clients Record.java:343-353; 0.10.0.1 ByteBufferMessageSet.scala:460, Message.scala:333-341 "
-              "'convertToBuffer(toMagicValue, byteBuffer, Message.NoTimestamp)'); kafkafmt (3.9, and 0.11.0.3 "
-              "measured) writes inner attributes 0x08 and the append time: 118 bytes expected, 112 stored, the "
-              "wrapper's size 0000006a vs 00000064")
-
-#: (release, check) → the disagreement, as measured (see conformance/history/last-live-run.json)
 DISAGREEMENTS: dict[tuple[str, str], str] = {}
-for _v in ("0.10.0.1", "0.10.1.1", "0.10.2.2"):
-    DISAGREEMENTS[(_v, "produce/rawlat/magic0-gzip")] = _LAT_INNER
 
 
 def _cases():

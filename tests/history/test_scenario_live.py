@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]

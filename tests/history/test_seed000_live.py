@@ -7,6 +7,7 @@ append, what a 0.9 and a 0.10 Java consumer read against the model's fetch.
 from __future__ import annotations
 
 import pytest
+
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]

@@ -7,7 +7,8 @@ every step the directories must hold byte-identical ``.log``, ``.index``, ``.tim
 segments; after close too, but for the active segment's indexes: 4.4.0's ``UnifiedLog.close()`` called
 alone leaves them at their preallocated size without the final time index entry, while a broker's clean
 shutdown trims and completes them as kafkafmt's ``Log.close`` (and 3.9.2) do: that is checked on a live
-broker in tests/conformance/test_kafka44_broker.py.  Needs Java 17 and ``make -C conformance oracle-4.4`` (skipped without, a failure in CI).
+broker in tests/conformance/test_kafka44_broker.py.  Needs Java 17 and ``make -C conformance oracle-4.4`` (skipped
+without, a failure in CI).
 """
 from __future__ import annotations
 
@@ -18,11 +19,10 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
-from log_helpers import batch  # noqa: E402
-
-from kafkarig.oracle import OracleError  # noqa: E402
 from kafkafmt.config import BrokerConfig  # noqa: E402
 from kafkafmt.log import Log, LogConfig, SimulatedClock  # noqa: E402
+from kafkarig.oracle import OracleError  # noqa: E402
+from log_helpers import batch  # noqa: E402
 
 pytestmark = pytest.mark.java
 
@@ -141,7 +141,8 @@ def test_appends_match_kafka_4_4_0_file_for_file(oracle44, tmp_path, seed):
 
 def test_index_dumps_match_kafka_4_4_0(oracle44, tmp_path):
     """kafka-dump-log 4.4.0 (the Java DumpLogSegments) on the .index/.timeindex files 4.4.0's UnifiedLog left,
-    the active segment's untrimmed ones (a bare ``UnifiedLog.close()``) included: the same lines as kafkafmt's dumps, and where Kafka throws
+    the active segment's untrimmed ones (a bare ``UnifiedLog.close()``) included: the same lines as kafkafmt's dumps,
+    and where Kafka throws
     (the sanity check of an untrimmed time index) kafkafmt raises the same CorruptIndexException message."""
     from kafkafmt.errors import KafkaFmtError
     from kafkafmt.log import dump_index, dump_time_index

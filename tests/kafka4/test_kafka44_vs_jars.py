@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from broker_helpers import LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2
-from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate
+from kafkafmt.broker import BrokerConfig, LogConfig
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.config import ConfigError, format_value, topic_keys
 from kafkafmt.constants import CompressionType
 from kafkafmt.dump import dump_log

@@ -13,12 +13,13 @@ import pytest
 
 from broker_helpers import NOW, R, build
 from kafkafmt import kafka_lines
-from kafkafmt.broker import BrokerConfig, LogConfig, validate_messages_and_assign_offsets as validate
-from kafkafmt.tools.explain import main as cli_main
+from kafkafmt.broker import BrokerConfig, LogConfig
+from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.fetch import fetch
 from kafkafmt.config import INT64_MAX
 from kafkafmt.dump import dump_log
 from kafkafmt.errors import ConfigError, InvalidRecordError, RecordValidationError, UnsupportedVersionError
+from kafkafmt.tools.explain import main as cli_main
 
 B44 = BrokerConfig(kafka_line="4.4")
 C44 = LogConfig(broker=B44)

@@ -23,8 +23,16 @@ from kafkafmt.config import BrokerConfig, LogConfig
 from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.records import MemoryRecords
-from test_log_cleaner_vs_kafka import (PHASE_MS, T0, _append, _compare, _config, _phase_batches, _props,
-                                      delete_delay_case)
+from test_log_cleaner_vs_kafka import (
+    PHASE_MS,
+    T0,
+    _append,
+    _compare,
+    _config,
+    _phase_batches,
+    _props,
+    delete_delay_case,
+)
 
 BROKER44 = BrokerConfig(kafka_line="4.4")
 
@@ -230,7 +238,8 @@ def test_transactions_with_aborts(cleaner44, log_oracle, tmp_path, codec):
     """test_log_cleaner_txn_vs_kafka's workload (appended by Kafka 3.9.2's UnifiedLog.appendAsFollower, so both
     copies carry Kafka's .txnindex files and producer snapshots), cleaned pass after pass by Kafka 4.4.0 and by
     kafkafmt on line 4.4: .log, .index, .timeindex, .txnindex, mtimes and checkpoint identical."""
-    from test_log_cleaner_txn_vs_kafka import PROPS, Producers, _compare as _compare_txn, _kafka_append
+    from test_log_cleaner_txn_vs_kafka import PROPS, Producers, _kafka_append
+    from test_log_cleaner_txn_vs_kafka import _compare as _compare_txn
     kafka, fmt = tmp_path / "kafka" / "t-0", tmp_path / "fmt" / "t-0"
     producers = Producers(seed=len(codec))
     off, empty_kept = 0, False
@@ -312,7 +321,9 @@ def test_kill_at_each_step(cleaner44, tmp_path, magic, codec):
     import shutil
     import signal
     import subprocess
-    from test_log_cleaner_crash import _append as _append_crash, _kafkafmt_records, _latest
+
+    from test_log_cleaner_crash import _append as _append_crash
+    from test_log_cleaner_crash import _kafkafmt_records, _latest
     base = tmp_path / "base" / "t-0"
     _append_crash(base, 0, 30, T0, magic, codec)
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))

@@ -92,6 +92,7 @@ def test_probe_positions_follow_kafka():
     """positionOf(hash, attempt): the big-endian int at byte min(attempt, 12), plus attempt - 12 beyond,
     Utils.abs (Integer.MIN_VALUE -> 0), modulo the slots."""
     import numpy as np
+
     from kafkafmt.log.cleaner.table import _slot
     dig = np.array([0x80, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF] + [0] * 4 + [0, 0, 0, 9], np.uint8)
     assert _slot.py_func(dig, 0, 7) == 0  # Integer.MIN_VALUE

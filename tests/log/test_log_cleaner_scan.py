@@ -14,8 +14,8 @@ import random
 import numpy as np
 import pytest
 
-from kafkafmt.errors import KafkaFmtError
 from kafkafmt.constants import CompressionType, TimestampType
+from kafkafmt.errors import KafkaFmtError
 from kafkafmt.log.cleaner.filter import rebuild_batch
 from kafkafmt.log.cleaner.scan import R_HCOUNT, as_array, digests, rebuild_legacy, rebuild_v2, scan_legacy, scan_v2
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
@@ -102,6 +102,7 @@ def test_rebuild_legacy_equals_the_builder(magic, codec, ts_type):
 def test_md5_kernel_equals_hashlib():
     """The offset map's digests (``SkimpyOffsetMap`` hashes keys with MD5) at every padding boundary."""
     import numpy as np
+
     from kafkafmt.log.cleaner.scan import md5_digests
     rng = random.Random(5)
     keys = [bytes(rng.randrange(256) for _ in range(n)) for n in list(range(0, 140)) + [1000, 4096]]
@@ -133,8 +134,8 @@ def _filter(omap, **kw):
 
 
 def test_map_run_maps_plain_batches_in_one_call_and_stops_when_full():
-    from kafkafmt.log.cleaner.kernels import Spans, map_segment_runs
     from kafkafmt.log.cleaner.filter import CleanerStats
+    from kafkafmt.log.cleaner.kernels import Spans, map_segment_runs
     from kafkafmt.log.cleaner.offset_map import OffsetMap
     data = _segment(20)
     keys = {r.key: r.offset for r in MemoryRecords(data).records()}
@@ -152,8 +153,8 @@ def test_filter_run_hands_back_what_it_must_not_decide():
     """A batch an active producer's state may keep empty goes to the per-batch path; the others are
     decided in the compiled run, with the bytes and statistics of that path."""
     from kafkafmt.log.cleaner.clean import _filter_one
-    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner.filter import CleanerStats, LastRecord
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner.offset_map import OffsetMap
     data = _segment(30, pid_every=4)
     arr, spans = as_array(data), Spans(data)
@@ -212,8 +213,8 @@ def test_compiled_runs_take_legacy_entries_and_lz4_batches(magic, codec):
     """v0/v1 entries (plain and wrappers) and lz4 v2 batches are decided in the compiled runs, with the
     bytes and statistics of the per-batch path (which test_log_cleaner_vs_kafka.py checks against Kafka)."""
     from kafkafmt.log.cleaner.clean import _filter_one
-    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner.filter import CleanerStats
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner.offset_map import OffsetMap
     rng, parts, off = random.Random(magic * 10 + len(codec)), [], 0
     for n in range(25):
@@ -255,8 +256,8 @@ def test_the_filter_reads_the_slots_the_map_pass_put_records_in(monkeypatch, kep
     kept slot holding its record's key, and the memory bounded by SEEN_RECORDS."""
     from kafkafmt.log.cleaner import offset_map as cleaner_map
     from kafkafmt.log.cleaner.clean import _filter_one
-    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     from kafkafmt.log.cleaner.filter import CleanerStats
+    from kafkafmt.log.cleaner.kernels import FilterRun, Spans, map_segment_runs
     monkeypatch.setattr(cleaner_map, "SEEN_RECORDS", kept)
     data = _segment(30)
     arr, spans = as_array(data), Spans(data)
@@ -289,7 +290,8 @@ def test_the_filter_takes_the_wrappers_the_map_pass_inflated(monkeypatch, budget
     """v0/v1 wrapper values the map pass inflated (none, a few, all: KEPT_INFLATED_BYTES) are taken by the
     filter pass instead of inflated again: each wrapper inflated once where kept, twice where not, the
     same bytes either way."""
-    from kafkafmt.log.cleaner import kernels as cleaner_batches, offset_map as cleaner_map
+    from kafkafmt.log.cleaner import kernels as cleaner_batches
+    from kafkafmt.log.cleaner import offset_map as cleaner_map
     from kafkafmt.log.cleaner.clean import _filter_one
     from kafkafmt.log.cleaner.filter import CleanerStats
     rng, parts, off = random.Random(8), [], 0

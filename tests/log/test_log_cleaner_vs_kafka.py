@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms, set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
-from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from log_helpers import batch
 

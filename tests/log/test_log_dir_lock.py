@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.errors import LogDirLockedError
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log import lock as dirlock
 from kafkafmt.log.logdir import merge_offsets
 from kafkafmt.records import MemoryRecordsBuilder
-from kafkafmt.constants import CompressionType, TimestampType
 
 NOW = 1_700_000_000_000
 

@@ -6,10 +6,9 @@ import os
 
 import pytest
 
-from kafkafmt.errors import CorruptIndexError
+from kafkafmt.errors import CorruptIndexError, DumpToolError
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, dump_index, dump_time_index
-from kafkafmt.errors import DumpToolError
 from log_helpers import one
 
 T0 = 1_700_000_000_000

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from kafkafmt.errors import ConfigError, KafkaFmtError
-from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.gen import generator as gen_mod
-from kafkafmt.log.files import read_checkpoint
 from kafkafmt.gen.generator import MANIFEST, generate_logs, parse_size
 from kafkafmt.gen.workload_file import WorkloadError, load_workload, log_config, parse_workload, shipped_workloads
 from kafkafmt.gen.workloads import ClockModel, murmur2, partition_for_key
+from kafkafmt.log import Log, SimulatedClock
+from kafkafmt.log.files import read_checkpoint
 from kafkafmt.records import MemoryRecords
 from kafkafmt.records.columnar import batches_table, records_table
 

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from kafkafmt.errors import CorruptIndexError, IllegalArgumentError, IndexFullError, InvalidOffsetError
+from kafkafmt.errors import (
+    CorruptIndexError,
+    IllegalArgumentError,
+    IllegalStateError,
+    IndexFullError,
+    IndexOffsetOverflowError,
+    InvalidOffsetError,
+)
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
-from kafkafmt.errors import IllegalStateError, IndexOffsetOverflowError
 from kafkafmt.log.index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.gen import compare_policies
+from kafkafmt.gen.workloads import Workload
+from kafkafmt.layout import TIME_INDEX_ENTRY
 from kafkafmt.log import Log, LogConfig, SimulatedClock, companion_partition
 from kafkafmt.log.kip33 import fetch, partition_of_companion, replicate
-from kafkafmt.gen.workloads import Workload
 from kafkafmt.records import MemoryRecords
 from log_helpers import one
 

@@ -2,14 +2,20 @@
 truncation (§7.6), reads (§7.7), ListOffsets (§6.6), checkpoints, atomic file operations, config."""
 from __future__ import annotations
 
-
 import pytest
 
-from kafkafmt.errors import (InvalidRecordError, OffsetOutOfRangeError, RecordBatchTooLargeError,
-                             RecordTooLargeError, UnsupportedForMessageFormatError)
+from kafkafmt.errors import (
+    ConfigError,
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnexpectedAppendOffsetError,
+    UnsupportedForMessageFormatError,
+)
 from kafkafmt.log import Log, LogConfig, SimulatedClock, SystemClock
 from kafkafmt.log.clock import mtime_ms
-from kafkafmt.errors import ConfigError, OffsetsOutOfOrderError, UnexpectedAppendOffsetError
 from kafkafmt.log.files import filename_prefix_from_offset, offset_from_file_name, parse_topic_partition_name
 from kafkafmt.log.index import OffsetPosition, TimestampOffset
 from kafkafmt.records import MemoryRecords

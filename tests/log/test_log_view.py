@@ -95,7 +95,8 @@ def test_a_read_only_log_views_the_directory_as_it_is_and_as_recovery_leaves_it(
     """After a crash with a torn write: ``source_view`` reads the files as they are (the partial batch is
     still there, the walker stops before it), ``view()`` the recovered copy (cut at the last whole batch);
     both give the same offsets, and the directory is never written."""
-    from test_log_readonly import T0 as RO_T0, _broker_like_dir
+    from test_log_readonly import T0 as RO_T0
+    from test_log_readonly import _broker_like_dir
     d = _broker_like_dir(tmp_path / "src")
     before = file_states(d)
     with Log.open(d, LogConfig(segment_bytes=400), SimulatedClock(RO_T0 + 5), read_only=True) as ro:

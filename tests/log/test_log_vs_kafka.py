@@ -14,9 +14,9 @@ import shutil
 
 import pytest
 
-from kafkarig.log_oracle import LogOracleError
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, SimulatedClock, dump_index, dump_time_index
+from kafkarig.log_oracle import LogOracleError
 from log_helpers import batch
 
 pytestmark = pytest.mark.java

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkafmt.gen.workloads import generate, generate_mixed, run_workload
+from kafkafmt.gen.workloads import Producer, Workload, generate, generate_mixed, make_producers, run_workload
 from kafkafmt.log import Log, LogConfig, SimulatedClock
-from kafkafmt.gen.workloads import Producer, Workload, make_producers
 from kafkafmt.records import MemoryRecords
 
 T0 = 1_700_000_000_000

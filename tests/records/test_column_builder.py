@@ -24,7 +24,8 @@ def per_record(rows, offsets, per_batch, ts_type=TimestampType.CREATE_TIME, **kw
     """The reference: one MemoryRecordsBuilder per batch, appending row by row."""
     out, seq = [], kw.pop("base_sequence", -1)
     for lo in range(0, len(rows), per_batch):
-        b = MemoryRecordsBuilder(2, "none", ts_type, offsets[lo], base_sequence=seq if seq < 0 else increment_sequence(seq, lo), **kw)
+        b = MemoryRecordsBuilder(2, "none", ts_type, offsets[lo],
+                                 base_sequence=seq if seq < 0 else increment_sequence(seq, lo), **kw)
         for off, (ts, k, v, h) in zip(offsets[lo:lo + per_batch], rows[lo:lo + per_batch]):
             b.append_with_offset(off, ts, k, v, h)
         out.append(b.build())

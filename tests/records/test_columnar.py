@@ -4,7 +4,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kafkafmt.records import MemoryRecords, RECORD_SCHEMA, batches_table, records_table
+from kafkafmt.records import RECORD_SCHEMA, MemoryRecords, batches_table, records_table
 from kafkafmt.samples import sample_record_sets
 
 SAMPLES = sample_record_sets()

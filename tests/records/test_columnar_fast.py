@@ -21,14 +21,14 @@ from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
 from kafkafmt.crc import crc32, crc32c
 from kafkafmt.errors import CorruptRecordError, KafkaFmtError
 from kafkafmt.layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
-from kafkafmt.records import MemoryRecords, RECORD_SCHEMA, batches_table, decode_records, records_table
-from kafkafmt.records import columnar
+from kafkafmt.records import RECORD_SCHEMA, MemoryRecords, batches_table, columnar, decode_records, records_table
 from kafkafmt.records.builder import MemoryRecordsBuilder, end_txn_marker
 from kafkafmt.records.record import Header
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 #: KAFKAFMT_EXAMPLES=5000 for a long campaign; the default keeps this file within its test-time budget
-SETTINGS = settings(max_examples=int(os.environ.get("KAFKAFMT_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("KAFKAFMT_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 blobs = st.one_of(st.none(), st.just(b""), st.binary(min_size=1, max_size=40))
 header_keys = st.one_of(st.text(max_size=8), st.binary(max_size=6).map(lambda b: b.decode("utf-8", "surrogateescape")))
@@ -337,6 +337,7 @@ def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
     multi-block frames, stored (incompressible) blocks, frames with block and content checksums and a
     content size, the decompression cap and a corrupt block give the reference's rows or error."""
     import lz4.frame
+
     from kafkafmt.compression import compress
     kafka = _lz4_batch_with_frame(lambda area: compress(CompressionType.LZ4, area, magic=2))
     checked = _lz4_batch_with_frame(lambda area: lz4.frame.compress(
@@ -356,6 +357,7 @@ def test_lz4_decompressed_into_one_buffer_agrees_with_the_reference():
     assert_same_records(bytes(corrupt))
     # the codec's into-path itself writes exactly what decompress returns, at the buffer's start
     import numpy as np
+
     from kafkafmt.compression import lz4 as lz4_codec
     for data in (kafka, checked):
         frame = data[DEFAULT_BATCH.size:]
@@ -425,6 +427,7 @@ def test_compiled_run_checks_crcs_across_its_blocks():
 
 def _kernel_crc32s(data: bytes, spans: list[tuple[int, int]]) -> list[int]:
     import numpy as np
+
     from kafkafmt.records.fast import crc32_spans
     arr = np.frombuffer(data, np.uint8)
     starts, ends = (np.array(col, np.int64) for col in zip(*spans))

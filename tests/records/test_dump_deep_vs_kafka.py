@@ -14,12 +14,12 @@ import subprocess
 import pytest
 
 from ci_mode import skip_or_fail
-from kafkarig.oracle import LIB_DIR
 from kafkafmt import cli
 from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
 from kafkafmt.layout import DEFAULT_BATCH
 from kafkafmt.records import MemoryRecordsBuilder, end_txn_marker
 from kafkafmt.records import dump_log as dump_module
+from kafkarig.oracle import LIB_DIR
 
 T0 = 1_700_000_000_000
 DEFAULT_BATCH_CRC_OFFSET = DEFAULT_BATCH.offset_of("crc")

@@ -9,8 +9,13 @@ from hypothesis import strategies as st
 
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.dump import dump_log
-from kafkafmt.errors import (CorruptRecordError, DecompressionLimitError, InvalidRecordError, KafkaFmtError,
-                             TruncatedRecordError)
+from kafkafmt.errors import (
+    CorruptRecordError,
+    DecompressionLimitError,
+    InvalidRecordError,
+    KafkaFmtError,
+    TruncatedRecordError,
+)
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from kafkafmt.samples import sample_record_sets
 

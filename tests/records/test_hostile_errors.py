@@ -12,8 +12,14 @@ import pytest
 
 from kafkafmt.broker import validate_messages_and_assign_offsets
 from kafkafmt.cli import main
-from kafkafmt.errors import (CheckpointError, IllegalArgumentError, InvalidRecordError, KafkaFmtError,
-                             NoSuchFileError, SpecError)
+from kafkafmt.errors import (
+    CheckpointError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    KafkaFmtError,
+    NoSuchFileError,
+    SpecError,
+)
 from kafkafmt.io import open_readonly
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.records import MemoryRecords

@@ -66,7 +66,8 @@ def test_dump_json_then_build_reproduces(magic, codec, records, lat):
     if codec == CompressionType.NONE:
         assert rebuilt == data
     # same record view either way (compressed: frame for frame, the codec may choose other matches)
-    view = lambda d: [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in MemoryRecords(d).records()]
+    def view(d):
+        return [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in MemoryRecords(d).records()]
     assert view(rebuilt) == view(data)
     assert [batch_to_json(b, deep=True)["attributes"] for b in MemoryRecords(rebuilt).batches()] == \
         [json.loads(line)["attributes"] for line in lines]

@@ -26,8 +26,19 @@ from kafkafmt.errors import CorruptRecordError, KafkaStorageError, TruncatedReco
 from kafkafmt.layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH, LOG_ENTRY
 from kafkafmt.records import Header, MemoryRecords, build_records, read_batch
 from kafkafmt.records.memory import span_batch
-from kafkafmt.records.walker import (FILE, INNER, MEMORY, RULES, BatchSpan, BatchWalker, NeedMore, PreadSource, Trailing,
-                                     next_span, span_at)
+from kafkafmt.records.walker import (
+    FILE,
+    INNER,
+    MEMORY,
+    RULES,
+    BatchSpan,
+    BatchWalker,
+    NeedMore,
+    PreadSource,
+    Trailing,
+    next_span,
+    span_at,
+)
 
 PACKAGE = Path(kafkafmt.__file__).parent
 
@@ -402,8 +413,8 @@ def test_no_other_module_walks_batches_or_parses_legacy_messages():
 @pytest.mark.java
 def test_inner_offsets_are_java_longs_as_kafka_reads_them(kafka_oracle):
     """A v1 wrapper's ``wrapper - lastInner + inner`` wraps around as Kafka's long arithmetic does."""
-    from kafkafmt.records.legacy import encode_legacy_entry, legacy_attributes
     from kafkafmt import compression
+    from kafkafmt.records.legacy import encode_legacy_entry, legacy_attributes
     inner = b"".join(encode_legacy_entry(o, 1, 0, 5, b"k", b"v") for o in (5, 0))  # lastInner 0: base = wrapper
     value = compression.compress(CompressionType.GZIP, inner, magic=1)
     attrs = legacy_attributes(1, CompressionType.GZIP, TimestampType.CREATE_TIME)

@@ -9,7 +9,6 @@ import pytest
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.scenarios import ScenarioError, parse_scenario, run_scenario
 
-
 PROPS = {"cleanup.policy": "compact", "segment.bytes": 150, "min.cleanable.dirty.ratio": "0.01",
          "delete.retention.ms": 60000, "file.delete.delay.ms": 0}
 

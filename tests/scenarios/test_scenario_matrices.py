@@ -5,10 +5,15 @@ from __future__ import annotations
 import pytest
 
 from kafkafmt.broker.idempotence import produce_outcome
-from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from kafkafmt.constants import CompressionType, TimestampType
-from kafkafmt.scenarios.matrices import (ambiguous_cells, matrix_table, seed002_consumer_matrix,
-                                         seed002_producer_matrix, seed003_matrix)
+from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
+from kafkafmt.scenarios.matrices import (
+    ambiguous_cells,
+    matrix_table,
+    seed002_consumer_matrix,
+    seed002_producer_matrix,
+    seed003_matrix,
+)
 
 MIN = -(2**63)
 N = "-86400000L"

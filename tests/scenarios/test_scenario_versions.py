@@ -8,9 +8,13 @@ import subprocess
 import pytest
 
 from ci_mode import skip_or_fail
+from kafkafmt.scenarios.versions import (
+    client_api_versions,
+    magic_for_produce_version,
+    normalize_api_version,
+    replica_fetch_version,
+)
 from kafkarig.oracle import LIB_DIR, oracle_missing_reason
-from kafkafmt.scenarios.versions import (client_api_versions, magic_for_produce_version, normalize_api_version,
-                                         replica_fetch_version)
 
 _JSH = """import org.apache.kafka.server.common.MetadataVersion;
 for (MetadataVersion v : MetadataVersion.VERSIONS) { System.out.println("MV " + v.version() + " " + v.fetchRequestVersion()); }

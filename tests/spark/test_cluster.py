@@ -161,6 +161,7 @@ def test_data_source_on_a_standalone_cluster(cluster, sample_logs, tmp_path):
     # the pipeline job ran on the executors: its tables are the library's, computed here without Spark
     import pandas as pd
     import pyarrow.parquet as pq
+
     from kafkafmt.spark.pipeline import OUTPUTS, partition_tables, segment_files, topic_settings
     from test_pipeline import _direct_records
     assert sorted(p.stem for p in derived.glob("*.parquet")) == sorted(OUTPUTS)

@@ -16,7 +16,6 @@ from kafkafmt.records import MemoryRecords
 from kafkafmt.spark.compaction import partition_compaction
 from kafkafmt.spark.pipeline import partition_dirs, run_pipeline, topic_settings
 
-
 SAMPLE = {
     "name": "compacted-sample", "seed": 3, "duration_ms": 40000,
     "broker": {"inter.broker.protocol.version": "2.8", "log.cleaner.enable": "false"},

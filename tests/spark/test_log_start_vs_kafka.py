@@ -12,12 +12,11 @@ import time
 import pytest
 
 import kafkafmt.spark as ks
-from kafkarig.broker import Cluster, java_missing_reason
+from ci_mode import skip_or_fail
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.log.files import LOG_START_OFFSET_CHECKPOINT, checkpoint_offset
 from kafkafmt.records import MemoryRecordsBuilder
-
-from ci_mode import skip_or_fail
+from kafkarig.broker import Cluster, java_missing_reason
 from spark_logs import snapshot
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]

@@ -11,12 +11,22 @@ import pytest
 
 from kafkafmt.config import LogConfig
 from kafkafmt.constants import CompressionType, TimestampType
-from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.gen.generator import generate_logs
 from kafkafmt.gen.workload_file import parse_workload
+from kafkafmt.log import Log, SimulatedClock
 from kafkafmt.records import MemoryRecordsBuilder
-from kafkafmt.spark.pipeline import (OUTPUTS, conversion_costs, default_targets, offsets_for_times, partition_tables,
-                                     producer_skew, run_pipeline, segment_files, segment_retention, topic_settings)
+from kafkafmt.spark.pipeline import (
+    OUTPUTS,
+    conversion_costs,
+    default_targets,
+    offsets_for_times,
+    partition_tables,
+    producer_skew,
+    run_pipeline,
+    segment_files,
+    segment_retention,
+    topic_settings,
+)
 
 SMALL = {
     "name": "small", "seed": 11, "duration_ms": 30000,

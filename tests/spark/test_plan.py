@@ -16,7 +16,7 @@ import kafkafmt.spark as ks
 from kafkafmt.errors import ConfigError, CorruptRecordError, KafkaFmtError
 from kafkafmt.log import Log
 from kafkafmt.log.view import OPENED
-from spark_logs import START, build_partition, direct_decode, fingerprint, snapshot
+from spark_logs import build_partition, direct_decode, fingerprint, snapshot
 
 
 def rows_of(table, topic=None, partition=None):

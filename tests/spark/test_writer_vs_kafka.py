@@ -8,7 +8,6 @@ import pytest
 
 import kafkafmt.spark as ks
 from kafkafmt.spark.write import WriteOptions, build_logs, stage
-
 from kafkarig.log_oracle import log_oracle_or_skip
 
 RECORD = re.compile(r"\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+) keySize: (-?\d+) "

@@ -12,7 +12,6 @@ from kafkafmt.log.clock import mtime_ms
 from kafkafmt.viz import compaction
 
 
-
 def _compare(kafka: Path, fmt: Path) -> None:
     suffixes = (".log", ".index", ".timeindex")
     names = sorted(p.name for p in kafka.iterdir() if p.suffix in suffixes)

@@ -8,8 +8,7 @@ import ipywidgets as w
 import pandas as pd
 import pytest
 
-from kafkafmt.viz import Panel, plots
-from kafkafmt.viz import present, report, snapshot
+from kafkafmt.viz import Panel, plots, present, report, snapshot
 
 #: a script, stylesheet or image loaded from another host: an independent check of report.external_urls
 _REMOTE = re.compile(r"<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*[\"']?\s*(https?:)?//", re.IGNORECASE)

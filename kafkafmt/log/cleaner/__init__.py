@@ -16,14 +16,21 @@
 
 See ``docs/explanation/cleaner.md`` for how they fit together and what is checked against Kafka.
 """
-from .clean import (CLEANER_OFFSET_CHECKPOINT, CleanResult, PassProgress, clean_log, cleanable_offsets,
-                    producer_state, read_cleaner_checkpoint)
+from .clean import (
+                    CLEANER_OFFSET_CHECKPOINT,
+                    CleanResult,
+                    PassProgress,
+                    clean_log,
+                    cleanable_offsets,
+                    producer_state,
+                    read_cleaner_checkpoint,
+)
 from .filter import AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter, rebuild_batch
 from .legacy_to_v2 import rewrite_as_v2
 from .offset_map import CLEANER_KEYS, CleanerConfig, InflatedValues, OffsetMap, release_offset_map
 from .table import BYTES_PER_ENTRY
 
 __all__ = ["CleanerConfig", "CleanResult", "clean_log", "PassProgress", "cleanable_offsets",
-           "CLEANER_OFFSET_CHECKPOINT", "read_cleaner_checkpoint", "producer_state", "AbortedTxn", "CleanedTransactionMetadata", "CleanerStats",
-           "LastRecord", "SegmentFilter", "rebuild_batch", "rewrite_as_v2", "CLEANER_KEYS", "OffsetMap",
-           "InflatedValues", "release_offset_map", "BYTES_PER_ENTRY"]
+           "CLEANER_OFFSET_CHECKPOINT", "read_cleaner_checkpoint", "producer_state", "AbortedTxn",
+           "CleanedTransactionMetadata", "CleanerStats", "LastRecord", "SegmentFilter", "rebuild_batch",
+           "rewrite_as_v2", "CLEANER_KEYS", "OffsetMap", "InflatedValues", "release_offset_map", "BYTES_PER_ENTRY"]

@@ -41,17 +41,36 @@ import numpy as np
 
 from ... import kafka_lines
 from ...constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
-from ...layout import TXN_INDEX_ENTRY
 from ...errors import CorruptRecordError, IllegalArgumentError
+from ...layout import TXN_INDEX_ENTRY
 from ...records import MemoryRecords
-from .kernels import (N_PRODUCER_COLUMNS, NO_OFFSET, PR_PID, FilterRun, Spans, map_segment_runs,
-                              producer_rows, replay_producers)
-from .filter import (AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter)
+from ..files import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    PRODUCER_SNAPSHOT_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    delete_if_exists,
+    log_file,
+    move_if_exists,
+    offset_index_file,
+    read_checkpoint,
+    time_index_file,
+    transaction_index_file,
+    write_checkpoint,
+)
+from .filter import AbortedTxn, CleanedTransactionMetadata, CleanerStats, LastRecord, SegmentFilter
+from .kernels import (
+    N_PRODUCER_COLUMNS,
+    NO_OFFSET,
+    PR_PID,
+    FilterRun,
+    Spans,
+    map_segment_runs,
+    producer_rows,
+    replay_producers,
+)
 from .offset_map import CleanerConfig, OffsetMap
 from .scan import as_array, digests, filter_legacy, filter_v2, scan_legacy, scan_v2
-from ..files import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, SWAP_FILE_SUFFIX,
-                    delete_if_exists, log_file, move_if_exists, offset_index_file, read_checkpoint, time_index_file,
-                    transaction_index_file, write_checkpoint)
 
 __all__ = ["CleanerConfig", "CleanResult", "clean_log", "PassProgress", "cleanable_offsets",
            "CLEANER_OFFSET_CHECKPOINT", "read_cleaner_checkpoint"]

@@ -31,10 +31,19 @@ from dataclasses import dataclass, field
 from ...constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
 from ...records import MemoryRecordsBuilder
 from ...records.default import batch_attributes, encode_default_batch
-from .offset_map import OffsetMap
 from .legacy_to_v2 import rewrite_as_v2
-from .rules import (DELETE, DROP_NO_KEY, DROP_TOMBSTONE, RETAIN, RETAIN_EMPTY, batch_retention, needs_delete_horizon,
-                    record_retention, tombstones_retained)
+from .offset_map import OffsetMap
+from .rules import (
+    DELETE,
+    DROP_NO_KEY,
+    DROP_TOMBSTONE,
+    RETAIN,
+    RETAIN_EMPTY,
+    batch_retention,
+    needs_delete_horizon,
+    record_retention,
+    tombstones_retained,
+)
 
 __all__ = ["AbortedTxn", "LastRecord", "CleanedTransactionMetadata", "CleanerStats", "SegmentFilter",
            "rebuild_batch", "empty_batch_header"]

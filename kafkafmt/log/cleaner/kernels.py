@@ -26,28 +26,63 @@ import threading
 
 import numpy as np
 
-from ...constants import (DEFAULT_MAX_DECOMPRESSED_BYTES, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK,
-                         LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP,
-                         RECORD_BATCH_OVERHEAD, V2_COMPRESSION_CODEC_MASK, V2_CONTROL_FLAG_MASK,
-                         V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_TYPE_MASK, V2_TRANSACTIONAL_FLAG_MASK,
-                         CompressionType)
 from ...compression import compress, decompress_buffer
+from ...constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    INT64_MIN,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    LOG_OVERHEAD,
+    MAGIC_VALUE_V2,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    V2_COMPRESSION_CODEC_MASK,
+    V2_CONTROL_FLAG_MASK,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
+    CompressionType,
+)
 from ...crc import crc32c
 from ...errors import KafkaFmtError
 from ...layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
 from ...limits import current_limits
-from ...records.fast.jit import inner, kernel
 from ...records import fast
-from ...records.fast.kernels import MIN_LEGACY_ENTRY, be_int, crc32_span_range, legacy_entry, stored_legacy_crc, \
-    decode_legacy_inner, memory_spans
 from ...records.fast.build_kernel import copy_bytes
+from ...records.fast.jit import inner, kernel
+from ...records.fast.kernels import (
+    MIN_LEGACY_ENTRY,
+    be_int,
+    crc32_span_range,
+    decode_legacy_inner,
+    legacy_entry,
+    memory_spans,
+    stored_legacy_crc,
+)
 from ...records.fast.lz4_frame import lz4_frame_into
 from ...records.memory import MemoryRecords, read_batch
 from ...records.walker import MEMORY, BatchWalker
-from .scan import (N_ROWS, R_KLEN, R_KPOS, R_OFF_DELTA, R_TS_DELTA, R_VLEN, encode_rebuilt_wrapper,
-                           rebuild_v2_records, scan_v2_records)
-from .rules import (DROP_NO_KEY, DROP_TOMBSTONE, RETAIN, RETAIN_EMPTY, compiled_batch_retention,
-                    compiled_needs_delete_horizon, compiled_record_retention, compiled_tombstones_retained)
+from .rules import (
+    DROP_NO_KEY,
+    DROP_TOMBSTONE,
+    RETAIN,
+    RETAIN_EMPTY,
+    compiled_batch_retention,
+    compiled_needs_delete_horizon,
+    compiled_record_retention,
+    compiled_tombstones_retained,
+)
+from .scan import (
+    N_ROWS,
+    R_KLEN,
+    R_KPOS,
+    R_OFF_DELTA,
+    R_TS_DELTA,
+    R_VLEN,
+    encode_rebuilt_wrapper,
+    rebuild_v2_records,
+    scan_v2_records,
+)
 from .table import DIGEST_SIZE, ENTRIES, LATEST, md5_into, md5_pair_into, table_get, table_put
 
 __all__ = ["DONE", "HANDBACK", "FULL", "map_run", "filter_run", "NO_OFFSET", "Spans", "map_segment_runs",

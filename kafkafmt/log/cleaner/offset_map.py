@@ -18,8 +18,7 @@ import numpy as np
 
 from ...constants import INT32_MAX
 from ...errors import ConfigError
-from .table import (BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many,
-                            table_put_many)
+from .table import BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many, table_put_many
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS", "InflatedValues", "release_offset_map"]
 

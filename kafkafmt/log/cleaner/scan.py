@@ -29,14 +29,15 @@ from ...errors import KafkaFmtError
 from ...limits import check_record_count
 from ...records import fast
 from ...records.default import batch_attributes, encode_default_batch
-from ...records.fast.jit import inner, kernel
 from ...records.fast.build_kernel import copy_bytes, put_uvarint, uvarint_size
+from ...records.fast.jit import inner, kernel
 from ...records.fast.kernels import read_varint, read_varlong
+from ...records.legacy import codec_of as legacy_codec_of
+from ...records.legacy import encode_legacy_entry, legacy_attributes, timestamp_type_of
+from ...varint import wrap64
 from .filter import empty_batch_header, rebuild_batch
 from .rules import DELETE, RETAIN, RETAIN_EMPTY, needs_delete_horizon, record_retention
 from .table import md5_spans
-from ...records.legacy import codec_of as legacy_codec_of, encode_legacy_entry, legacy_attributes, timestamp_type_of
-from ...varint import wrap64
 
 __all__ = ["V2Scan", "LegacyScan", "as_array", "scan_v2", "scan_legacy", "filter_legacy", "digests", "rebuild_v2",
            "rebuild_legacy", "filter_v2", "md5_digests", "retained"]

@@ -13,13 +13,41 @@ Nothing here decides a rule of Kafka's on its own: the kernels only succeed on i
 pure-Python reference decoder accepts, and hand every other batch back to it.
 """
 from .arrow import ValueGather, binary_array, header_arrays, pool_astype, pool_empty
-from .kernels import (F_ATTRIBUTES, F_BATCH, F_HEADERS_COUNT, F_HEADERS_POS, F_KEY_LEN, F_KEY_POS, F_MAGIC,
-                      F_OFFSET, F_OFFSET_DELTA, F_RECORD_POS, F_SEQUENCE, F_SIZE, F_STORED_OFFSET, F_STORED_TIMESTAMP,
-                      F_TIMESTAMP, F_TS_DELTA, F_TSTYPE, F_VALUE_LEN, F_VALUE_POS, MIN_LEGACY_ENTRY, MIN_V2_RECORD,
-                      N_FIELDS, crc32_spans, decode_legacy_inner, decode_legacy_plain, decode_v2, header_spans, legacy_crcs,
-                      legacy_plain_run)
+from .kernels import (
+                      F_ATTRIBUTES,
+                      F_BATCH,
+                      F_HEADERS_COUNT,
+                      F_HEADERS_POS,
+                      F_KEY_LEN,
+                      F_KEY_POS,
+                      F_MAGIC,
+                      F_OFFSET,
+                      F_OFFSET_DELTA,
+                      F_RECORD_POS,
+                      F_SEQUENCE,
+                      F_SIZE,
+                      F_STORED_OFFSET,
+                      F_STORED_TIMESTAMP,
+                      F_TIMESTAMP,
+                      F_TS_DELTA,
+                      F_TSTYPE,
+                      F_VALUE_LEN,
+                      F_VALUE_POS,
+                      MIN_LEGACY_ENTRY,
+                      MIN_V2_RECORD,
+                      N_FIELDS,
+                      crc32_spans,
+                      decode_legacy_inner,
+                      decode_legacy_plain,
+                      decode_v2,
+                      header_spans,
+                      legacy_crcs,
+                      legacy_plain_run,
+)
 
-__all__ = ["ValueGather", "binary_array", "header_arrays", "pool_astype", "pool_empty", "decode_v2", "legacy_plain_run", "legacy_crcs", "crc32_spans", "decode_legacy_plain", "decode_legacy_inner",
-           "N_FIELDS", "MIN_V2_RECORD", "MIN_LEGACY_ENTRY", "F_OFFSET", "F_TIMESTAMP", "F_TSTYPE", "F_SEQUENCE",
-           "F_KEY_POS", "F_KEY_LEN", "F_VALUE_POS", "F_VALUE_LEN", "F_HEADERS_POS", "F_HEADERS_COUNT", "F_BATCH", "F_RECORD_POS", "F_SIZE", "F_ATTRIBUTES", "F_MAGIC",
-           "F_TS_DELTA", "F_OFFSET_DELTA", "F_STORED_TIMESTAMP", "F_STORED_OFFSET", "header_spans"]
+__all__ = ["ValueGather", "binary_array", "header_arrays", "pool_astype", "pool_empty", "decode_v2", "legacy_plain_run",
+           "legacy_crcs", "crc32_spans", "decode_legacy_plain", "decode_legacy_inner", "N_FIELDS", "MIN_V2_RECORD",
+           "MIN_LEGACY_ENTRY", "F_OFFSET", "F_TIMESTAMP", "F_TSTYPE", "F_SEQUENCE", "F_KEY_POS", "F_KEY_LEN",
+           "F_VALUE_POS", "F_VALUE_LEN", "F_HEADERS_POS", "F_HEADERS_COUNT", "F_BATCH", "F_RECORD_POS", "F_SIZE",
+           "F_ATTRIBUTES", "F_MAGIC", "F_TS_DELTA", "F_OFFSET_DELTA", "F_STORED_TIMESTAMP", "F_STORED_OFFSET",
+           "header_spans"]

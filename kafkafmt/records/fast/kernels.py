@@ -18,8 +18,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...constants import (INT32_MAX, INT64_MIN, LEGACY_COMPRESSION_CODEC_MASK, LEGACY_RECORD_OVERHEAD_V0,
-                          LEGACY_TIMESTAMP_TYPE_MASK, LOG_OVERHEAD, MAGIC_VALUE_V2, NO_SEQUENCE, NO_TIMESTAMP)
+from ...constants import (
+    INT32_MAX,
+    INT64_MIN,
+    LEGACY_COMPRESSION_CODEC_MASK,
+    LEGACY_RECORD_OVERHEAD_V0,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    LOG_OVERHEAD,
+    MAGIC_VALUE_V2,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+)
 from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
 

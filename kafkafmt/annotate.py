@@ -1,0 +1,7 @@
+"""The public name of :mod:`kafkafmt.records.annotate` (the annotated byte view), re-exported.
+
+The module lives on the records floor; this name is the one the command line's help, the notebooks and
+users' code spell.  It holds no state of its own: every name here is the records module's object.
+"""
+from .records.annotate import *  # noqa: F401,F403
+from .records.annotate import __all__  # noqa: F401

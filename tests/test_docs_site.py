@@ -1,0 +1,169 @@
+"""The documentation site (``make docs``), read as a person would: offline, in Debian's Chromium.
+
+The site is built once for the session into ``build/`` as ``make docs`` builds it (``docs/_ext/build_site.py``:
+the notebooks executed with static panels, only those changed since the last build; Sphinx incremental), then
+every page is opened from ``file://`` with every other request refused and recorded.  The test fails on a
+console error or an uncaught script error on any page, on a notebook without its tutorial page, on a tutorial
+image that did not load, on a panel snapshot that shows nothing or fails the live panels' checks
+(tests/browser_checks.py), on a search for "timestamp" that finds nothing, and on any request off the machine.
+Screenshots go to ``build/screenshots/docs-*.png``.  Skipped locally (failing under ``CI=true``) without the
+``docs`` extra, Chromium or Playwright.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from browser_checks import check
+from ci_mode import skip_or_fail
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+SITE = BUILD / "docs"
+SHOTS = BUILD / "screenshots"
+CHROMIUM = os.environ.get("KAFKAFMT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+VIEWPORT = {"width": 1280, "height": 900}
+OFFLINE = ("file://", "data:")
+#: a fresh clone executes the ten notebooks and builds every page first (minutes on two loaded cores)
+pytestmark = pytest.mark.timeout(1800)
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    for module in ("sphinx", "myst_nb", "pydata_sphinx_theme", "sphinx_design", "sphinxarg"):
+        if importlib.util.find_spec(module) is None:
+            skip_or_fail(f"{module} is missing: `make docs` (or `make test`) installs the docs extra")
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        import build_site
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    index = build_site.build(BUILD, log=lambda _: None)
+    assert index == SITE / "index.html" and index.is_file()
+    return SITE
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture()
+def offline_page(browser):
+    """A page whose every request that is not ``file://`` or ``data:`` is refused; yields ``(page, refused,
+    errors)``: the refused URLs and the console errors and uncaught script errors seen."""
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
+    page = context.new_page()
+    refused: list[str] = []
+    errors: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(OFFLINE):
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    try:
+        yield page, refused, errors
+    finally:
+        context.close()
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def test_every_page_renders_offline_without_errors(site, offline_page):
+    page, refused, errors = offline_page
+    pages = _pages(site)
+    assert len(pages) > 30, f"only {len(pages)} pages"
+    for html in pages:
+        page.goto(html.as_uri(), wait_until="load")
+        title = page.title()
+        assert title and "404" not in title, f"{html}: no title"
+        assert page.locator("main, article, div.bd-content").count(), f"{html}: no content"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, rel in (("index", "index.html"), ("how-to-dump", "how-to/dump.html"),
+                      ("reference-kafka-lines", "reference/kafka-lines.html"), ("benchmarks", "benchmarks/index.html")):
+        page.goto((site / rel).as_uri(), wait_until="load")
+        page.screenshot(path=str(SHOTS / f"docs-{name}.png"))
+    assert errors == [], f"console errors: {errors[:5]}"
+    assert refused == [], f"the site asked the network for {refused[:5]}"
+
+
+#: per panel snapshot on a tutorial page: visible, its images loaded and never drawn larger than they are, or a
+#: table, or an inline SVG figure, or the byte view
+_SNAPSHOTS = """() => Array.from(document.querySelectorAll('.kf-panel-snapshot')).map((el) => {
+    const r = el.getBoundingClientRect();
+    const imgs = Array.from(el.querySelectorAll('img')).map((i) => ({
+        ok: i.complete && i.naturalWidth > 0, up: i.clientWidth > i.naturalWidth + 1}));
+    const tables = Array.from(el.querySelectorAll('table')).filter((t) => t.querySelectorAll('td').length > 0).length;
+    const svgs = el.querySelectorAll('svg').length, bytes = el.querySelectorAll('.kf-bytes').length;
+    return {visible: r.width > 0 && r.height > 0, imgs, tables, svgs, bytes,
+            title: (el.querySelector('b') || {}).textContent || ''};
+})"""
+
+
+def test_every_notebook_is_a_tutorial_with_its_figures(site, offline_page):
+    page, refused, errors = offline_page
+    page.goto((site / "tutorials" / "index.html").as_uri(), wait_until="load")
+    listed = page.locator("article a.reference.internal").evaluate_all("(as) => as.map((a) => a.href)")
+    for nb in NOTEBOOKS:
+        html = site / "tutorials" / f"{nb.stem}.html"
+        assert html.is_file(), f"{nb.name}: no tutorial page"
+        assert any(href.split("#")[0].endswith(f"tutorials/{nb.stem}.html") for href in listed), \
+            f"{nb.stem}: not listed on the tutorials' index"
+        page.goto(html.as_uri(), wait_until="load")
+        images = page.evaluate("() => Array.from(document.querySelectorAll('article img')).map((i) => "
+                               "({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}))")
+        assert all(i["ok"] for i in images), f"{nb.stem}: images not loaded: {[i for i in images if not i['ok']]}"
+        shown = page.evaluate(_SNAPSHOTS)
+        assert shown, f"{nb.stem}: no panel drawn on its tutorial page"
+        for s in shown:
+            assert s["visible"], f"{nb.stem}: panel {s['title']!r} is not visible"
+            assert s["imgs"] or s["tables"] or s["svgs"] or s["bytes"], f"{nb.stem}: panel {s['title']!r} shows nothing"
+            assert not any(i["up"] for i in s["imgs"]), f"{nb.stem}: an image of {s['title']!r} is upscaled"
+        for snap in page.locator(".kf-panel-snapshot").all():  # the checks the live panels pass
+            check(snap, f"tutorial {nb.stem}")
+        assert "application/vnd.jupyter.widget-view+json" not in page.content(), f"{nb.stem}: a blank widget view"
+        page.locator(".kf-panel-snapshot").first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        page.screenshot(path=str(SHOTS / f"docs-tutorial-{nb.stem}.png"))
+    assert errors == [], f"console errors: {errors[:5]}"
+    assert refused == [], f"the tutorials asked the network for {refused[:5]}"
+
+
+def test_search_finds_timestamp_offline(site, offline_page):
+    page, refused, errors = offline_page
+    page.goto((site / "search.html").as_uri() + "?q=timestamp", wait_until="load")
+    # Sphinx's search adds results as it finds them, then writes its summary ("Search finished, found N pages")
+    page.wait_for_function("() => /finished/i.test((document.querySelector('#search-results .search-summary')"
+                           " || {}).textContent || '')", timeout=60_000)
+    results = page.locator("#search-results ul.search li")
+    assert results.count() >= 5
+    hrefs = results.locator("a").evaluate_all("(as) => as.map((a) => a.href)")
+    assert any("tutorials/02-timestamps.html" in h for h in hrefs), hrefs[:10]
+    page.screenshot(path=str(SHOTS / "docs-search.png"))
+    assert errors == [], f"console errors: {errors[:5]}"
+    assert refused == [], f"the search asked the network for {refused[:5]}"
