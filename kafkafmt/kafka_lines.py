@@ -277,6 +277,15 @@ CHANGES: tuple[LineChange, ...] = (
          "UNSUPPORTED_COMPRESSION_TYPE (KIP-110); 4.x sends the zstd batches to any fetch it answers (the check "
          "went with KafkaApis' down-conversion; measured on 4.4.0)", "4.0", True, False, "KIP-724, KIP-896",
          "KafkaApis (4.4.0)"),
+    # --- the Java consumer of the release (what an application sees) -----------------------------
+    _row("consumer.unparsable_fetch", "consumer", "what the Java consumer does with a fetched partition it "
+         "cannot parse (e.g. v1 bytes read with the 0.9 layout): the parse ran inside the fetch response's "
+         "completion listener, whose KafkaException NetworkClient.poll catches and logs, so the response is "
+         "dropped and the same offset fetched again: no record, no error, a stall; then the response is queued "
+         "(CompletedFetch) and parsed in KafkaConsumer.poll, which throws to the application", "0.10.0",
+         "stalls", "raises", "KAFKA-3977",
+         "Fetcher.handleFetchResponse called from onSuccess, NetworkClient.poll 'Uncaught error in request "
+         "completion' (0.9.0.1); Fetcher.CompletedFetch, Fetcher.fetchedRecords (0.10.0.1)"),
     # --- the log --------------------------------------------------------------------------------
     _row("log.time_index", "log", "each segment has a time index (.timeindex), ListOffsets v1 finds offsets "
          "by timestamp", "0.10.1", False, True, "KIP-33", "TimeIndex (0.10.1.1; absent in 0.10.0.1)"),

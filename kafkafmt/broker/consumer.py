@@ -22,11 +22,20 @@ explains, record by record, where each offset and timestamp came from:
   has its partition leader epoch where the CRC should be, so it fails the CRC check (or, when the
   byte read as "attributes" names a codec, fails to decompress / names an unknown codec).
   KIP-31 expected "an exception for unsupported version"; the real error is one of these.
+* ``client_line`` (the release of the Java consumer, :mod:`kafkafmt.kafka_lines`): what the application
+  then sees (:attr:`ConsumerView.outcome`), row ``consumer.unparsable_fetch``.  A 0.9 Java consumer parses
+  a fetch response inside its completion listener (0.9.0.1 ``Fetcher.handleFetchResponse``); the
+  exception is caught and logged by ``NetworkClient.poll``, the response dropped and the same offset
+  fetched again: the application gets no record and no error (``outcome == "stalls"``, the exception in
+  :attr:`ConsumerView.logged`, the records it had parsed in :attr:`ConsumerView.dropped`).  From 0.10.0.1
+  (KAFKA-3977) the exception reaches the application (``"raises"``).  Without ``client_line`` the view is
+  the parse itself (``"raises"`` on an error).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import kafka_lines
 from ..constants import LEGACY_COMPRESSION_CODEC_MASK, LOG_OVERHEAD, NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import CorruptRecordError, KafkaFmtError
 from ..layout import LEGACY_V0
@@ -72,6 +81,11 @@ class ConsumerView:
     error_offset: int | None = None
     skipped: list = field(default_factory=list)  #: (offset, reason) of records not returned
     variant: str = "kafka"
+    #: what the application sees: "records" (no error), "raises" (``error``), "stalls" (no record, no
+    #: error: the client only logs ``logged`` and fetches the same offset again)
+    outcome: str = "records"
+    logged: str | None = None  #: the exception a stalled client logs ("KafkaException: ...")
+    dropped: list = field(default_factory=list)  #: records parsed before the failure, then dropped (a stall)
 
     @property
     def offsets(self) -> list[int]:
@@ -83,8 +97,29 @@ class ConsumerView:
 
 
 def consumer_view(records_bytes, *, client_magic: int = 2, fetch_offset: int | None = None,
-                  variant: str = "kafka", topic: str = "topic", partition: int = 0) -> ConsumerView:
-    """The records an application receives from ``records_bytes`` (see the module doc)."""
+                  variant: str = "kafka", topic: str = "topic", partition: int = 0,
+                  client_line: str | None = None) -> ConsumerView:
+    """The records an application receives from ``records_bytes`` (see the module doc); ``client_line``:
+    the Java consumer's release line, deciding what a parse error becomes (:attr:`ConsumerView.outcome`)."""
+    view = _parse_view(records_bytes, client_magic, fetch_offset, variant, topic, partition)
+    if view.error is None:
+        return view
+    view.outcome = "raises"
+    if client_line is None or kafka_lines.value("consumer.unparsable_fetch", client_line) != "stalls":
+        return view
+    row = kafka_lines.rows("consumer.unparsable_fetch")[0]
+    view.logged = f"{view.error}: {view.error_message}"
+    view.dropped, view.records = view.records, []
+    view.error = view.error_message = None
+    view.outcome = "stalls"
+    view.trace.add("what the application sees", f"nothing: the Kafka {client_line} consumer parses the response "
+                   f"inside its completion listener; the {view.logged.split(':')[0]} is caught and logged, the "
+                   f"{len(view.dropped)} record(s) parsed before it dropped, and the same offset fetched again "
+                   "(a stall: no record, no error)", f"{row.where}; row {row.key}", kafka_line_row=row.key)
+    return view
+
+
+def _parse_view(records_bytes, client_magic, fetch_offset, variant, topic, partition) -> ConsumerView:
     if variant not in ("kafka", "seed"):
         raise ValueError("variant must be 'kafka' or 'seed'")
     data = bytes(records_bytes)

@@ -481,13 +481,19 @@ def _skip_compatible(config: LogConfig, result: FetchResult, slice_: bytes, targ
     return None if compatible else target
 
 
-def _merged_down_conversion(batches, target: int) -> bytes:
+def _merged_down_conversion(batches, target: int, cost: ConversionCost, stats: ValidationStats) -> bytes:
     """``AbstractRecords.toMessageFormat`` (0.10.x, row ``fetch.down_conversion_output``): every record of the
     slice, below the fetch offset too, converted and written into one message set with the codec of the first
-    entry (each record keeps its offset; v0 drops the timestamp)."""
+    entry (each record keeps its offset; v0 drops the timestamp): each compressed entry decompressed, the
+    set compressed once (``cost``)."""
     records = [(r.offset, r.timestamp, r.key, r.value) for b in batches for r in b.records()]
     if not records:
         return b""
+    cost.decompressions += sum(1 for b in batches if b.compression != CompressionType.NONE)
+    cost.compressions += int(batches[0].compression != CompressionType.NONE)
+    cost.records_touched += len(records)
+    cost.batches_rebuilt += 1
+    stats.num_converted_records += len(records)
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if target == 0 else TimestampType.CREATE_TIME
     builder = MemoryRecordsBuilder(target, batches[0].compression, ts_type, records[0][0])
     for offset, ts, key, value in records:
@@ -530,7 +536,7 @@ def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, t
     batches = list(MemoryRecords(slice_).batches())
     if kafka_lines.value("fetch.down_conversion_output", config.broker.kafka_line) == "merged":
         out_row = kafka_lines.rows("fetch.down_conversion_output")[0]
-        converted = _merged_down_conversion(batches, target)
+        converted = _merged_down_conversion(batches, target, cost, stats)
         tr.add("merged", f"every record of the {len(batches)} entries in one v{target} message set, codec of the "
                "first entry", f"{out_row.source} ({out_row.where})", kafka_line_row=out_row.key)
     else:

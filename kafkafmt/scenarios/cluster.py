@@ -18,12 +18,16 @@ A :class:`Cluster` holds one topic whose partitions are replicated over brokers.
 Each operation returns :class:`PathRow` objects (one per path: producer, leader, follower, consumer)
 holding plain computed data, with measured timings kept apart in :attr:`PathRow.measured`.
 
-**Model decisions.**  Every broker runs Kafka 3.9's rules (the ones kafkafmt implements and checks
-against the jars), except a broker of ``version: "4.4"``, which runs the 4.4 line
-(``BrokerConfig.kafka_line`` 4.4: Produce < v3 / Fetch < v4 get no response, every topic v2, no
-down-conversion, old batches served as they are); a broker's ``version`` (its code generation) only limits the request versions it
-answers (:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can
-write (a 0.9 broker writes v0 whatever it is told).  Leader epochs are not modelled (all 0) and
+**Model decisions.**  Every broker runs the rules of its own release line: its ``version`` (a code
+generation: 0.9, 0.10.0, 0.10.2, 0.11, 1.1, 3.9, 4.4 …) is its logs' ``BrokerConfig.kafka_line``, so its
+LogValidator and its fetch conversion follow that release's rows of :mod:`kafkafmt.kafka_lines` (a
+0.10.0 broker down-converts a whole fetch into one message set, eagerly; a 3.9 one batch by batch, lazily;
+a 4.4 one answers no Produce < v3 / Fetch < v4, writes every topic v2 and serves old batches as they
+are).  The version also limits the request versions a broker answers
+(:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can write (a 0.9
+broker writes v0 whatever it is told).  A consumer reads as the Java consumer of its own line does
+(:func:`kafkafmt.broker.consumer_view` with ``client_line``: a 0.9 consumer that cannot parse a fetched
+partition stalls, its exception only logged).  Leader epochs are not modelled (all 0) and
 leader elections are clean (the first live replica).  Seed 002's "new broker" (``kip228: true``)
 (``kafkafmt.kip228.enable``) stores every v2 batch extended, an old -1 as Long.MIN_VALUE; seed 003's
 1.0.0 broker (``idempotence_modes: true``) downgrades a ``safe`` idempotent batch by dropping its
@@ -45,7 +49,7 @@ from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatErro
 from ..log import Log, SimulatedClock
 from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
 from .model import START_MS, BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, removed_properties, topic_config_for
-from .versions import client_api_versions, magic_for_produce_version, replica_fetch_version
+from .versions import client_api_versions, magic_for_produce_version, release_line, replica_fetch_version, without_ibp
 
 __all__ = ["Cluster"]
 
@@ -157,7 +161,7 @@ class Cluster:
                   "replica_fetch_version": replica_fetch_version(b.inter_broker_protocol_version),
                   "message_format_ignored": cfg.message_format_ignored}
         request = f"answers Produce ≤ v{produce_max}, Fetch ≤ v{fetch_max}"
-        if b.kafka_line != kafka_lines.DEFAULT_LINE:  # KIP-896: the oldest versions are gone
+        if without_ibp(b.kafka_line):  # a 4.x broker; KIP-896: the oldest versions are gone
             produce_min = kafka_lines.value("produce.min_version", b.kafka_line)
             fetch_min = kafka_lines.value("fetch.min_version", b.kafka_line)
             request = f"answers Produce v{produce_min}–v{produce_max}, Fetch v{fetch_min}–v{fetch_max}"
@@ -386,7 +390,8 @@ class Cluster:
         if res.error:
             return [row]
         client_magic = max_magic_for_fetch_version(version)
-        view = consumer_view(res.records, client_magic=client_magic, fetch_offset=offset)
+        view = consumer_view(res.records, client_magic=client_magic, fetch_offset=offset,
+                             client_line=release_line(consumer.version))
         extended = {r_off for b in MemoryRecords(res.records).batches() if kip228.is_extended(b)
                     for r_off in range(b.base_offset, b.last_offset + 1)}
         if view.error:
@@ -397,6 +402,9 @@ class Cluster:
             read.append({"offset": r.offset, "timestamp": ts, "meaning": meaning, "garbled": r.garbled,
                          "extended": r.offset in extended})
         row.records = len(view.records)
+        row.detail["outcome"] = view.outcome
+        if view.logged:
+            row.detail["logged"] = view.logged
         row.detail["read"] = read
         row.detail["garbled"] = any(r.garbled for r in view.records)
         return [row]

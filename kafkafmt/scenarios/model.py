@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from .. import kafka_lines
 from ..config import BrokerConfig, LogConfig
 from ..errors import ConfigError
-from .versions import code_record_version, kafka4_line, normalize_api_version
+from .versions import code_record_version, kafka4_line, normalize_api_version, release_line, without_ibp
 
 __all__ = ["BrokerSpec", "ProducerSpec", "ConsumerSpec", "PathRow", "topic_config_for", "IDEMPOTENCE_MODES",
            "START_MS", "removed_properties"]
@@ -23,7 +23,7 @@ class BrokerSpec:
     """A broker: its code generation and its Kafka properties (``inter.broker.protocol.version`` …)."""
 
     name: str
-    version: str = "3.9"  #: the code generation (limits request versions and the writable format)
+    version: str = "3.9"  #: the code generation: its release line's rules (:attr:`kafka_line`)
     properties: dict = field(default_factory=dict)  #: Kafka property names → values
     kip228: bool = False  #: seed 002's "new broker"
     idempotence_modes: bool = False  #: seed 003's 1.0.0 broker (safe → downgrade, required → error)
@@ -39,8 +39,9 @@ class BrokerSpec:
 
     @property
     def kafka_line(self) -> str:
-        """Whose rules the broker runs: "4.4" for a 4.4 broker, else "3.9" (:mod:`kafkafmt.kafka_lines`)."""
-        return kafka4_line(self.version) or kafka_lines.DEFAULT_LINE
+        """Whose rules the broker runs: the line of its code generation ("0.10.0" for ``version: "0.10.0"``,
+        "4.4" for "4.4"), ``BrokerConfig.kafka_line`` of its logs (rows of :mod:`kafkafmt.kafka_lines`)."""
+        return release_line(self.version)
 
 
 @dataclass
@@ -100,14 +101,17 @@ class PathRow:
 
 
 def removed_properties(broker: BrokerSpec) -> list[str]:
-    """The broker's properties its Kafka line no longer knows (a 3.9 broker's ``message.format.version``
-    and ``inter.broker.protocol.version`` after its code became 4.4: KIP-724); ignored by the model."""
+    """The broker's properties its Kafka line does not know, ignored by the model as the release ignores
+    them: keys removed before the line (a 3.9 broker's ``message.format.version`` and
+    ``inter.broker.protocol.version`` after its code became 4.4: KIP-724) or added after it (a 0.9
+    broker's ``message.format.version``: KIP-32)."""
     line = broker.kafka_line
-    if line == kafka_lines.DEFAULT_LINE:
-        return []
-    gone = {"inter.broker.protocol.version"}
+    gone = {"inter.broker.protocol.version"} if without_ibp(line) else set()
     for name, row in kafka_lines.removed_topic_keys(line).items():
         gone |= {name, row.value(kafka_lines.DEFAULT_LINE)[3]}
+    for name, (row, spec) in kafka_lines.added_topic_keys(line).items():
+        if spec is None and row.value(kafka_lines.DEFAULT_LINE) is not None:
+            gone |= {name, row.value(kafka_lines.DEFAULT_LINE)[3]}
     return sorted(k for k in broker.properties if k in gone)
 
 
@@ -119,24 +123,24 @@ def topic_config_for(broker: BrokerSpec) -> LogConfig:
     → ``kafkafmt.idempotence.variant=seed``) go to :class:`~kafkafmt.config.BrokerConfig`; every other
     property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
     (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
-    writes v0) and defaults to the code version.  A Kafka 4.4 broker runs the 4.4 line
-    (``BrokerConfig.kafka_line`` 4.4): the properties it no longer knows (:func:`removed_properties`)
-    are left out, every topic is v2.
+    writes v0) and defaults to the code version.  Every broker runs its release's line
+    (``BrokerConfig.kafka_line``: a 0.10.0 broker the 0.10.0 rows, a 4.4 broker the 4.4 ones, where every
+    topic is v2); the properties its line does not know (:func:`removed_properties`) are left out.
     """
     variant = "seed" if broker.idempotence_modes else "kafka"
-    if broker.kafka_line != kafka_lines.DEFAULT_LINE:
-        gone = set(removed_properties(broker))
-        props = {k: v for k, v in broker.properties.items() if k not in gone}
-        broker_cfg = BrokerConfig(kafka_line=broker.kafka_line, kip228_enabled=broker.kip228,
-                                  idempotence_variant=variant)
+    line = broker.kafka_line
+    gone = set(removed_properties(broker))
+    props = {k: v for k, v in broker.properties.items() if k not in gone}
+    if without_ibp(line):
+        broker_cfg = BrokerConfig(kafka_line=line, kip228_enabled=broker.kip228, idempotence_variant=variant)
         return LogConfig.from_properties(props, broker=broker_cfg)
-    props = dict(broker.properties)
     props.pop("inter.broker.protocol.version", None)
     fmt = props.pop("message.format.version", props.pop("log.message.format.version", broker.version))
     fmt = normalize_api_version(fmt)
     if code_record_version(fmt) > code_record_version(broker.version):
         fmt = normalize_api_version(broker.version)
-    props["message.format.version"] = fmt
-    broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version,
+    if kafka_lines.value("topic.added.message.format.version", line) is not None:  # KIP-32 (0.10.0)
+        props["message.format.version"] = fmt
+    broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version, kafka_line=line,
                               kip228_enabled=broker.kip228, idempotence_variant=variant)
     return LogConfig.from_properties(props, broker=broker_cfg)

@@ -209,8 +209,9 @@ def automatic_warnings(rows: list[PathRow], sc: Scenario) -> list[str]:
 
     for r in rows:
         if r.path == "consumer" and r.magic_out is not None and r.magic_out > r.detail.get("can_parse_up_to", 2):
-            add("004.old_consumers", f"{r.actor} got v{r.magic_out} data it cannot parse "
-                                     f"({r.error or 'garbled records'})")
+            how = r.error or (f"it stalls: no record, no error; it only logs {r.detail['logged']}"
+                              if r.detail.get("outcome") == "stalls" else "garbled records")
+            add("004.old_consumers", f"{r.actor} got v{r.magic_out} data it cannot parse ({how})")
         if r.path == "consumer" and r.conversion.startswith("converted down"):
             add("004.penalty", f"{r.actor}: {r.conversion}, no zero-copy")
         if r.path == "leader" and r.conversion == "converted down v1→v0":

@@ -11,6 +11,9 @@
 * Kafka 4.x code generations (:func:`kafka4_line`, the 4.4 line of :mod:`kafkafmt.kafka_lines`): KRaft only,
   no ``inter.broker.protocol.version`` nor ``message.format.version``; a 4.4 broker speaks Produce up to
   v13 and Fetch up to v18 (``ApiKeys`` of 4.4.0) and answers none below Produce v3 / Fetch v4 (KIP-896).
+* :func:`release_line`: the Kafka line (:data:`kafkafmt.kafka_lines.KAFKA_LINES`) whose rules a broker or
+  client of a code generation follows ("0.10.0" for "0.10.0" or "0.10.0.1"); :func:`without_ibp`: a line
+  with no ``inter.broker.protocol.version`` (4.x, KRaft).
 * :func:`normalize_api_version`: the seeds' version names → Kafka's ``MetadataVersion`` names.  Seed
   000 calls the internal version "0.9.0-1"; Kafka released it as ``0.10.0-IV0`` (the first
   ``MetadataVersion`` with record version v1 and FetchRequest v2).
@@ -23,7 +26,8 @@ from ..config import metadata_version_index, record_version
 from ..errors import ConfigError
 
 __all__ = ["client_api_versions", "replica_fetch_version", "magic_for_produce_version", "normalize_api_version",
-           "SEED_API_VERSION_ALIASES", "code_record_version", "kafka4_line", "KAFKA4_API"]
+           "SEED_API_VERSION_ALIASES", "code_record_version", "kafka4_line", "KAFKA4_API", "release_line",
+           "without_ibp"]
 
 #: Kafka 4.x code generations: line → (newest ProduceRequest, newest FetchRequest) (``ApiKeys`` of 4.4.0)
 KAFKA4_API = {"4.4": (kafka_lines.value("produce.max_version", "4.4"), kafka_lines.value("fetch.max_version", "4.4"))}
@@ -39,6 +43,29 @@ def kafka4_line(version) -> str | None:
     except ConfigError:
         return None
     return line if line in KAFKA4_API else None
+
+def release_line(version) -> str:
+    """The Kafka line a code generation runs: its own line ("0.9" for "0.9.0", "0.10.0" for "0.10.0-IV0" or
+    "0.10.0.1", "4.4" for "4.4.0"); a release between two modelled lines runs the older one's rows."""
+    line = kafka4_line(version)
+    if line is not None:
+        return line
+    rel = normalize_api_version(version).split("-IV")[0]
+    try:
+        return kafka_lines.check_line(rel)
+    except ConfigError:
+        older = [x for x in kafka_lines.KAFKA_LINES if kafka_lines.order(x) <= kafka_lines.order(rel)]
+        if not older:
+            raise ConfigError(f"Kafka {version}: kafkafmt models the lines {', '.join(kafka_lines.KAFKA_LINES)}") \
+                from None
+        return older[-1]
+
+
+def without_ibp(line: str) -> bool:
+    """Whether a broker of ``line`` has no ``inter.broker.protocol.version`` (4.x: KRaft's metadata.version),
+    row ``broker.inter_broker_protocol`` of :mod:`kafkafmt.kafka_lines`."""
+    return kafka_lines.value("broker.inter_broker_protocol", line) is None
+
 
 #: seed 000's internal ApiVersion names → Kafka's MetadataVersion strings
 SEED_API_VERSION_ALIASES = {"0.9.0-1": "0.10.0-IV0"}

@@ -127,6 +127,23 @@ def test_seed004_old_consumers_cannot_read_v1():
     assert consumer_view(build([R(NOW)], magic=1), client_magic=1).error is None
 
 
+def test_the_0_9_java_consumer_stalls_where_the_parse_fails_and_a_0_10_one_raises():
+    """What the application sees (row consumer.unparsable_fetch): the 0.9.0.1 Fetcher parses inside the
+    response's completion listener and NetworkClient.poll only logs its KafkaException, so a v0 record read
+    before the v1 one is dropped too; KAFKA-3977 (0.10.0.1) hands the exception to KafkaConsumer.poll."""
+    data = build([R(NOW)], magic=0, base_offset=2) + build([R(NOW)], magic=1, base_offset=3)
+    parse = consumer_view(data, client_magic=0)
+    assert (parse.outcome, parse.offsets, parse.error) == ("raises", [2], "KafkaException")
+    stall = consumer_view(data, client_magic=0, client_line="0.9")
+    assert (stall.outcome, stall.records, stall.error) == ("stalls", [], None)
+    assert [r.offset for r in stall.dropped] == [2]
+    assert stall.logged == "KafkaException: Error deserializing key/value for partition topic-0 at offset 3"
+    assert any(step.values.get("kafka_line_row") == "consumer.unparsable_fetch" for step in stall.trace)
+    raised = consumer_view(data, client_magic=0, client_line="0.10.0")
+    assert (raised.outcome, raised.offsets, raised.error) == ("raises", [2], "KafkaException")
+    assert consumer_view(data, client_magic=1, client_line="0.9").outcome == "records"
+
+
 def test_old_010_consumer_on_v2_fails_the_crc_check_with_the_leader_epoch_as_stored_crc():
     """A 0.10 consumer reading a v2 batch: the bytes where its CRC should be are the partition leader epoch
     (-1 → 4294967295) and its CRC32 covers magic..end; if the byte it takes for 'attributes' (the first CRC32C
