@@ -22,6 +22,7 @@ from kafkafmt.broker.validator import validate_messages_and_assign_offsets
 from kafkafmt.config import BrokerConfig, LogConfig
 from kafkafmt.constants import CompressionType
 from kafkafmt.errors import KafkaFmtError
+from kafkafmt.kafka_lines import check_line
 from kafkafmt.records import MemoryRecords
 from kafkafmt.records.builder import build_records
 from kafkafmt.records.dump_log import dump_log
@@ -305,7 +306,7 @@ def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str,
         m = model_fetch(broker.segment(topic).read_bytes(), topic_config=model_config(rel), fetch_version=version,
                         fetch_offset=0)
         # the whole conversion: a consumer whose response was cut fetches the rest from the next offset
-        expected = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count)
+        expected = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count, client_line(name))
     real: object = real_consumed(run, sees_time) if (run.ok or accepted) else f"refused: {run.error}"
     agree = (expected == real) if accepted else not run.ok
     return Check(rel.version, f"client-consume/{name}", run.client, f"{count} records from offset 0", expected,
@@ -317,10 +318,24 @@ def client_reads_magic(name: str) -> int:
     return next(c[2] for c in CLIENTS if c[0] == name) if name.startswith("java-") else 2
 
 
-def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int) -> list[dict]:
+#: what :func:`model_consumed` and :func:`real_consumed` write for a consumer that stalls (no record, no error)
+STALLS = {"stalls": "no record, no error"}
+
+
+def client_line(name: str) -> str | None:
+    """The Kafka line of a Java client (``java-0.9.0.1`` → ``0.9``), whose consumer decides what a parse error
+    becomes (row ``consumer.unparsable_fetch``); None for kafka-python."""
+    return check_line(name.split("-", 1)[1]) if name.startswith("java-") else None
+
+
+def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int,
+                   line: str | None = None) -> list[dict]:
     """What the model says a client reading up to ``reads_magic`` gets from ``fetched``: its records
-    (offset, key, value, and the timestamp when its API has one), then ``{"error": exception}`` if it fails."""
-    view = consumer_view(fetched, client_magic=reads_magic)
+    (offset, key, value, and the timestamp when its API has one), then ``{"error": exception}`` if it fails;
+    :data:`STALLS` alone when the Java consumer of ``line`` only logs its parse error."""
+    view = consumer_view(fetched, client_magic=reads_magic, client_line=line)
+    if view.outcome == "stalls":
+        return [STALLS]
     out = [_seen({"offset": r.offset, "key": _text(r.key), "value": _text(r.value), "timestamp": r.timestamp},
                  sees_time) for r in view.records][:count]
     if view.error and len(out) < count:
@@ -329,7 +344,10 @@ def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int
 
 
 def real_consumed(run, sees_time: bool) -> list[dict]:
-    """A client run's records in :func:`model_consumed`'s shape; its failure as ``{"error": class name}``."""
+    """A client run's records in :func:`model_consumed`'s shape; its failure as ``{"error": class name}``, and a
+    client that read nothing and raised nothing until its timeout (``consumed 0 of N``) as :data:`STALLS`."""
+    if not run.ok and not run.records and str(run.error).startswith("consumed 0 of "):
+        return [STALLS]
     out = [_seen(r, sees_time) for r in run.records]
     if not run.ok:
         err = run.error or ""

@@ -29,6 +29,7 @@ from kafkafmt.records.builder import build_records
 from .history import (
     TS_BASE,
     Check,
+    client_line,
     client_reads_magic,
     decode,
     hexdiff,
@@ -113,7 +114,7 @@ def _consume(cluster: OldCluster, client: str, partition: int, mfv: str, phase: 
     m = model_fetch(seg, topic_config=model_config(leader.release, mfv), fetch_version=fetch_version, fetch_offset=0)
     sees_time = client != "java-0.9.0.1"
     fetched = bytes(m.records)  # the whole conversion: a consumer fetches the rest of a cut response
-    expected = model_consumed(fetched, client_reads_magic(client), sees_time, count)
+    expected = model_consumed(fetched, client_reads_magic(client), sees_time, count, client_line(client))
     real = real_consumed(run, sees_time)
     ok = expected == real
     return Check(_CLUSTER, f"seed000/{phase}/consume/{client}/p{partition}", run.client,

@@ -25,15 +25,7 @@ _CHECKS = {
                  "consume/java-0.9.0.1/p1"],
 }
 #: seed000/<phase>/<check> → the disagreement, as measured (conformance/history/last-live-run.json)
-DISAGREEMENTS: dict[str, str] = {
-    "seed000/rollback/consume/java-0.9.0.1/p1": (
-        "after the rollback the 0.10.2.2 leader (format 0.9.0) sends the magic-1 messages a 0.10 client wrote "
-        "zero-copy; the 0.9.0.1 Java consumer gets NO record at all (not even the v0 ones before them) and no "
-        "exception, for ever: Fetcher.handleFetchResponse parses inside the fetch's completion listener "
-        "(0.9.0.1 Fetcher.java:139) and NetworkClient.poll catches and logs the KafkaException ('Uncaught error "
-        "in request completion', NetworkClient.java:275-276), so the response is dropped and refetched; "
-        "kafkafmt's consumer_view(client_magic=0) returns offsets 0-2 then KafkaException"),
-}
+DISAGREEMENTS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
