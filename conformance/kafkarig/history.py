@@ -343,10 +343,17 @@ def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int
     return out
 
 
+def stalled(run) -> bool:
+    """Whether a consumer run read nothing and raised nothing until a timeout: its own poll loop's
+    (``consumed 0 of N``) or, when a loaded machine stretches its start and poll, ``OldClient``'s watchdog's."""
+    return not run.ok and not run.records and str(run.error).startswith(
+        ("consumed 0 of ", "no answer from the broker within "))
+
+
 def real_consumed(run, sees_time: bool) -> list[dict]:
     """A client run's records in :func:`model_consumed`'s shape; its failure as ``{"error": class name}``, and a
-    client that read nothing and raised nothing until its timeout (``consumed 0 of N``) as :data:`STALLS`."""
-    if not run.ok and not run.records and str(run.error).startswith("consumed 0 of "):
+    client that read nothing and raised nothing until its timeout (:func:`stalled`) as :data:`STALLS`."""
+    if stalled(run):
         return [STALLS]
     out = [_seen(r, sees_time) for r in run.records]
     if not run.ok:

@@ -45,7 +45,7 @@ from kafkafmt.scenarios.runner import run_scenario
 from kafkafmt.scenarios.versions import normalize_api_version
 
 from .broker import BrokerError
-from .history import hexdiff
+from .history import hexdiff, stalled
 from .oldclients import java_client
 from .oldcluster import OldCluster
 from .releases import RELEASE_OF_LINE, ReleaseError, release
@@ -434,7 +434,7 @@ class LiveScenario:
         run = java_client(rel, ["consume", self._broker(leader).bootstrap, TOPIC, str(partition), str(offset),
                                 str(count)], timeout_ms=timeout_ms)
         real_read = [(r["offset"], r["timestamp"]) if with_ts else (r["offset"],) for r in run.records]
-        real_stalled = not run.ok and not run.records and str(run.error).startswith("consumed 0 of ")
+        real_stalled = stalled(run)
         model_txt = f"{len(model_read)} records {model_read[:4]}{'...' if len(model_read) > 4 else ''}" + (
             f", error {crow.error}" if crow and crow.error else
             ", stalls: no record, no error (the exception only logged)" if stalls else "")
