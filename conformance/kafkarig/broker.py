@@ -29,7 +29,7 @@ from pathlib import Path
 from . import paths
 from .client import KafkaClient, ProtocolError
 from .paths import REPO_ROOT
-from .properties import write_properties, write_server_properties
+from .properties import SINGLE_NODE_CONFIG, write_properties, write_server_properties
 
 LIB_DIR = Path(os.environ.get("KAFKAFMT_KAFKA_LIB", paths.LIB_DIR))
 JVM_OPTS = ["-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
@@ -44,30 +44,10 @@ PROFILES: dict[str, dict[str, str]] = {
 }
 
 BASE_BROKER_CONFIG = {
-    "num.partitions": "1",
-    "default.replication.factor": "1",
-    "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "transaction.state.log.num.partitions": "1",
-    "auto.create.topics.enable": "false",
-    "group.initial.rebalance.delay.ms": "0",
-    "num.network.threads": "2",
-    "num.io.threads": "2",
-    "background.threads": "2",
-    "num.recovery.threads.per.data.dir": "1",
-    "num.replica.fetchers": "1",
-    "log.cleaner.enable": "false",
-    "log.retention.check.interval.ms": "3600000",
-    "log.flush.interval.messages": "1",
-    "log.segment.bytes": "1048576",
-    "log.index.size.max.bytes": "8192",
+    **SINGLE_NODE_CONFIG,
     "zookeeper.session.timeout.ms": "18000",
     "zookeeper.connection.timeout.ms": "30000",
-    "controlled.shutdown.enable": "false",
     "delete.topic.enable": "true",
-    "message.max.bytes": "1048588",
 }
 
 LOG4J = """\

@@ -31,7 +31,7 @@ from pathlib import Path
 from . import paths
 from .broker import BrokerError, JavaProcess, free_port, wait_until_ready
 from .client import KafkaClient
-from .properties import write_server_properties
+from .properties import SINGLE_NODE_CONFIG, write_server_properties
 
 LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", paths.LIB44_DIR))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
@@ -39,29 +39,9 @@ JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
 
 #: broker settings of the one-node KRaft cluster (on top of the listeners, ids and log dir)
 KRAFT_BROKER_CONFIG = {
-    "num.partitions": "1",
-    "default.replication.factor": "1",
-    "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "transaction.state.log.num.partitions": "1",
+    **SINGLE_NODE_CONFIG,
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
-    "auto.create.topics.enable": "false",
-    "group.initial.rebalance.delay.ms": "0",
-    "num.network.threads": "2",
-    "num.io.threads": "2",
-    "background.threads": "2",
-    "num.recovery.threads.per.data.dir": "1",
-    "num.replica.fetchers": "1",
-    "log.cleaner.enable": "false",
-    "log.retention.check.interval.ms": "3600000",
-    "log.flush.interval.messages": "1",
-    "log.segment.bytes": "1048576",
-    "log.index.size.max.bytes": "8192",
-    "controlled.shutdown.enable": "false",
-    "message.max.bytes": "1048588",
 }
 
 LOG4J2 = """\
