@@ -489,3 +489,28 @@ def test_public_module_aliases_re_export_the_records_modules():
         own = {n for n, v in vars(short).items() if not n.startswith("__") and getattr(full, n, object()) is not v}
         assert own == set(), f"{alias} defines {sorted(own)} of its own"
     assert not any(type(f).__name__ == "_ModuleAlias" for f in sys.meta_path), "no import hook"
+
+
+# --- one record builder for the views ------------------------------------------------------------------------
+
+#: the parts that show records rather than model a Kafka component: they build records with
+#: kafkafmt.records.build_records, the one way the views, samples and probes write them
+VIEW_PARTS = ("viz/", "probes/")
+
+
+def builder_calls(sources) -> list[str]:
+    """``"path:line"`` for every ``MemoryRecordsBuilder(...)`` made in a view or a probe."""
+    return [f"{rel}:{n.lineno}" for rel, tree in sources if rel.startswith(VIEW_PARTS) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and _callee(n) == "MemoryRecordsBuilder"]
+
+
+def test_views_build_records_with_the_one_builder():
+    found = builder_calls(_sources())
+    assert found == [], "use kafkafmt.records.build_records: " + ", ".join(found)
+
+
+def test_builder_check_catches_a_builder_in_a_view():
+    code = ast.parse("from ..records import MemoryRecordsBuilder, records\n"
+                     "def batch():\n    b = MemoryRecordsBuilder(2, 'none')\n    b.append(0, b'k', b'v')\n"
+                     "    return records.MemoryRecordsBuilder(2).build()\n")
+    assert builder_calls([("viz/x.py", code), ("broker/x.py", code)]) == ["viz/x.py:3", "viz/x.py:5"]
