@@ -50,3 +50,27 @@ def test_the_bench_file_is_bench_py_s_own_results_table():
     assert columns[:3] == ["task", "data", "kafkafmt rec/s"]
     assert {r[0] for r in rows} >= {"columnar", "deep", "build", "build-columns", "down"}
     assert [r for r in rows if r[:2] == ["columnar", "v2-none"]][0][7] == "2.82x"  # vs aiokafka-c, as measured
+
+
+def _literals(node) -> list[str]:
+    return [n.astext() for n in node.findall() if n.tagname == "literal"]
+
+
+def test_inline_code_shows_the_double_backquoted_parts_as_code():
+    para = kt.inline_code("``earliest`` or JSON ``{\"t\": {\"0\": 1}}``; exclusive")
+    assert para.astext() == 'earliest or JSON {"t": {"0": 1}}; exclusive'
+    assert _literals(para) == ["earliest", '{"t": {"0": 1}}']
+
+
+def test_kafka_lines_columns_are_at_least_their_longest_word():
+    """Every narrow column of the Kafka-lines table is as wide as its header and its longest word (capped), so the
+    browser never breaks a header or a version inside a word ("sinc/e", "0.10./0")."""
+    from kafkafmt import kafka_lines
+    rows = [c.to_dict() for c in kafka_lines.changes(None)]
+    columns = list(rows[0])
+    shares = dict(zip(columns, kt.column_shares(columns, rows, {"what": 24})))
+    assert shares["what"] == 24
+    for c in columns:
+        if c != "what":
+            assert shares[c] >= min(10, len(c)) + 3, c
+    assert shares["since"] >= len("0.10.0") + 3 and shares["release"] >= len("release") + 3
