@@ -74,3 +74,23 @@ def test_kafka_lines_columns_are_at_least_their_longest_word():
         if c != "what":
             assert shares[c] >= min(10, len(c)) + 3, c
     assert shares["since"] >= len("0.10.0") + 3 and shares["release"] >= len("release") + 3
+
+
+def _build_site_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kafkafmt_build_site", ROOT / "docs" / "_ext" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_warning_fails_the_site_build(tmp_path):
+    """``make docs`` fails on any Sphinx warning (a new docstring's broken markup, a link to no page), so the
+    site's build stays warning-free; the same page without the broken link builds."""
+    build_site = _build_site_module()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text("# A page\n\nSee {doc}`no-such-page`.\n")
+    assert build_site.sphinx_build(src, tmp_path / "warned") != 0
+    (src / "index.md").write_text("# A page\n\nNothing broken.\n")
+    assert build_site.sphinx_build(src, tmp_path / "clean") == 0

@@ -14,8 +14,9 @@ from .paths import CONFORMANCE
 from .paths import LIB_DIR as LIB
 
 SOURCE = CONFORMANCE / "oracle-log" / "KafkaLogOracle.java"
-#: what it shares with the other oracles: the mock clock (its MutableTime and Done) and the line protocol
-SHARED = [CONFORMANCE / "oracle-shared" / "CleanerClock.java", CONFORMANCE / "oracle-shared" / "JsonLines.java"]
+#: what it shares with the other oracles: the mock clock (its MutableTime and Done), the line protocol and the
+#: answers about a log
+SHARED = [CONFORMANCE / "oracle-shared" / name for name in ("CleanerClock.java", "JsonLines.java", "LogAnswers.java")]
 
 
 def _missing_reason() -> str | None:

@@ -76,7 +76,7 @@ public final class CleanerOracle44 {
 
     static UnifiedLog open(JsonNode req, Time time, boolean clean) throws Exception {
         return UnifiedLog.create(
-            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(JsonLines.props(req.get("config"))),
+            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(JsonLines.config(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
             new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),

@@ -292,7 +292,7 @@ public final class KafkaOracle44 {
     static final Map<String, UnifiedLog> LOGS = new HashMap<>();
 
     static void openLog(JsonNode req, ObjectNode out) throws Exception {
-        java.util.Properties props = JsonLines.props(req.get("config"));
+        Map<String, String> props = JsonLines.config(req.get("config"));
         UnifiedLog log = UnifiedLog.create(new File(req.path("dir").asText()), new LogConfig(props),
                 req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0), new InlineScheduler(),
                 new BrokerTopicStats(false), TIME, 60000, new ProducerStateManagerConfig(86400000, false), 600000,
@@ -312,26 +312,12 @@ public final class KafkaOracle44 {
     }
 
     static void appendInfo(LogAppendInfo info, ObjectNode out) {
-        out.put("firstOffset", info.firstOffset());
-        out.put("lastOffset", info.lastOffset());
-        out.put("maxTimestamp", info.maxTimestamp());
-        out.put("logAppendTime", info.logAppendTime());
-        out.put("validBytes", info.validBytes());
+        LogAnswers.appendInfo(info, out);
     }
 
     static void state(UnifiedLog log, ObjectNode out) {
-        out.put("logEndOffset", log.logEndOffset());
-        out.put("logStartOffset", log.logStartOffset());
-        out.put("recoveryPoint", log.recoveryPoint());
-        out.put("highWatermark", log.highWatermark());
-        ArrayNode segs = out.putArray("segments");
-        Iterator<LogSegment> it = log.logSegments().iterator();
-        while (it.hasNext()) {
-            LogSegment seg = it.next();
-            ObjectNode o = segs.addObject();
-            o.put("baseOffset", seg.baseOffset());
-            o.put("size", seg.size());
-        }
+        LogAnswers.state(log.logEndOffset(), log.logStartOffset(), log.recoveryPoint(), log.highWatermark(),
+                         log.logSegments(), out);
     }
 
     static Compression compression(String name, JsonNode level) {
@@ -362,7 +348,7 @@ public final class KafkaOracle44 {
     }
 
     static void validateConfig(JsonNode req, ObjectNode out) {
-        java.util.Properties props = JsonLines.props(req.get("config"));
+        Map<String, String> props = JsonLines.config(req.get("config"));
         LogConfig.validate(props);
         LogConfig c = new LogConfig(props);
         out.put("messageTimestampType", c.messageTimestampType.name);

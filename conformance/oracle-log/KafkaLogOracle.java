@@ -59,11 +59,7 @@ public final class KafkaLogOracle {
     private static final Map<String, UnifiedLog> LOGS = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
-        try {
-            org.apache.log4j.Logger.getRootLogger().setLevel(org.apache.log4j.Level.OFF);
-        } catch (Throwable ignored) {
-            // no reload4j: nothing to silence
-        }
+        JsonLines.silenceLog4j();
         Exit.setExitProcedure((code, message) -> {
             throw new ToolExit(code, message);
         });
@@ -264,29 +260,12 @@ public final class KafkaLogOracle {
     }
 
     static ObjectNode appendInfo(LogAppendInfo info, ObjectNode out) {
-        out.put("firstOffset", info.firstOffset());
-        out.put("lastOffset", info.lastOffset());
-        out.put("maxTimestamp", info.maxTimestamp());
-        out.put("logAppendTime", info.logAppendTime());
-        out.put("validBytes", info.validBytes());
-        return out;
+        return LogAnswers.appendInfo(info, out);
     }
 
-    static ObjectNode state(UnifiedLog log, ObjectNode out) throws Exception {
-        out.put("logEndOffset", log.logEndOffset());
-        out.put("logStartOffset", log.logStartOffset());
-        out.put("recoveryPoint", log.recoveryPoint());
-        out.put("highWatermark", log.highWatermark());
-        ArrayNode segs = out.putArray("segments");
-        Iterator<LogSegment> it = log.logSegments().iterator();
-        while (it.hasNext()) {
-            LogSegment s = it.next();
-            ObjectNode o = segs.addObject();
-            o.put("baseOffset", s.baseOffset());
-            o.put("size", s.size());
-            // nothing that would open (and so create) a lazily opened index file
-        }
-        return out;
+    static ObjectNode state(UnifiedLog log, ObjectNode out) {
+        return LogAnswers.state(log.logEndOffset(), log.logStartOffset(), log.recoveryPoint(), log.highWatermark(),
+                                log.logSegments(), out);
     }
 
     static byte[] bytesOf(Records records) throws Exception {

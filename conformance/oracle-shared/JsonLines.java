@@ -22,6 +22,8 @@ import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Properties;
 
 final class JsonLines {
@@ -33,6 +35,19 @@ final class JsonLines {
     /** What an oracle does with one request: its response fields ("ok" is added). */
     interface Handler {
         ObjectNode serve(JsonNode request) throws Exception;
+    }
+
+    /** Turns reload4j's root logger off where the class path has it (Kafka 3.9's jars; 4.x logs through
+     *  log4j2), so that no log line reaches the JVM's stderr between requests. */
+    static void silenceLog4j() {
+        try {
+            Class<?> logger = Class.forName("org.apache.log4j.Logger");
+            Class<?> level = Class.forName("org.apache.log4j.Level");
+            Object root = logger.getMethod("getRootLogger").invoke(null);
+            logger.getMethod("setLevel", level).invoke(root, level.getField("OFF").get(null));
+        } catch (ReflectiveOperationException | LinkageError ignored) {
+            // no reload4j: nothing to silence
+        }
     }
 
     /** Serves requests until stdin ends. */
@@ -67,10 +82,17 @@ final class JsonLines {
         return out;
     }
 
-    /** A request's {"config": {...}} as the properties a LogConfig is made of (every value as text). */
+    /** A request's {"config": {...}}: the topic properties a LogConfig is made of, every value as text. */
+    static Map<String, String> config(JsonNode cfg) {
+        Map<String, String> props = new HashMap<>();
+        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        return props;
+    }
+
+    /** {@link #config} as Properties (what 3.9's LogConfig.validate takes). */
     static Properties props(JsonNode cfg) {
         Properties props = new Properties();
-        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        props.putAll(config(cfg));
         return props;
     }
 

@@ -54,11 +54,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 public final class CleanerOracle {
     public static void main(String[] args) throws Exception {
-        try {
-            org.apache.log4j.Logger.getRootLogger().setLevel(org.apache.log4j.Level.OFF);
-        } catch (Throwable ignored) {
-            // no reload4j: nothing to silence
-        }
+        JsonLines.silenceLog4j();
         JsonLines.serve(CleanerOracle::serve);
     }
 

@@ -241,13 +241,18 @@ MAX_SKEW_MS = 100 * 365 * 24 * 3600 * 1000
 class ClockModel:
     """How a producer's clock differs from true time: ``CreateTime = true send time + skew``.
 
-    ``none``          skew 0.
-    ``normal``        per record, skew ~ Normal(``offset_ms``, ``sigma_ms``).
-    ``heavy_tailed``  per record, skew = ``offset_ms`` + ``scale_ms`` x Student-t(``df``) (df <= 2: infinite
-                      variance, the occasional wild timestamp of a real fleet).
-    ``wrong``         a badly wrong clock: a constant ``offset_ms`` (e.g. a day behind) plus Normal(0, ``sigma_ms``).
-    ``negative``      a KIP-228 producer (seed 002): timestamps ``base_ms`` + time since the start, with
-                      ``base_ms`` < 0 (before 1970); stored with the proposal's ``isTimestampExtended`` bit.
+    ``none``
+        skew 0.
+    ``normal``
+        per record, skew ~ Normal(``offset_ms``, ``sigma_ms``).
+    ``heavy_tailed``
+        per record, skew = ``offset_ms`` + ``scale_ms`` x Student-t(``df``) (df <= 2: infinite variance, the
+        occasional wild timestamp of a real fleet).
+    ``wrong``
+        a badly wrong clock: a constant ``offset_ms`` (e.g. a day behind) plus Normal(0, ``sigma_ms``).
+    ``negative``
+        a KIP-228 producer (seed 002): timestamps ``base_ms`` + time since the start, with ``base_ms`` < 0
+        (before 1970); stored with the proposal's ``isTimestampExtended`` bit.
 
     Seed 000 §7.1-7.2 (KIP-32): with CreateTime the broker keeps whatever the producer says.
     """
