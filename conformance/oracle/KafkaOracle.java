@@ -537,13 +537,10 @@ public final class KafkaOracle {
     }
 
     static byte[] unhex(String s) {
-        if ((s.length() & 1) != 0) throw new BadRequest("odd-length hex string");
-        byte[] out = new byte[s.length() / 2];
-        for (int i = 0; i < out.length; i++) {
-            int hi = Character.digit(s.charAt(2 * i), 16), lo = Character.digit(s.charAt(2 * i + 1), 16);
-            if (hi < 0 || lo < 0) throw new BadRequest("invalid hex digit near position " + (2 * i));
-            out[i] = (byte) ((hi << 4) | lo);
+        try {
+            return JsonLines.unhex(s);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequest(e.getMessage());
         }
-        return out;
     }
 }
