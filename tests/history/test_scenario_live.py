@@ -103,9 +103,11 @@ def test_upgrade_runs_live_until_the_release_refuses_phase_2_1_and_agrees(upgrad
     assert p.returncode == 0, p.stdout[-3000:]
 
 
-@pytest.mark.parametrize("step", range(1, 11))
-def test_upgrade_phase_1_every_replica_client_and_fetch_agrees(upgrade, step):
-    p, steps = upgrade
+@pytest.mark.parametrize("run,step", [("upgrade", n) for n in range(1, 11)] + [("upgrade_ibp", n) for n in range(1, 18)])
+def test_upgrade_every_replica_client_and_fetch_agrees(request, run, step):
+    """Phase 1 of the seed's plan, and every step of the plan with ApiVersion 0.10.0: replicas compared at each
+    step's end, byte for byte."""
+    p, steps = request.getfixturevalue(run)
     rows = steps[step]["rows"]
     assert rows and differ(steps, step) == [], differ(steps, step)
     assert any(what.startswith("replica ") for _, what, *_ in rows)
@@ -187,13 +189,6 @@ def test_with_api_version_0_10_0_the_format_bump_starts_every_broker(upgrade_ibp
     assert all(r.startswith("Kafka 0.10.0.1 started, ") and "inter.broker.protocol.version=0.10.0," in r
                and "log.message.format.version=0.10.0" in r for _, r in bounced), bounced
 
-
-@pytest.mark.parametrize("step", range(12, 18))
-def test_with_api_version_0_10_0_phase_2_compares_replicas_and_agrees(upgrade_ibp, step):
-    p, steps = upgrade_ibp
-    rows = steps[step]["rows"]
-    assert rows and differ(steps, step) == [], differ(steps, step)
-    assert any(what.startswith("replica ") for _, what, *_ in rows)
 
 
 def test_with_api_version_0_10_0_the_rollback_leaves_v0_on_b_byte_for_byte(rollback_ibp):
