@@ -95,7 +95,7 @@ def test_upgrade_runs_live_until_the_release_refuses_phase_2_1_and_agrees(upgrad
     p, steps = upgrade
     assert p.stderr == ""
     assert sorted(steps) == list(range(1, 12)), p.stdout[-3000:]
-    assert "not run live (a release refused an earlier step): 12. phase 2.2.1: " in p.stdout
+    assert "not run live (a broker refused to start at an earlier step): 12. phase 2.2.1: " in p.stdout
     assert "; 17. phase 2.2.2 with LogAppendTime: " in p.stdout
     last = p.stdout.splitlines()[-1]
     assert last.startswith("11 steps live (A 0.9.0.1→0.10.0.1, B 0.9.0.1→0.10.0.1, C 0.9.0.1→0.10.0.1; ")
@@ -132,7 +132,7 @@ def test_rollback_runs_live_until_the_release_refuses_trial_1_and_agrees(rollbac
     p, steps = rollback
     assert p.stderr == ""
     assert sorted(steps) == [1], p.stdout[-3000:]
-    assert "not run live (a release refused an earlier step): 2. trial 2: " in p.stdout
+    assert "not run live (a broker refused to start at an earlier step): 2. trial 2: " in p.stdout
     assert p.returncode == 0, p.stdout[-3000:]
 
 
