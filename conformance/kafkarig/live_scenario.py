@@ -9,11 +9,14 @@ old releases (:mod:`kafkarig.oldcluster`) and compares:
 * a broker's ``version`` is a release line (``"0.9.0"``, ``"0.10.0"``...): the line's last patch release of
   :data:`kafkarig.releases.RELEASES` runs (``0.10.2`` → ``0.10.2.2``); scenario brokers A, B, C... are broker
   ids 1, 2, 3..., the scenario's partitions one topic ``topic`` with their replicas in that order (leader first);
-* ``configure`` → a rolling restart of the brokers whose release or properties changed (the model's
-  ``message.format.version`` / ``inter.broker.protocol.version`` / ``message.timestamp.type`` become
-  ``log.message.format.version``, ``inter.broker.protocol.version`` and ``log.message.timestamp.type``; the
-  seeds' ``0.9.0-1`` is ``0.10.0-IV0``), each waiting for the ISR, then the preferred leaders elected again
-  (the model keeps its leaders across a bounce); nothing is started before the first step that needs a broker;
+* ``configure`` → a rolling restart of the brokers whose release or properties changed, in the model's order
+  (the model's ``message.format.version`` / ``inter.broker.protocol.version`` / ``message.timestamp.type``
+  become ``log.message.format.version``, ``inter.broker.protocol.version`` and ``log.message.timestamp.type``;
+  the seeds' ``0.9.0-1`` is ``0.10.0-IV0``), each waiting for the ISR, then the preferred leaders elected
+  again (the model keeps its leaders across a bounce); nothing is started before the first step that needs a
+  broker.  A broker that refuses to start is restarted on its previous settings and the run stops there, as
+  the model's does (:func:`kafkafmt.scenarios.runner.run_scenario`): the row agrees when the model refused
+  that broker for the release's own reason;
 * ``produce`` → the Java ``kafka-clients`` of the producer's release line (``OldClient``) sends the records
   the model's producer sent (keys, values, timestamps of the model's row), compression as the producer's;
 * ``consume`` → the consumer's Java client reads from the offset (a model consumer that stalls agrees with a
@@ -195,11 +198,13 @@ class Refused(Exception):
         self.row = row
 
 
-def _model_broker(rows, name: str) -> str:
-    r = next((r for r in rows if r.path == "broker" and r.actor == name), None)
+def _model_broker(r) -> str:
+    """The model's bounce of one broker (its ``broker`` row), in words: started with what, or refused."""
     if r is None:
         return "bounced"
     d = r.detail
+    if r.conversion == "refused to start":
+        return f"Kafka {d.get('version')} refused to start: {d.get('reason')}"
     return (f"{d.get('version')} bounced, inter.broker.protocol.version={d.get('inter.broker.protocol.version')}, "
             f"message.format.version={d.get('message.format.version')}: writes v{r.magic_out}, replicates with "
             f"Fetch v{d.get('replica_fetch_version')}")
@@ -326,42 +331,54 @@ class LiveScenario:
         return None
 
     def _configure(self, a, rows, cursor, model) -> list[LiveRow]:
+        """A rolling bounce of the brokers the model bounced, in its order: each broker whose release or
+        settings changed is restarted and waited for in the ISR.  A broker that refuses to start is restarted on
+        its previous settings and the run stops there (:class:`Refused`), agreeing when the model refused it
+        for the same reason; the model's roll stops at its first refusal, and so does this one."""
         names = list(self.ids) if a["broker"] == "all" else [a["broker"]]
-        changed = []
+        out, changed = [], False
         for n in names:
+            mrow = self._next_row(rows, cursor, "broker", n)
+            if mrow is None:  # the model's roll stopped before this broker
+                break
+            model_refused = mrow.conversion == "refused to start"
             rel, props = self.want[n]
             new = (release_of(a["version"]) if a.get("version") else rel,
                    {**props, **_server_properties(a.get("properties") or {})})
-            if _effective(*new) != _effective(rel, props):
-                changed.append(n)
-            self.want[n] = new
-        out = []
-        for n in changed:
-            if n in self.down:
+            if n in self.down or (_effective(*new) == _effective(rel, props) and not model_refused):
+                self.want[n] = new
                 continue
-            rel, props = self.want[n]
             b = self._broker(n)
             before = (b.release.version, dict(b.overrides))
             try:
-                b.restart(rel, props)
+                b.restart(*new)
             except BrokerError as e:
-                b.restart(before[0], before[1])  # the operator puts the broker back as it was
+                # the operator puts the broker back as it was (restart merges: a key the bounce added is removed)
+                b.restart(before[0], {**{k: None for k in new[1] if k not in before[1]}, **before[1]})
                 self._wait_in_sync()
-                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(rows, n),
-                                      f"Kafka {rel} refused to start: {_refusal(str(e))}", False,
+                reason = _refusal(str(e))
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow),
+                                      f"Kafka {new[0]} refused to start: {reason}",
+                                      model_refused and mrow.detail.get("reason") == reason,
                                       f"{n} restarted on its previous configuration; the steps after this one are "
                                       "not run live")) from None
+            self.want[n] = new
+            changed = True
+            real = f"Kafka {new[0]} started, " + ", ".join(
+                f"{k}={v}" for k, v in sorted(new[1].items()) if k in BROKER_KEYS.values())
+            if model_refused:
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow), real, False,
+                                      "the model refused the bounce; the steps after this one are not run"))
             try:
                 self._wait_in_sync(ISR_TIMEOUT)
             except BrokerError as e:
-                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(rows, n),
-                                      f"Kafka {rel} started but its replicas did not rejoin the ISR within "
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow),
+                                      f"Kafka {new[0]} started but its replicas did not rejoin the ISR within "
                                       f"{ISR_TIMEOUT:.0f}s: {str(e).splitlines()[0]}", False,
                                       "the steps after this one are not run live")) from None
-            if self.ran[n][-1] != rel:
-                self.ran[n].append(rel)
-            out.append(LiveRow(f"broker {n} bounced", _model_broker(rows, n), f"Kafka {rel} started, " + ", ".join(
-                f"{k}={v}" for k, v in sorted(props.items()) if k in BROKER_KEYS.values()), True))
+            if self.ran[n][-1] != new[0]:
+                self.ran[n].append(new[0])
+            out.append(LiveRow(f"broker {n} bounced", _model_broker(mrow), real, True))
         if changed:
             self._elect_preferred(model)
         return out
@@ -544,13 +561,14 @@ def run_live(scenario, *, emit=None) -> LiveReport:
             emit(n, step.name, rows)
 
     try:
-        run_scenario(scenario, on_step=on_step)
+        run_scenario(scenario, on_step=on_step)  # the model stops after a step where a broker refused to start
     except Refused:
-        report.not_run = [f"{i}. {st.name}" for i, st in enumerate(scenario.steps, 1) if i > len(report.steps)]
+        pass
     except (BrokerError, ReleaseError, OSError) as e:
         raise LiveRunFailed(str(e).splitlines()[0]) from None
     finally:
         live.close()
+    report.not_run = [f"{i}. {st.name}" for i, st in enumerate(scenario.steps, 1) if i > len(report.steps)]
     report.seconds = time.monotonic() - t0
     report.releases = {n: "→".join(r) for n, r in live.ran.items()}
     return report

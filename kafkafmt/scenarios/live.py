@@ -66,7 +66,7 @@ class LiveReport:
     steps: list = field(default_factory=list)
     releases: dict = field(default_factory=dict)
     seconds: float = 0.0
-    #: steps not run live (a release refused an earlier one: its row says why)
+    #: steps not run live (a broker refused to start at an earlier one, for real or in the model: its row says why)
     not_run: list = field(default_factory=list)
 
     @property
