@@ -56,9 +56,9 @@ from kafkafmt.scenarios.live import LiveReport, LiveRow, LiveRunFailed, LiveUnsu
 from kafkafmt.scenarios.runner import run_scenario
 from kafkafmt.scenarios.versions import normalize_api_version
 
+from . import proposals
 from .broker import BrokerError
 from .history import hexdiff, stalled
-from . import proposals
 from .oldclients import java_client, producer_settings
 from .oldcluster import OldCluster
 from .releases import RELEASE_OF_LINE, STAND_INS, ReleaseError, release
@@ -77,7 +77,8 @@ BROKER_KEYS = {"message.format.version": "log.message.format.version",
 ISR_TIMEOUT = 30.0
 LIVE_BROKER_CONFIG = {"auto.leader.rebalance.enable": "false", "num.partitions": "1"}
 #: the actions the rig performs for real, and per action the keys it can honour
-ACTIONS = {"configure": {"broker", "version", "properties", "idempotence_modes"}, "produce": {"producer", "partition", "records", "timestamps"},
+ACTIONS = {"configure": {"broker", "version", "properties", "idempotence_modes"},
+           "produce": {"producer", "partition", "records", "timestamps"},
            "replicate": set(), "consume": {"consumer", "partition", "offset"}, "shutdown": {"broker"},
            "start": {"broker"}, "nuke": {"broker", "partitions"}, "show_disk": {"broker", "partition"},
            "upgrade": {"producer", "consumer", "version", "compression", "idempotence"}}
@@ -488,9 +489,9 @@ class LiveScenario:
         # v0 has no timestamp: the client sends none (a 0.10 client then stamps its own clock, dropped in v0)
         ts = ["-1", prefix] if all(t < 0 for t in stamps) else ["0", prefix, ",".join(map(str, stamps))]
         rel = release_of(self.client_versions[name])
-        idem = proposals.idempotent(self.modes[name])
+        settings = producer_settings(rel, proposals.idempotent(self.modes[name]))
         run = java_client(rel, ["produce", bootstrap, TOPIC, str(partition), self.compression[name], str(len(sent)),
-                                *ts], timeout_ms=15000, producer=producer_settings(rel, idem))
+                                *ts], timeout_ms=15000, producer=settings)
         model_err = (prow.error or (lrow.error if lrow else None))
         model_out = f"error {model_err}" if model_err else \
             f"ok, offsets {lrow.detail['offsets'][0]}-{lrow.detail['offsets'][1]}" if lrow else "ok"
@@ -500,8 +501,8 @@ class LiveScenario:
         # a Produce response carries only the error code before v8, the broker's message is in its log)
         same_error = _exception_class(model_err) in (None, _exception_class(run.error))
         agree = (model_err is None) == run.ok and (real_out == model_out if run.ok else same_error)
-        what = (f"{name} ({run.client}, enable.idempotence={str(idem).lower()}) → p{partition} leader {leader}: "
-                f"{len(sent)} records, {prow.request}")
+        idem = f", enable.idempotence={settings['enable.idempotence']}" if settings else ""  # 0.11 on (KIP-98)
+        what = f"{name} ({run.client}{idem}) → p{partition} leader {leader}: {len(sent)} records, {prow.request}"
         out = [LiveRow(what, model_out, real_out, agree)]
         if self.seed_modes.get(name) == "safe":
             out.append(proposals.safe_produce_row(f"{name} (enable.idempotence=safe) → p{partition} leader {leader}",

@@ -107,7 +107,8 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
         log4j.write_text("log4j.rootLogger=OFF\n")
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
            f"-Dlog4j.configuration=file:{log4j}",
-           *(f"-Doldclient.producer.{k}={v}" for k, v in (producer or {}).items()), "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
+           *(f"-Doldclient.producer.{k}={v}" for k, v in (producer or {}).items()),
+           "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
     name = f"kafka-clients {rel.version}"
     try:
