@@ -435,6 +435,9 @@ class LiveScenario:
                 changed.append(n)
             self.want[n] = new
         out = []
+        asked = str(a.get("version", "")).strip()
+        stand_in = next((f" (for line {line}: the rig has no {line}.x release)" for line in STAND_INS
+                         if asked == line or asked.startswith(line + ".")), "")
         for n in changed:
             if n in self.down:
                 continue
@@ -459,7 +462,7 @@ class LiveScenario:
                                       "the steps after this one are not run live")) from None
             if self.ran[n][-1] != rel:
                 self.ran[n].append(rel)
-            out.append(LiveRow(f"broker {n} bounced", _model_broker(rows, n), f"Kafka {rel} started, " + ", ".join(
+            out.append(LiveRow(f"broker {n} bounced", _model_broker(rows, n), f"Kafka {rel} started{stand_in}, " + ", ".join(
                 f"{k}={v}" for k, v in sorted(props.items()) if k in BROKER_KEYS.values()), True))
         if changed:
             self._elect_preferred(model)
