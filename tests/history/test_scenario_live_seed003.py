@@ -83,7 +83,9 @@ def test_step_2_the_brokers_become_1_1_1_and_s_gets_no_idempotence_modes(seed003
     p, steps = seed003
     bounced = {w: v for w, v in rows(steps, 2).items() if w.startswith("broker ")}
     assert sorted(bounced) == ["broker K bounced", "broker S bounced"]
-    assert all(agree and real.startswith("Kafka 1.1.1 started") for agree, _m, real in bounced.values())
+    assert all(agree and real.startswith("Kafka 1.1.1 started (for line 1.0: the rig has no 1.0.x release), "
+                                         "inter.broker.protocol.version=0.11.0, log.message.format.version=0.10.2")
+               for agree, _m, real in bounced.values())
     (what, seed, real, note), = seed_rows(p.stdout)[2]
     assert what == "broker S: idempotence modes" and real.startswith("Kafka 1.1.1 has no such setting")
     assert note.endswith("the release did otherwise (not counted)")
@@ -128,8 +130,12 @@ def test_step_4_after_the_format_upgrade_every_idempotent_batch_is_stored_as_v2(
         agree, model, real = rows(steps, 4)[what]
         assert agree, (model, real)
         assert what == replica + " (v2: the broker's producer ids and leader epochs, compared without them)"
-    assert rows(steps, 4)[next(w for w in rows(steps, 4) if w.startswith("replica S"))][2].startswith(
-        "403 bytes, 6 records in 6 batch(es) (none), magic [1, 2]")
+    s_model, s_real = rows(steps, 4)[next(w for w in rows(steps, 4) if w.startswith("replica S"))][1:]
+    assert s_real.startswith("403 bytes, 6 records in 6 batch(es) (none), magic [1, 2]")
+    assert s_model.endswith("producer ids [4242, 4242, 4242], leader epochs [0, 0, 0]")
+    # one producer id per producer JVM, from the broker's ZooKeeper block; the leader epoch of two bounces
+    pids, epochs = re.search(r"producer ids \[([\d, ]+)\], leader epochs \[([\d, ]+)\]$", s_real).groups()
+    assert len(set(pids.split(", "))) == 3 and len(set(epochs.split(", "))) == 1 and int(epochs.split(", ")[0]) >= 1
     assert rows(steps, 4)[next(w for w in rows(steps, 4) if w.startswith("replica K"))][2].startswith(
         "88 bytes, 1 records in 1 batch(es) (none), magic [2]")
     (what, seed, real, note), = seed_rows(p.stdout)[4]
