@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 
 from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
 from ..scenarios.matrices import MATRICES, matrix_table
@@ -72,16 +71,15 @@ def _run_live(args) -> int:
         print(f"kafkafmt: cannot run live: {e.reason}", file=sys.stderr)
         return 2
     if as_json:
-        print(json.dumps({"name": scenario.name, "ok": report.ok, "releases": report.releases,
-                          "seconds": round(report.seconds, 1), "not_run": report.not_run,
-                          "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]}
-                                    for n, name, rows in report.steps]}, indent=2))
+        print(json.dumps({"name": scenario.name, **report.to_dict()}, indent=2))
         return 0 if report.ok else 1
     releases = ", ".join(f"{b} {r}" for b, r in report.releases.items())
     if report.not_run:
         print(f"not run live (a broker refused to start at an earlier step): {'; '.join(report.not_run)}")
+    proposals = (f"; {len(report.proposals)} row(s) of a seed's proposal no release shipped, beside what the "
+                 "release did (not counted)") if report.proposals else ""
     print(f"{len(report.steps)} steps live ({releases}; {report.seconds:.0f} s), "
-          f"{len(report.disagreements)} disagreement(s) between the model and the releases")
+          f"{len(report.disagreements)} disagreement(s) between the model and the releases{proposals}")
     return 0 if report.ok else 1
 
 
