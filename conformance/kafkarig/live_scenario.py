@@ -176,14 +176,14 @@ def _has_lat(data: bytes) -> bool:
 def compare_bytes(what: str, model: bytes, real: bytes) -> LiveRow:
     """Two replicas' (or fetches') bytes; LogAppendTime batches agree when all but the broker's clock agrees."""
     if model == real:
-        return LiveRow(what, _digest(model), _digest(real), True)
+        return LiveRow(what, _digest(model), _digest(real), True, real_bytes=real)
     try:
         if (_has_lat(model) or _has_lat(real)) and _records(model, lat_masked=True) == _records(real, lat_masked=True):
             return LiveRow(what + " (LogAppendTime: each broker's clock, compared without it)", _digest(model),
-                           _digest(real), True)
+                           _digest(real), True, real_bytes=real)
     except KafkaFmtError:
         pass
-    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real))
+    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real), real_bytes=real)
 
 
 class Refused(Exception):
@@ -534,11 +534,13 @@ def run_live(scenario, *, emit=None) -> LiveReport:
         try:
             rows = live.perform(step, result, model)
         except Refused as r:
+            report.brokers_at[n] = {b: ran[-1] for b, ran in live.ran.items()}
             rows = [*live.rows_so_far, r.row]
             report.steps.append((n, step.name, rows))
             if emit is not None:
                 emit(n, step.name, rows)
             raise
+        report.brokers_at[n] = {b: ran[-1] for b, ran in live.ran.items()}
         report.steps.append((n, step.name, rows))
         if emit is not None:
             emit(n, step.name, rows)

@@ -57,17 +57,21 @@ class LiveRow:
     real: str
     agree: bool
     detail: str = ""  #: where they differ (first differing byte, the records on each side)
+    #: the release's bytes (a replica's ``.log``, a fetch's records) when the row compares bytes, else empty
+    real_bytes: bytes = b""
 
 
 @dataclass
 class LiveReport:
-    """A whole live run: per step ``(number, name, rows)``, and what ran (``releases``: broker → release)."""
+    """A whole live run: per step ``(number, name, rows)``, and what ran (``releases``: broker → the releases it
+    ran, ``"0.9.0.1→0.10.0.1"``; ``brokers_at``: step number → broker → the release it ran during that step)."""
 
     steps: list = field(default_factory=list)
     releases: dict = field(default_factory=dict)
     seconds: float = 0.0
     #: steps not run live (a release refused an earlier one: its row says why)
     not_run: list = field(default_factory=list)
+    brokers_at: dict = field(default_factory=dict)
 
     @property
     def disagreements(self) -> list:

@@ -69,6 +69,38 @@ def computed_table():
     return pd.DataFrame(table, columns=headers)
 
 
+#: the live record's produce checks (``conformance/history``) of a v2 batch, plain or idempotent (producer id,
+#: epoch 0, sequence 0), on a topic of each format: (topic format, enable.idempotence) → check
+LIVE_CHECKS = {("v0", "false"): "produce/raw-v0/magic2-none", ("v1", "false"): "produce/raw-v1/magic2-none",
+               ("v2", "false"): "produce/raw/magic2-none", ("v1", "true"): "produce/raw-v1/magic2-none-idempotent",
+               ("v2", "true"): "produce/raw/magic2-none-idempotent"}
+#: the release the rig runs for each broker line of seed 003's table (no 1.0 release: 1.1.1, the nearest)
+LIVE_RELEASE = {"0.11.0": "0.11.0.3", "1.0": "1.1.1"}
+
+
+def checked_live(rec, broker: str, topic_format: str, mode: str):
+    """What the real release of ``broker``'s line did with the batch of ``mode`` on a ``topic_format`` topic
+    (a :class:`~kafkafmt.scenarios.checked.Verdict`): Kafka's own ``enable.idempotence`` only (the seed's modes
+    are a proposal no release shipped)."""
+    from ..scenarios.checked import Verdict
+    if mode not in ("true", "false"):
+        return Verdict("not run", "not run live: seed 003's modes are a proposal no release shipped")
+    check = LIVE_CHECKS.get((topic_format, mode))
+    if check is None:
+        return Verdict("not run", f"not run live: the record has no {mode} batch on a {topic_format} topic")
+    return rec.check_across(check, (LIVE_RELEASE[broker],))
+
+
+def computed_table_checked(rec):
+    """:func:`computed_table` with a column naming the real release that stored or refused each of Kafka's own
+    cells (``enable.idempotence`` true / false) as the Kafka column says."""
+    from .live_record import mark
+    df = computed_table()
+    df["checked live"] = [mark(checked_live(rec, b, f, m))
+                          for b, f, m in zip(df["broker"], df["topic format"], df["mode"])]
+    return df
+
+
 def idempotent_batch(n: int = 3, *, producer_id: int = 4242, producer_epoch: int = 0, base_sequence: int = 0) -> bytes:
     """A v2 batch as an idempotent producer sends it (producer id, epoch and sequence set)."""
     b = MemoryRecordsBuilder(2, "none", base_offset=0, producer_id=producer_id, producer_epoch=producer_epoch,

@@ -70,6 +70,42 @@ def run(upto: int, *, codec: str = "gzip", records_per_step: int = 20) -> dict:
     return {"step": STEPS[upto], "produce": produce, "fetch": fetches, "log_bytes": len(log)}
 
 
+#: the live record's produce checks (``conformance/history``, :mod:`kafkafmt.scenarios.checked`) that sent each
+#: step's request to real brokers: the test topic whose format is the step's, and the releases where it has
+#: that format (None: every release that ran it); the records differ, the request and the path are the step's
+LIVE_PRODUCE = {0: ("raw", ("0.9.0.1",)), 1: ("raw-v0", None), 2: ("raw", ("0.10.0.1", "0.10.1.1", "0.10.2.2")),
+                3: ("raw-v0", None), 4: ("raw", ("0.11.0.3", "1.1.1", "2.8.2"))}
+
+
+def produce_checked(rec, step: int, codec: str):
+    """Which real releases stored step ``step``'s produce (its producer's format and ``codec`` on a topic of
+    the step's format) as the model does: a :class:`~kafkafmt.scenarios.checked.Verdict`."""
+    topic, releases = LIVE_PRODUCE[step]
+    return rec.check_across(f"produce/{topic}/magic{STEPS[step].producer_magic}-{codec}", releases)
+
+
+def run_checked(upto: int, *, codec: str = "gzip", rec=None) -> dict:
+    """:func:`run`, each produce row labelled with the releases that confirmed it (``rec``: a live record)."""
+    from .live_record import mark
+    r = run(upto, codec=codec)
+    if rec is not None:
+        for row in r["produce"]:
+            row["checked live"] = mark(produce_checked(rec, row["step"], codec))
+    return r
+
+
+def rollback_checked(rec) -> list[str]:
+    """What seed 000's rollback did on the real mixed 0.9.0.1 + 0.10.2.2 cluster (the record's ``rollback``
+    phase): each 0.9 consumer's read, and whether the model said the same."""
+    from .live_record import mark
+    out = []
+    for c in rec.seed000_checks("rollback"):
+        if "/consume/" in c["check"]:
+            v = rec.seed000_check("rollback", c["check"])
+            out.append(f"  {c['client']}, {c['request']}: {v.model or rec.describe(c['expected'])} ({mark(v)})")
+    return out
+
+
 def reads(records: bytes, client_magic: int) -> str:
     """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, or its error)."""
     view = consumer_view(records, client_magic=client_magic)
@@ -103,10 +139,11 @@ def _scenario(name: str):
     return run_scenario(load_scenario(name))
 
 
-def scenario_step(name: str, step: int) -> dict:
+def scenario_step(name: str, step: int, record=None) -> dict:
     """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
     cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
-    seed's warnings, and where Kafka 3.9.2 differs."""
+    seed's warnings, and where Kafka 3.9.2 differs; with a live ``record``, what the real releases did
+    (``live``: HTML)."""
     if name not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}")
     res = _scenario(name)
@@ -115,7 +152,13 @@ def scenario_step(name: str, step: int) -> dict:
     s = res.steps[step - 1]
     return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
             "seed_vs_kafka": s.seed_vs_kafka,
-            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
+            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows],
+            "live": _live_step(record, name, step)}
+
+
+def _live_step(record, name: str, step: int) -> str:
+    from .live_record import step_html
+    return "" if record is None else step_html(record, name, step)
 
 
 def scenario_steps(name: str) -> int:
@@ -161,14 +204,17 @@ def step_view(r: dict):
     return head, produce, fig, fetches
 
 
-def stepper_panel():
-    """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec."""
+def stepper_panel(record=None):
+    """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec; with a live ``record``,
+    each produce labelled with the real releases that stored it so."""
+    from functools import partial
+
     import ipywidgets as w
 
     from .widgets import Panel
     return Panel({"upto": w.IntSlider(value=0, min=0, max=len(STEPS) - 1, description="step"),
                   "codec": w.Dropdown(options=["none", "gzip", "snappy", "lz4"], value="gzip", description="codec")},
-                 run, step_view, title="Rolling upgrade", caption=step_caption)
+                 partial(run_checked, rec=record), step_view, title="Rolling upgrade", caption=step_caption)
 
 
 def scenario_caption(d: dict, values: dict) -> str:
@@ -188,21 +234,24 @@ def scenario_view(d: dict):
     notes = "".join(f"<li>{_html.escape(str(x))}</li>" for x in d["warnings"])
     kafka = f"<p><i>Kafka 3.9.2:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
     head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka
-    return head, tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"},
-                                   outcomes=("error",))
+    hops = tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"}, outcomes=("error",))
+    return (head, hops, d["live"]) if d.get("live") else (head, hops)
 
 
-def scenario_panel():
-    """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps."""
+def scenario_panel(record=None):
+    """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps; with a live
+    ``record``, each step's comparisons on the real releases below the model's hops."""
+    from functools import partial
+
     import ipywidgets as w
 
     from .widgets import Panel
     return Panel({"name": w.Dropdown(options=SCENARIOS, description="scenario", layout=w.Layout(width="330px")),
                   "step": w.IntSlider(value=1, min=1, max=scenario_steps(SCENARIOS[0]), description="step")},
-                 scenario_step, scenario_view, title="Scenario stepper", caption=scenario_caption,
+                 partial(scenario_step, record=record), scenario_view, title="Scenario stepper", caption=scenario_caption,
                  adapt={"step": lambda v: {"min": 1, "max": scenario_steps(v["name"])}})
 
 
 __all__ = ["scenario_steps", "stepper_panel", "step_view", "step_caption", "scenario_panel", "scenario_view",
            "scenario_caption", "Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS",
-           "scenario_step"]
+           "scenario_step", "LIVE_PRODUCE", "produce_checked", "run_checked", "rollback_checked"]
