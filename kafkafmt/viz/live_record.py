@@ -17,7 +17,7 @@ from ..scenarios.checked import LiveRecord, load_record, seed_vs_release
 from . import plots, tables
 
 __all__ = ["record", "model_steps", "steps_figure", "steps_html", "scenarios_html", "step_html", "releases_figure",
-           "releases_html", "seed_vs_release_html", "mark", "show", "STATE_COLOURS"]
+           "releases_html", "seed_vs_release_html", "mark", "show", "shipped", "STATE_COLOURS"]
 
 #: a verdict's state → its colour on a figure
 STATE_COLOURS = {"checked": plots.GREEN, "differs": plots.RED, "not run": "#d0d0d0"}
@@ -35,6 +35,12 @@ def model_steps(name: str) -> tuple[str, ...]:
     return tuple(s.name for s in load_scenario(name).steps)
 
 
+def shipped() -> list[str]:
+    """The names of the shipped scenarios (``kafkafmt/scenarios/data``), each a row of :func:`steps_figure`."""
+    from ..scenarios import shipped_scenarios
+    return list(shipped_scenarios())
+
+
 def mark(v) -> str:
     """A verdict as a table cell: ``✓ checked on …``, ``✗ … did otherwise …`` or the reason it was not run."""
     return ("✓ " if v.checked else "✗ " if v.state == "differs" else "") + v.label
@@ -46,6 +52,8 @@ def steps_figure(rec: LiveRecord, names):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
     names = list(names)
+    if not names:
+        raise ValueError("no scenario to draw")
     width = max(len(model_steps(n)) for n in names)
     fig, ax = plt.subplots(figsize=(7.6, 0.62 * len(names) + 1.5), layout="constrained", dpi=plots.DISPLAY_DPI)
     plt.close(fig)
