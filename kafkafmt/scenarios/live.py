@@ -60,6 +60,10 @@ class LiveRow:
     #: the release's bytes (a replica's ``.log``, a fetch's records) when the row compares bytes, else empty
     real_bytes: bytes = b""
 
+    def to_dict(self) -> dict:
+        """The comparison as JSON values (the release's bytes left out: the record keeps them where shown)."""
+        return {"what": self.what, "model": self.model, "real": self.real, "agree": self.agree, "detail": self.detail}
+
 
 @dataclass
 class LiveReport:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 
 from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
 from ..scenarios.matrices import MATRICES, matrix_table
@@ -72,7 +71,7 @@ def _run_live(args) -> int:
     if as_json:
         print(json.dumps({"name": scenario.name, "ok": report.ok, "releases": report.releases,
                           "seconds": round(report.seconds, 1), "not_run": report.not_run,
-                          "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]}
+                          "steps": [{"step": n, "name": name, "rows": [r.to_dict() for r in rows]}
                                     for n, name, rows in report.steps]}, indent=2))
         return 0 if report.ok else 1
     releases = ", ".join(f"{b} {r}" for b, r in report.releases.items())
