@@ -40,6 +40,9 @@ STEPS = (
 )
 #: the consumers that fetch at every step: (label, newest format they read)
 CONSUMERS = (("0.9 consumer (fetch v1)", 0), ("0.10 consumer (fetch v3)", 1), ("current consumer", 2))
+#: the Java consumer's release line of a consumer, where it decides what a parse error becomes (row
+#: ``consumer.unparsable_fetch``: the 0.9 consumer logs it and stalls, as 0.9.0.1 did live after the rollback)
+CONSUMER_LINES = {"0.9 consumer (fetch v1)": "0.9"}
 NOW_MS = 1_700_000_000_000
 
 
@@ -63,7 +66,8 @@ def run(upto: int, *, codec: str = "gzip", records_per_step: int = 20) -> dict:
     for label, magic in CONSUMERS:
         res = fetch(log, topic_config=cfg, fetch_version=fetch_version_for_magic(magic))
         c = res.cost
-        fetches.append({"consumer": label, "reads": reads(res.records, magic), "zero copy": res.zero_copy,
+        fetches.append({"consumer": label, "reads": reads(res.records, magic, CONSUMER_LINES.get(label)),
+                        "zero copy": res.zero_copy,
                         "converted to": "-" if res.to_magic is None else f"v{res.to_magic}",
                         "bytes on disk": c.bytes_read, "bytes sent": c.bytes_out,
                         "records re-encoded": c.records_touched, "recompressions": c.compressions})
@@ -106,9 +110,13 @@ def rollback_checked(rec) -> list[str]:
     return out
 
 
-def reads(records: bytes, client_magic: int) -> str:
-    """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, or its error)."""
-    view = consumer_view(records, client_magic=client_magic)
+def reads(records: bytes, client_magic: int, client_line: str | None = None) -> str:
+    """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, its error, or
+    a stall: the Java consumer of ``client_line`` that only logs its parse error)."""
+    view = consumer_view(records, client_magic=client_magic, client_line=client_line)
+    if view.outcome == "stalls":
+        return (f"✗ stalls: no record, no error (the {client_line} Java consumer logs "
+                f"{view.logged.split(':')[0]} and fetches the same offset again)")
     garbled = sum(r.garbled for r in view.records)
     if view.error:
         return f"✗ {view.error}"
@@ -254,4 +262,4 @@ def scenario_panel(record=None):
 
 __all__ = ["scenario_steps", "stepper_panel", "step_view", "step_caption", "scenario_panel", "scenario_view",
            "scenario_caption", "Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS",
-           "scenario_step", "LIVE_PRODUCE", "produce_checked", "run_checked", "rollback_checked"]
+           "scenario_step", "CONSUMER_LINES", "LIVE_PRODUCE", "produce_checked", "run_checked", "rollback_checked"]
