@@ -30,7 +30,8 @@ from pathlib import Path
 from ..errors import KafkaFmtError
 from ..kafka_lines import order
 
-__all__ = ["RecordError", "Verdict", "LiveRecord", "load_record", "seed_vs_release", "SCHEMA", "BYTES_SHOWN"]
+__all__ = ["RecordError", "Verdict", "LiveRecord", "load_record", "seed_vs_release", "SCHEMA", "BYTES_SHOWN",
+           "AGREEMENT"]
 
 #: the record schema this module reads (``conformance/history/record.py``)
 SCHEMA = 2
@@ -260,7 +261,8 @@ class LiveRecord:
                 return _from_rows(s["rows"], tuple(s["brokers"].values()))
         for n in sc.get("not_run", []):
             if n.split(".", 1)[0] == str(number):
-                return _not_run(f"a release refused an earlier step ({self._refusal(sc)})")
+                return _not_run(f"a release refused step {sc['steps'][-1]['step']} (its row says why)"
+                                if sc["steps"] else "a release refused an earlier step")
         return _not_run(f"{name} has no step {number} in the record")
 
     def row(self, name: str, number: int, what: str) -> Verdict:
@@ -276,13 +278,6 @@ class LiveRecord:
         if not rows:
             return _not_run(f"step {number} of {name} compared nothing named {what!r}")
         return _from_rows(rows, tuple(s["brokers"].values()))
-
-    @staticmethod
-    def _refusal(sc: dict) -> str:
-        last = sc["steps"][-1] if sc["steps"] else None
-        bad = [r for r in (last or {}).get("rows", []) if not r["agree"]]
-        bad = [r for r in bad if "refused" in r["real"] or "did not rejoin" in r["real"]] or bad
-        return f"step {last['step']}: {bad[-1]['real']}" if bad else "see the last step run"
 
     def steps_table(self, name: str, model_steps=None) -> list[dict]:
         """Every step of scenario ``name``: its number and name, the releases its brokers ran, how many
@@ -318,22 +313,46 @@ def load_record(path: str | PathLike) -> LiveRecord:
     return LiveRecord(data, str(p))
 
 
-def seed_vs_release(record: LiveRecord, name: str) -> list[dict]:
-    """Where a shipped scenario's seed and Kafka differ (its steps with ``seed_vs_kafka``): the seed's own
-    sentences, what Kafka does instead, and what the release did in the live run (its label, and the bytes it
-    served or stored for the step's fetches and disks)."""
+#: how a scenario's ``seed_vs_kafka`` note opens when it says Kafka does what the seed wrote (not a disagreement)
+AGREEMENT = ("Kafka 3.9 agrees",)
+
+
+def seed_vs_release(record: LiveRecord, name: str, checks: dict | None = None) -> list[dict]:
+    """Where a shipped scenario's seed and Kafka differ (its steps with a ``seed_vs_kafka`` note that does not
+    open with :data:`AGREEMENT`): the seed's own sentences, what Kafka does instead, and what the release did
+    in the live run (its label; ``did``: what its clients and brokers did; ``bytes``: what it served or stored
+    for the step's fetches and disks).
+
+    ``checks`` maps a step number to a release check that sent the step's request to a real broker
+    (``{1: ("0.11.0.3", "produce/raw-v1/magic2-none-idempotent")}``): its label, what the release answered,
+    and the request's bytes are shown too (for a step the scenario cannot run live, or beside it)."""
     from .loader import load_scenario
     from .quotes import quote
     scenario = load_scenario(name)
     out = []
     for n, step in enumerate(scenario.steps, 1):
-        if not step.seed_vs_kafka:
+        if not step.seed_vs_kafka or step.seed_vs_kafka.startswith(AGREEMENT):
             continue
         v = record.step(name, n)
         sc = record.scenario(name) or {}
         s = next((s for s in sc.get("steps", []) if s["step"] == n), None)
-        shown = [r for r in (s or {}).get("rows", []) if r.get("real_hex")]
-        out.append({"step": n, "name": step.name, "seed": [quote(c) for c in step.cite],
-                    "kafka": step.seed_vs_kafka, "release": v.label, "state": v.state,
-                    "bytes": [(r["what"], r["real_hex"]) for r in shown]})
+        shown = [(r["what"], r["real_hex"]) for r in (s or {}).get("rows", []) if r.get("real_hex")]
+        did = [(r["what"], r["real"]) for r in (s or {}).get("rows", [])
+               if not r["what"].startswith(("replica ", "disk ", "Fetch "))]
+        d = {"step": n, "name": step.name, "seed": [quote(c) for c in step.cite], "kafka": step.seed_vs_kafka,
+             "release": v.label, "state": v.state, "did": did, "bytes": shown}
+        if n in (checks or {}):
+            release, check = checks[n]
+            c = next((c for c in record.checks(release) if c["check"] == check), None)
+            cv = record.release_check(release, check)
+            if c is not None:
+                answer = (f"answered error code {c['extra']['error_code']}" if c["extra"].get("error_code")
+                          else f"stored it ({_short(c['expected'])})")
+                d["check"] = f"{c['request']} sent to {release}: it {answer}, as the model says " \
+                    f"({c['model_rule']}): {cv.label}" if cv.checked else cv.label
+                if _is_hex(c["extra"].get("payload")):
+                    d["bytes"] = [*shown, (f"the request's records ({check})", c["extra"]["payload"])]
+            else:
+                d["check"] = cv.label
+        out.append(d)
     return out

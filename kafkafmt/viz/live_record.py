@@ -100,8 +100,9 @@ def step_html(rec: LiveRecord, name: str, step: int) -> str:
     if not v.rows:
         return head
     rows = [{"compared": r["what"], "model": r["model"], "release": r["real"],
-             "": "✓ agrees" if r["agree"] else "✗ differs"} for r in v.rows]
-    return head + tables.table_html(rows, outcomes=("",), max_cell_em=34)
+             "verdict": "✓ agrees" if r["agree"] else "✗ differs"} for r in v.rows]
+    return head + tables.table_html(rows, outcomes=("verdict",), max_cell_em=34,
+                                    labels={"verdict": "release vs model"})
 
 
 def releases_figure(rec: LiveRecord):
@@ -141,20 +142,26 @@ def show(html_text: str):
     return HTML(html_text)
 
 
-def seed_vs_release_html(rec: LiveRecord, names, *, max_bytes: int = 160) -> str:
+def seed_vs_release_html(rec: LiveRecord, names, *, checks: dict | None = None, max_bytes: int = 160) -> str:
     """Where the seed's text and Kafka differ in the scenarios ``names`` (one name or several): the seed's
     sentence, what Kafka does, what the release did in the live run and the bytes it served or stored
-    (annotated, field by field)."""
+    (annotated, field by field); ``checks``: scenario name → step → (release, check) of a release check that
+    sent the step's request (:func:`kafkafmt.scenarios.checked.seed_vs_release`)."""
     from .byteview import byte_view_html
     names = [names] if isinstance(names, str) else list(names)
     out = []
-    for name, d in ((n, d) for n in names for d in seed_vs_release(rec, n)):
+    for name, d in ((n, d) for n in names for d in seed_vs_release(rec, n, (checks or {}).get(n))):
         seed = "".join(f"<blockquote style='margin:4px 0 4px 12px;color:#444'>{html.escape(q)}</blockquote>"
                        for q in d["seed"])
         colour = {"checked": "#1b5e20", "differs": "#b71c1c"}.get(d["state"], "#555")
         part = (f"<div class='kf-seed-vs-release' style='margin:10px 0'><p><b>{html.escape(name)}, step {d['step']}. "
                 f"{html.escape(d['name'])}</b></p>{seed}<p><i>Kafka:</i> {html.escape(d['kafka'])}</p>"
                 f"<p><i>The release, live:</i> <span style='color:{colour}'>{html.escape(d['release'])}</span></p>")
+        if d["did"]:
+            part += "<ul style='margin:2px 0'>" + "".join(
+                f"<li>{html.escape(what)}: <b>{html.escape(real)}</b></li>" for what, real in d["did"]) + "</ul>"
+        if d.get("check"):
+            part += f"<p><i>The same request, live:</i> {html.escape(d['check'])}</p>"
         for what, hex_text in d["bytes"]:
             data = bytes.fromhex(hex_text)
             try:

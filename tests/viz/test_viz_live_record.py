@@ -44,10 +44,14 @@ def test_the_scenario_panel_shows_the_live_step_below_the_hops(rec):
 
 def test_seed_003s_table_names_the_release_of_each_of_kafkas_own_cells(rec):
     df = idempotence.computed_table_checked(rec)
-    cell = df[(df["mode"] == "true") & (df["broker"] == "0.11.0") & (df["topic format"] == "v1")]["checked live"]
+    col = idempotence.LIVE_COLUMN
+    cell = df[(df["mode"] == "true") & (df["broker"] == "0.11.0") & (df["topic format"] == "v1")][col]
     assert list(cell) == ["✓ checked on 0.11.0.3"]
-    seeds = df[df["mode"].isin(["off", "safe", "required"])]["checked live"]
-    assert set(seeds) == {"not run live: seed 003's modes are a proposal no release shipped"}
+    assert set(df[df["mode"].isin(["off", "safe", "required"])][col]) == {"— the seed's mode never shipped"}
+    assert idempotence.checked_live(rec, "1.0", "v0", "true").label == \
+        "not run live: the record has no true batch on a v0 topic"
+    html = idempotence.seed_vs_release_html(rec)
+    assert "answered error code 43" in html and "UnsupportedVersionException" in html
 
 
 def test_notebook_03_says_which_releases_have_a_time_index(rec):
