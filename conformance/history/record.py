@@ -37,7 +37,9 @@ The record is read by :mod:`kafkafmt.scenarios.checked` (notebooks 03, 06, 07 an
              | {"status": "not live", "why": "broker A: ..."}     # the rig cannot run it (one line)
              | {"status": "failed", "why": "..."}                 # the live run could not go on
     STEP     = {"step": N, "name": "...", "brokers": {BROKER: RELEASE}, "seed_vs_kafka": bool, "rows": [ROW, ...]}
-    ROW      = {"what", "model", "real", "agree", "detail"?, "real_hex"?}   # kafkafmt.scenarios.live.LiveRow;
+    ROW      = {"what", "model", "real", "agree", "detail"?, "proposal"?, "real_hex"?}
+               # kafkafmt.scenarios.live.LiveRow; "proposal": the row puts a seed's proposal no release shipped
+               # ("model": its outcome) beside what the release did (never counted as a disagreement);
                # "real_hex": the release's bytes, kept for a Fetch row (up to FETCH_HEX_LIMIT bytes), for a
                # row that disagrees and for the byte rows of a step where the seed's text and Kafka differ
 
@@ -108,6 +110,8 @@ def shape_row(row, *, keep_bytes: bool) -> dict:
     out = {"what": row.what, "model": row.model, "real": row.real, "agree": bool(row.agree)}
     if row.detail:
         out["detail"] = row.detail
+    if getattr(row, "proposal", ""):
+        out["proposal"] = row.proposal
     data = bytes(getattr(row, "real_bytes", b"") or b"")
     fetch = row.what.startswith("Fetch ") and len(data) <= FETCH_HEX_LIMIT
     if data and (keep_bytes or not row.agree or fetch):

@@ -99,7 +99,7 @@ def _from_rows(rows: list, releases: tuple, *, empty: str = "nothing to compare"
     rels = releases_text(releases)
     if not rows:
         return Verdict("not run", f"ran on {rels}: {empty}", releases)
-    bad = [r for r in rows if not r["agree"]]
+    bad = [r for r in rows if not r["agree"] and not r.get("proposal")]  # a seed's proposal is shown, not counted
     if not bad:
         return Verdict("checked", f"checked on {rels}", releases, rows=tuple(rows))
     r = bad[0]
@@ -337,8 +337,8 @@ def seed_vs_release(record: LiveRecord, name: str, checks: dict | None = None) -
         sc = record.scenario(name) or {}
         s = next((s for s in sc.get("steps", []) if s["step"] == n), None)
         shown = [(r["what"], r["real_hex"]) for r in (s or {}).get("rows", []) if r.get("real_hex")]
-        did = [(r["what"], r["real"]) for r in (s or {}).get("rows", [])
-               if not r["what"].startswith(("replica ", "disk ", "Fetch "))]
+        did = [(r["what"], r["real"] + (f" (the seed's {r['proposal']}: {r['model']})" if r.get("proposal") else ""))
+               for r in (s or {}).get("rows", []) if not r["what"].startswith(("replica ", "disk ", "Fetch "))]
         d = {"step": n, "name": step.name, "seed": [quote(c) for c in step.cite], "kafka": step.seed_vs_kafka,
              "release": v.label, "state": v.state, "did": did, "bytes": shown}
         if n in (checks or {}):

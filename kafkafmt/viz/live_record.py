@@ -100,7 +100,8 @@ def step_html(rec: LiveRecord, name: str, step: int) -> str:
     if not v.rows:
         return head
     rows = [{"compared": r["what"], "model": r["model"], "release": r["real"],
-             "verdict": "✓ agrees" if r["agree"] else "✗ differs"} for r in v.rows]
+             "verdict": ("⚠ the seed's proposal: " + r["proposal"]) if r.get("proposal") else
+             "✓ agrees" if r["agree"] else "✗ differs"} for r in v.rows]
     return head + tables.table_html(rows, outcomes=("verdict",), max_cell_em=34,
                                     labels={"verdict": "release vs model"})
 

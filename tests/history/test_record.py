@@ -68,6 +68,10 @@ def test_a_live_row_keeps_the_bytes_of_a_fetch_a_difference_or_a_seed_step_only(
     assert R.shape_row(differ, keep_bytes=False) == {"what": "replica C p0", "model": "20 bytes", "real": "19 bytes",
                                                      "agree": False, "detail": "first difference at byte 3",
                                                      "real_hex": data[:19].hex()}
+    seed = LiveRow("p-safe → p0", "stored v1, downgraded", "stored v1", False, proposal="enable.idempotence=safe")
+    assert R.shape_row(seed, keep_bytes=False) == {"what": "p-safe → p0", "model": "stored v1, downgraded",
+                                                   "real": "stored v1", "agree": False,
+                                                   "proposal": "enable.idempotence=safe"}
     big = LiveRow("Fetch v1 p0 from 0", "x", "x", True, real_bytes=bytes(R.FETCH_HEX_LIMIT + 1))
     assert "real_hex" not in R.shape_row(big, keep_bytes=False)
 

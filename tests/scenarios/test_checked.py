@@ -93,6 +93,18 @@ def test_a_scenario_step_is_labelled_with_the_releases_its_brokers_ran(rec):
     assert rec.row("seed004-migration", 1, "Fetch v1 p0").label == "checked on 0.9.0.1"
 
 
+def test_a_seeds_proposal_beside_the_release_is_shown_not_counted():
+    rows = [_row("p-off → p0", True), dict(_row("p-safe → p0", False, "stored v1"), model="downgraded",
+                                         proposal="enable.idempotence=safe")]
+    data = dict(FIXTURE, scenarios={"seed003-upgrade-path": {"status": "ran", "ok": True, "releases": {},
+                                                             "not_run": [], "steps": [
+        {"step": 1, "name": "s", "brokers": {"S": "0.11.0.3"}, "seed_vs_kafka": True, "rows": rows}]}})
+    rec = LiveRecord.from_dict(data)
+    assert rec.step("seed003-upgrade-path", 1).label == "checked on 0.11.0.3"
+    (d,) = seed_vs_release(rec, "seed003-upgrade-path")
+    assert ("p-safe → p0", "stored v1 (the seed's enable.idempotence=safe: downgraded)") in d["did"]
+
+
 def test_a_step_after_a_refusal_and_a_scenario_no_release_can_run_say_why(rec):
     assert rec.step("seed004-migration", 3).label == "not run live: a release refused step 2 (its row says why)"
     assert rec.step("seed002-upgrade-order", 1).label == \
