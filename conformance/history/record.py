@@ -260,7 +260,7 @@ def run_scenarios(names: list[str], record: dict, seconds: dict) -> None:
         seconds["scenarios"][name] = round(time.monotonic() - t0, 1)
         shaped = shape_report(report, scenario)
         record["scenarios"][name] = shaped
-        bad = [(s["step"], r) for s in shaped["steps"] for r in s["rows"] if not r["agree"]]
+        bad = [(s["step"], r) for s in shaped["steps"] for r in s["rows"] if not r["agree"] and not r.get("proposal")]
         print(f"{name}: {len(shaped['steps'])} steps live, {len(bad)} disagreement(s)"
               + (f", not run: {len(shaped['not_run'])} step(s)" if shaped["not_run"] else "")
               + f", {time.monotonic() - t0:.0f}s", flush=True)
