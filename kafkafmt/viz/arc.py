@@ -14,11 +14,18 @@ from collections import Counter
 from .. import kafka_lines as _lines
 from . import plots, tables
 
-__all__ = ["arc_releases", "AREAS", "rows_table", "line_summary", "live_release", "arc_figure", "checks_figure",
+__all__ = ["arc_releases", "AREAS", "areas", "rows_table", "line_summary", "live_release", "arc_figure", "checks_figure",
            "check_kinds", "release_view", "release_caption", "arc_panel", "arc_finding"]
 
-#: the areas of the rows, in the order a request meets them
-AREAS = ("protocol", "produce", "fetch", "consumer", "log", "topic config", "broker config", "cleaner", "dump")
+#: the areas of the rows, in the order a request meets them (an area not named here comes after them)
+AREAS = ("protocol", "producer", "produce", "fetch", "consumer", "log", "topic config", "broker config", "cleaner",
+         "dump")
+
+
+def areas() -> list[str]:
+    """The areas of :data:`~kafkafmt.kafka_lines.CHANGES` in :data:`AREAS` order, any other after them."""
+    found = {c.area for c in _lines.CHANGES}
+    return [a for a in AREAS if a in found] + sorted(found - set(AREAS))
 #: a check's kind: the first part of its name (``produce/raw/magic1-gzip`` → ``produce``)
 KIND_WORDS = {"produce": "raw produce", "fetch": "raw fetch", "client-produce": "client produce",
               "client-consume": "client consume", "dump": "dump text (3.9 format)"}
@@ -32,8 +39,8 @@ def arc_releases() -> list[str]:
 def rows_table() -> list[dict]:
     """Every row of :mod:`kafkafmt.kafka_lines`, oldest release first: what changed, from what to what, the KIP
     or JIRA and where it can be read."""
-    rows = sorted(_lines.CHANGES, key=lambda c: (_lines.order(c.since), AREAS.index(c.area) if c.area in AREAS
-                                                  else len(AREAS)))
+    order = areas()
+    rows = sorted(_lines.CHANGES, key=lambda c: (_lines.order(c.since), order.index(c.area)))
     return [{"release": c.release, "area": c.area, "what": c.what, "before": _text(c.before), "after": _text(c.after),
              "KIP / JIRA": c.source} for c in rows]
 
@@ -109,8 +116,9 @@ def arc_figure(rec=None):
     counts = Counter((c.since, c.area) for c in _lines.CHANGES)
     fig, ax = plt.subplots(figsize=(8.6, 4.2), layout="constrained", dpi=plots.DISPLAY_DPI)
     plt.close(fig)
+    rows = areas()
     for (since, area), n in counts.items():
-        x, y = releases.index(since), AREAS.index(area)
+        x, y = releases.index(since), rows.index(area)
         ax.scatter([x], [y], s=40 + 45 * n, color="C0", alpha=0.75, edgecolor="#333", linewidth=0.5, zorder=3)
         if n > 1:
             ax.text(x, y, str(n), ha="center", va="center", fontsize=7, color="white", zorder=4)
@@ -118,8 +126,8 @@ def arc_figure(rec=None):
     for i in live:
         ax.axvspan(i - 0.45, i + 0.45, color=plots.GREEN, alpha=0.10, zorder=0)
     ax.set_xticks(range(len(releases)), releases, rotation=45, fontsize="small")
-    ax.set_yticks(range(len(AREAS)), AREAS, fontsize="small")
-    ax.set_ylim(len(AREAS) - 0.5, -0.5)
+    ax.set_yticks(range(len(rows)), rows, fontsize="small")
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel("Kafka release that made the change (shaded: a release of its line run live)")
     ax.set_ylabel("area of the rule (name)")
     ax.set_title(f"{len(_lines.CHANGES)} differences between Kafka releases, 0.9 to 4.4 (dot size: rows)")

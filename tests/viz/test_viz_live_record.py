@@ -96,3 +96,9 @@ def test_the_checks_figure_counts_the_record(rec):
     assert found["live_releases"] == 7 and found["checks"] == sum(s["checks"] for s in rec.release_summary())
     fig = arc.checks_figure(rec)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == rec.releases
+
+
+def test_the_arc_figure_has_a_row_for_every_area_of_the_rows(rec):
+    fig = arc.arc_figure(rec)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == arc.areas()
+    assert set(arc.areas()) == {c.area for c in kafka_lines.CHANGES}
