@@ -294,6 +294,23 @@ CHANGES: tuple[LineChange, ...] = (
          "last modified", "largest timestamp", "KIP-33",
          "LogManager.cleanupExpiredSegments (0.10.0.1: _.lastModified), Log.deleteRetenionMsBreachedSegments "
          "(0.10.1.1: _.largestTimestamp)"),
+    _row("log.roll_time", "log", "what segment.ms measures a segment's age from when a record arrives: the time "
+         "the segment was created, then the first record's timestamp (the creation time when it has none)",
+         "0.10.1", "segment create time", "first record timestamp", "KIP-33",
+         "Log.maybeRoll (0.10.0.1: time.milliseconds - segment.created), LogSegment.timeWaitedForRoll (0.10.1.1)"),
+    _row("log.time_index_on_load", "log", "a segment loaded without a .timeindex (written before KIP-33) gets a "
+         "new one preallocated to segment.index.bytes, with no entry, left so until the segment is closed (then "
+         "trimmed to 0 bytes); from 0.10.2 it is resized to 0 bytes as it is loaded", "0.10.2", "preallocated",
+         "empty", "KAFKA-4734", "Log.loadSegments (0.10.1.1: new LogSegment(...) and sanityCheck only; 0.10.2.0: "
+         "timeIndex.resize(0) when the file was newly created)"),
+    _row("log.offset_index_key", "log", "the offset an offset index entry maps to its position: the first offset "
+         "of the append (recovery: of the message set or batch); from 2.0 the last one", "2.0", "first offset",
+         "last offset", "KAFKA-6264", "LogSegment.append / recover (0.10.0.1 … 1.1.1: index.append(firstOffset), "
+         "entry.firstOffset or batch.baseOffset; 2.0.0: largestOffset, batch.lastOffset)"),
+    _row("log.index_granularity", "log", "when LogSegment.append decides on an index entry (more than "
+         "index.interval.bytes since the last one): once per append, at the append's start position; from 3.9.1 "
+         "once per batch of the append, at the batch's", "3.9", "append", "batch", "KAFKA-806",
+         "LogSegment.append (0.10.1.1 … 3.9.0: one decision per call; 3.9.1: per batch)", "3.9.x"),
     # --- broker configuration ---------------------------------------------------------------------
     _row("broker.message_format_default", "broker config", "default of log.message.format.version (the key "
          "came with KIP-32)", "0.10.0", None, RELEASE_DEFAULT, "KIP-32",
