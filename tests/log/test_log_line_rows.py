@@ -5,13 +5,12 @@ decisions; the live comparison with 0.10.0.1 and 0.10.1.1 brokers is tests/histo
 """
 from __future__ import annotations
 
+from conftest import START
 from kafkafmt import kafka_lines
 from kafkafmt.config import BrokerConfig
 from kafkafmt.constants import CompressionType
 from kafkafmt.log import Log, LogConfig
 from kafkafmt.records.builder import build_records
-
-from conftest import START
 
 TOPIC = {"segment.bytes": "700", "index.interval.bytes": "100", "segment.index.bytes": "1200",
          "message.format.version": "0.10.0"}
