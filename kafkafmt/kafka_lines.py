@@ -146,6 +146,7 @@ _MAX_DECOMPRESSED = ("INT", 2147483639, ("between", 1, 2147483639), "max.decompr
 _LOGCONFIG = "LogConfig / TopicConfig"
 _PROTOCOL_09 = "Protocol.java PRODUCE_REQUEST / FETCH_REQUEST"
 _JSON = "ProduceRequest.json / FetchRequest.json validVersions"
+_DUMP = "DumpLogSegments.dumpLog"
 
 #: every difference kafkafmt models, by area, each key's rows oldest first
 CHANGES: tuple[LineChange, ...] = (
@@ -378,6 +379,27 @@ CHANGES: tuple[LineChange, ...] = (
     _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", "4.0", 14, 1048576,
          "KIP-1030", "LogConfig (4.4.0)"),
     # --- kafka-dump-log -----------------------------------------------------------------------------
+    _row("dump.format", "dump", "kafka-dump-log's line format: each message (deep: each inner message) with its "
+         "timestamp type and timestamp after its position", "0.10.1", "0.9", "0.10.1", "KAFKA-3163",
+         f"{_DUMP} (0.10.0.1, 0.10.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the compression types of the Records API (NONE, "
+         "GZIP, SNAPPY, LZ4 for NoCompressionCodec …)", "0.10.2", "0.10.1", "0.10.2", "KAFKA-4390",
+         f"{_DUMP} (0.10.2.2)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: deep, one line per record (keysize and valuesize "
+         "always, the batch's position, magic, codec and timestamp type; v2: producer fields and header keys, "
+         "v0/v1: the record's crc); shallow, one line per batch", "0.11", "0.10.2", "0.11", "KIP-98",
+         f"{_DUMP} (0.11.0.2, 1.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the shallow batch line with count (2.0.0) and "
+         "isControl (2.0.1, KAFKA-7467)", "2.0", "0.11", "2.0", "KAFKA-7467", f"{_DUMP} (2.0.1, 2.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: each batch's line printed before its records when "
+         "deep (KAFKA-7687, 2.2), '| offset:' record lines holding every record and batch field (KAFKA-6181, "
+         "2.8)", "2.8", "2.0", "2.8", "KAFKA-7687, KAFKA-6181", f"{_DUMP}, printBatchLevel (2.2.0, 2.8.2)",
+         "2.2 … 2.8"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the record lines without the batch's fields "
+         "(apache/kafka PR 11101, 3.1), deleteHorizonMs in the batch line (PR 11694, 3.2), 'Log starting "
+         "offset' (KAFKA-13845, 3.3), the codecs' own lower-case names (CompressionType.toString, 3.3)", "3.9", "2.8",
+         "3.9", "KAFKA-13845",
+         f"{_DUMP} (3.1.0 … 3.3.0, 3.9.2)", "3.1 … 3.3"),
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),
