@@ -30,8 +30,9 @@ from __future__ import annotations
 from typing import Callable
 
 from ..constants import CompressionType
-from ..errors import KafkaFmtError
+from ..errors import UnsupportedForMessageFormatError
 from .batch import RecordBatch
+from .legacy import codec_of
 from .record import Record
 
 __all__ = ["LEGACY_FORMATS", "batch_lines", "start_offset_line"]
@@ -42,12 +43,6 @@ LEGACY_FORMATS = ("0.9", "0.10.1", "0.10.2", "0.11", "2.0", "2.8")
 _CODECS = {0: "NoCompressionCodec", 1: "GZIPCompressionCodec", 2: "SnappyCompressionCodec",
            3: "LZ4CompressionCodec"}
 _MESSAGE_FORMATS = ("0.9", "0.10.1", "0.10.2")
-
-
-class DumpFormatError(KafkaFmtError):
-    """A file holds a batch the imitated release's DumpLogSegments could not read (a v2 batch before 0.11)."""
-
-    kafka_exception = "InvalidRecordException"
 
 
 def _b(v: bool) -> str:
@@ -70,10 +65,11 @@ def batch_lines(batch: RecordBatch, position: int, fmt: str, *, deep: bool, prin
     """The lines release format ``fmt`` prints for one batch (shallow entry) at ``position``."""
     if fmt in _MESSAGE_FORMATS:
         if batch.magic >= 2:
-            raise DumpFormatError(f"a magic {batch.magic} batch at position {position}: Kafka before 0.11 reads "
-                                  f"message formats v0 and v1 only", position=position)
+            raise UnsupportedForMessageFormatError(f"a magic {batch.magic} batch: Kafka before 0.11 reads message "
+                                                   f"formats v0 and v1 only", position=position)
         if deep:
-            return [_message_line(fmt, r, r.attributes & 7, position, print_data, decode) for r in batch.records()]
+            return [_message_line(fmt, r, int(codec_of(r.attributes)), position, print_data, decode)
+                    for r in batch.records()]
         return [_wrapper_line(fmt, batch, position)]
     if fmt in ("0.11", "2.0"):
         if not deep:
