@@ -112,7 +112,7 @@ def upgrade_html(rec: LiveRecord) -> str:
     """The three tables, titled, with each ListOffsets check's label below its table."""
     if not rec.time_index_phases:
         return "<p>The record holds no live run of the time index's upgrade (make history-record).</p>"
-    cluster = html.escape((rec.data.get("time_index_upgrade") or {}).get("cluster", ""))
+    cluster = (rec.data.get("time_index_upgrade") or {}).get("cluster", "").replace(" -> ", " → ")  # escaped there
     labels = "".join(f"<p style='margin:2px 0'>{html.escape(how)}: "
                      f"{html.escape(mark(rec.time_index_check(f'written/list-offsets/{topic}')))}</p>"
                      for topic, how in BROKERS.items())

@@ -69,6 +69,7 @@ def test_the_list_offsets_table_puts_each_brokers_answer_beside_the_model():
     html = T.upgrade_html(_record([[-2, 0, -1, 30], [5000, 0, -1, -1]], agree=False))
     assert "killed: ✗ 0.10.1.1 did otherwise: written/list-offsets/ti-crash: offsets 30, -1" in html
     assert "stopped cleanly: ✓ checked on 0.10.1.1" in html
+    assert "(base offset: bytes), 0.10.0.1 → 0.10.1.1</caption>" in html
 
 
 def test_a_record_without_the_run_says_so():
