@@ -275,11 +275,9 @@ class LiveRecord:
         """One check of the time index's upgrade (``written/list-offsets/ti-crash``, ``binaries/files/ti-clean``;
         the phase is its first part), labelled with the release its broker ran: ``checked on 0.10.1.1``, or what
         the release did instead."""
-        phase = check.split("/", 1)[0]
-        found = [c for c in self.time_index_checks(phase) if c["check"] == check]
-        if not found:
+        c = self._time_index_found(check)
+        if c is None:
             return _not_run(f"no check {check} of the time index's upgrade in the record")
-        c = found[0]
         real = c["expected"] if c["real"] == "= expected" else c["real"]
         row = {"what": check, "model": _time_index_side(c["expected"]), "real": _time_index_side(real),
                "agree": bool(c["agree"]), "detail": c.get("detail", "")}
@@ -298,17 +296,19 @@ class LiveRecord:
     def time_index_real(self, check: str):
         """What the release did in one check of the time index's upgrade: its files (``{name: {"size", "hex"}}``)
         or its ListOffsets answers (``[[target, error, timestamp, offset], ...]``); None if not recorded."""
-        phase = check.split("/", 1)[0]
-        c = next((c for c in self.time_index_checks(phase) if c["check"] == check), None)
+        c = self._time_index_found(check)
         if c is None:
             return None
         return c["expected"] if c["real"] == "= expected" else c["real"]
 
     def time_index_model(self, check: str):
         """The model's side of one check of the time index's upgrade (None if not recorded)."""
-        phase = check.split("/", 1)[0]
-        c = next((c for c in self.time_index_checks(phase) if c["check"] == check), None)
+        c = self._time_index_found(check)
         return None if c is None else c["expected"]
+
+    def _time_index_found(self, check: str) -> dict | None:
+        phase = check.split("/", 1)[0]
+        return next((c for c in self.time_index_checks(phase) if c["check"] == check), None)
 
     @staticmethod
     def describe(value) -> str:
