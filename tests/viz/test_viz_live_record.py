@@ -79,7 +79,7 @@ def test_the_arc_covers_every_line_and_every_row(rec):
     assert set(kafka_lines.KAFKA_LINES) <= set(releases) and releases[0] == "0.9" and releases[-1] == "4.4"
     summary = {r["release"]: r for r in arc.line_summary(rec)}
     assert sum(r["changes"] for r in summary.values()) == len(kafka_lines.CHANGES) == len(arc.rows_table())
-    assert summary["0.10.1"]["KIP / JIRA"].startswith("KIP-33") and "time index" in summary["0.10.1"]["what changed"]
+    assert "KIP-33" in summary["0.10.1"]["KIP / JIRA"].split(", ") and "time index" in summary["0.10.1"]["what changed"]
     assert summary["0.11"]["run live"].startswith("✓ 0.11.0.3: ")
     assert summary["4.4"]["run live"] == "—"
 
