@@ -316,8 +316,26 @@ def run_scenarios(names: list[str], record: dict, seconds: dict) -> None:
             print(f"  step {n}: {r['what']}: model {r['model'][:120]} | real {r['real'][:120]}", flush=True)
 
 
+USAGE = """usage: record.py [-h] [PART ...]
+
+Run the live checks against real Kafka releases and write what they found to
+conformance/history/last-live-run.json (make history-record).  With no PART, every part;
+otherwise only the parts named, the rest of the file kept as it was.
+
+PART is one of:
+  RELEASE        one release's checks (0.9.0.1, 0.10.0.1, 0.10.1.1, 0.10.2.2, 0.11.0.3, 1.1.1, 2.8.2)
+  seed000        seed 000's phases and rollback on a mixed 0.9.0.1 + 0.10.2.2 cluster
+  time-index     the time index on an upgrade from 0.10.0.1 to 0.10.1.1
+  scenarios      every shipped scenario run live (kafkafmt scenario run FILE --live)
+  SCENARIO       one shipped scenario by name (e.g. seed004-migration)
+"""
+
+
 def main(argv: list[str]) -> int:
     from kafkafmt.scenarios import shipped_scenarios
+    if {"-h", "--help"} & set(argv):
+        print(USAGE, end="")
+        return 0
     try:
         todo = parse_args(argv, list(shipped_scenarios()))
     except ValueError as e:
