@@ -13,8 +13,11 @@ Records are always key ``k<i>``, value ``value-<i>`` and, where the API has one,
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,8 +73,10 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> Cl
     rel = release(version)
     classes = compile_java_client(version)
     log4j = rel.dir / "old-client-log4j.properties"
-    if not log4j.exists():
-        log4j.write_text("log4j.rootLogger=OFF\n")
+    if not log4j.exists():  # written whole before it is seen: clients of two runs may start at once
+        tmp = log4j.with_name(f"{log4j.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text("log4j.rootLogger=OFF\n")
+        tmp.replace(log4j)
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
            f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
@@ -101,6 +106,7 @@ def python_produce(bootstrap: str, topic: str, partition: int, *, api_version: t
 
     name = f"kafka-python api_version={api_version}"
     producer = None
+    sent = False
     try:
         producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version, acks="all",
                                  compression_type=compression, linger_ms=200, enable_idempotence=False,
@@ -110,12 +116,17 @@ def python_produce(bootstrap: str, topic: str, partition: int, *, api_version: t
                                  timestamp_ms=r["timestamp"])
                    for r in expected_records(count, ts_base)]
         producer.flush(timeout)
-        return ClientRun(name, True, records=[{"offset": f.get(timeout).offset} for f in futures])
+        run = ClientRun(name, True, records=[{"offset": f.get(timeout).offset} for f in futures])
+        sent = True
+        return run
     except KafkaError as e:
         return ClientRun(name, False, f"{type(e).__name__}: {e}")
     finally:
-        if producer is not None:
+        if producer is not None and sent:
             producer.close(timeout=5)
+        elif producer is not None:  # the run failed: its verdict is taken, the producer closed at once
+            with contextlib.suppress(KafkaError):
+                producer.close(timeout=0)
 
 
 def python_consume(bootstrap: str, topic: str, partition: int, *, api_version: tuple[int, int], offset: int,
