@@ -287,15 +287,7 @@ class LiveScenario:
             time.sleep(0.2)
 
     def _wait_in_sync(self, timeout: float = 60.0) -> None:
-        live = {self.ids[n] for n in self.ids if n not in self.down}
-        deadline = time.monotonic() + timeout
-        while True:
-            parts = self._up().partitions(TOPIC)
-            if all(p["leader"] >= 0 and set(p["isr"]) >= (set(p["replicas"]) & live) for p in parts.values()):
-                return
-            if time.monotonic() > deadline:
-                raise BrokerError(f"topic {TOPIC}: replicas not back in sync within {timeout:.0f}s: {parts}")
-            time.sleep(0.2)
+        self._up().wait_in_sync(TOPIC, timeout, brokers={self.ids[n] for n in self.ids if n not in self.down})
 
     def _elect_preferred(self, model) -> None:
         want = {p: info["leader"] for p, info in model.partitions.items()}

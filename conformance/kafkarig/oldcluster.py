@@ -5,7 +5,7 @@ from :mod:`kafkarig.releases`, each a JVM capped at 256 MB of heap with its own 
 (``inter.broker.protocol.version``, ``log.message.format.version`` per broker).  A broker restarts on
 the same log dir with another release's jars (:meth:`OldBroker.restart`), which is how a rolling
 upgrade or a rollback swaps binaries; :meth:`OldCluster.rolling_restart` waits for every partition's
-ISR to hold all its replicas again, never a fixed sleep.
+ISR to hold all its replicas again (the ISR ZooKeeper holds, which the controller acts on), never a fixed sleep.
 
 Readiness is the broker's own "started (kafka.server.KafkaServer)" line in its ``kafka.log`` (a 0.9
 broker cannot answer ApiVersions, so the newer probe of :mod:`kafkarig.broker` does not fit); a broker
@@ -42,6 +42,7 @@ from .broker import (
 from .client import KafkaClient, ProtocolError, Writer
 from .properties import write_server_properties
 from .releases import Release, release, resolve
+from .zkread import partition_state
 
 __all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]
 
@@ -282,18 +283,31 @@ class OldCluster:
         md = metadata_v0(self.live_broker().port, [topic])
         return md["topics"].get(topic, {}).get("partitions", {})
 
-    def wait_in_sync(self, topic: str, timeout: float = 60.0) -> dict[int, dict]:
-        """Wait until every partition of ``topic`` has a leader and its ISR holds all its replicas."""
+    def in_sync_state(self, topic: str) -> dict[int, dict]:
+        """Each partition of ``topic``: its replicas and leader from a broker's metadata (Metadata v0), its ISR and
+        ``zk_leader`` as ZooKeeper holds them (:mod:`kafkarig.zkread`: a broker's metadata shows an ISR grown back
+        only when the leader propagates it, seconds later)."""
+        out = {}
+        for n, p in self.partitions(topic).items():
+            state = partition_state(self.zk_connect, topic, n) or {"leader": -1, "isr": []}
+            out[n] = {**p, "isr": state["isr"], "zk_leader": state["leader"]}
+        return out
+
+    def wait_in_sync(self, topic: str, timeout: float = 60.0, brokers: set[int] | None = None) -> dict[int, dict]:
+        """Wait until every partition of ``topic`` has a leader, the same in the brokers' metadata and in ZooKeeper,
+        and its ISR (ZooKeeper's, what the controller acts on) holds all its replicas (those of ``brokers`` only,
+        when given: the others are down); returns :meth:`in_sync_state`."""
         deadline = time.monotonic() + timeout
         last: object = None
         while time.monotonic() < deadline:
             try:
-                parts = self.partitions(topic)
-                if parts and all(p["leader"] >= 0 and sorted(p["isr"]) == sorted(p["replicas"])
-                                 for p in parts.values()):
+                parts = self.in_sync_state(topic)
+                if parts and all(p["leader"] >= 0 and p["leader"] == p["zk_leader"] and set(p["isr"]) >= (
+                        set(p["replicas"]) if brokers is None else set(p["replicas"]) & brokers)
+                        for p in parts.values()):
                     return parts
                 last = parts
-            except (OSError, ProtocolError, BrokerError) as e:
+            except (OSError, ProtocolError, BrokerError, ValueError) as e:
                 last = e
             time.sleep(0.2)
         raise BrokerError(f"topic {topic}: partitions not in sync within {timeout:.0f}s: {last}")
