@@ -18,8 +18,10 @@ import json
 import os
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .javac import compiled
 from .paths import CONFORMANCE
@@ -68,8 +70,13 @@ def compile_java_client(version: str) -> Path:
                            f"{str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else e}") from e
 
 
-def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> ClientRun:
-    """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients."""
+def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
+                refused: Callable[[], str | None] | None = None) -> ClientRun:
+    """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients.
+
+    ``refused``, asked every 0.1 s while the client runs, says why the broker refused it (what the broker
+    logged), or None: then the client is stopped at once (its PID) and the run fails with that reason, without
+    waiting for its own timeout."""
     rel = release(version)
     classes = compile_java_client(version)
     log4j = rel.dir / "old-client-log4j.properties"
@@ -81,14 +88,22 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000) -> Cl
            f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
     name = f"kafka-clients {rel.version}"
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_ms / 1000 + 30,
-                           stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        return ClientRun(name, False, f"no answer within {timeout_ms / 1000 + 30:.0f}s")
-    lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    limit = timeout_ms / 1000 + 30
+    deadline = time.monotonic() + limit
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    while True:
+        try:
+            stdout, stderr = p.communicate(timeout=0.1 if refused else limit)
+            break
+        except subprocess.TimeoutExpired:  # communicate again loses no output
+            why = refused() if refused else None
+            if why or time.monotonic() > deadline:
+                p.kill()
+                p.communicate()
+                return ClientRun(name, False, why or f"no answer within {limit:.0f}s")
+    lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
     if not lines or "ok" not in lines[-1]:
-        tail = (p.stderr or p.stdout).strip().splitlines()
+        tail = (stderr or stdout).strip().splitlines()
         return ClientRun(name, False, f"exit {p.returncode}: {tail[-1] if tail else 'no output'}")
     last = lines[-1]
     return ClientRun(name, bool(last["ok"]), last.get("error"), lines[:-1], last.get("version"))

@@ -50,6 +50,10 @@ API_METADATA = 3
 #: each broker's JVM: the launcher's options (heap capped at 256 MB, serial GC, C1 only)
 BROKER_JVM_OPTS = [*JVM_OPTS]
 STARTED = re.compile(r"started \(kafka\.server\.KafkaServer\)")
+#: what a broker logs when it cannot read a request it received: 0.9 meets an API key newer than itself
+#: (ApiVersions, KIP-35, which every Java client from 0.10.0 sends first) in ``ApiKeys.forId``, and its network
+#: ``Processor`` logs the uncaught exception; a request it cannot parse closes the socket
+UNREADABLE_REQUEST = re.compile(r"Processor got uncaught exception|Closing socket for \S+ because of error")
 #: the admin tools' log: warnings and errors to stderr, nothing else
 TOOLS_LOG4J = """\
 log4j.rootLogger=WARN, stderr
@@ -147,6 +151,24 @@ class OldBroker:
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def log_mark(self) -> int:
+        """Where the broker's log ends now (for :meth:`unreadable_request_since`)."""
+        try:
+            return self.log_file.stat().st_size
+        except OSError:
+            return 0
+
+    def unreadable_request_since(self, mark: int) -> str | None:
+        """The broker's own words, when it logged since ``mark`` that it could not read a request
+        (:data:`UNREADABLE_REQUEST`: its line and the exception's), else None."""
+        text = self._log_since(mark)
+        found = UNREADABLE_REQUEST.search(text)
+        if found is None:
+            return None
+        lines = text[found.start():].splitlines()
+        return (f"Kafka {self.release.version} broker {self.id} could not read the client's request: "
+                + " ".join(line.strip() for line in lines[:2])[:300])
 
     def _tail(self, since: int, n: int = 2500) -> str:
         return f"--- kafka.log\n{self._log_since(since)[-n:]}\n{self.process.log_tail(800) if self.process else ''}"
