@@ -35,6 +35,7 @@ from __future__ import annotations
 import shutil
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 from kafkafmt.broker.fetch import fetch as model_fetch
 from kafkafmt.constants import CompressionType, TimestampType
@@ -243,10 +244,14 @@ class LiveScenario:
         for b in self.sc.brokers:
             rel, props = self.want[b.name]
             self.cluster.add_broker(self.ids[b.name], rel, {**LIVE_BROKER_CONFIG, **props}, start=False)
-        for b in self.sc.brokers:
-            if b.name not in self.down:
+        # the first broker alone (it becomes the controller, as when they start one by one), then the others at once
+        up = [b for b in self.sc.brokers if b.name not in self.down]
+        for group in (up[:1], up[1:]):
+            with ThreadPoolExecutor(max(1, len(group))) as pool:
+                started = [(b, pool.submit(self.cluster.brokers[self.ids[b.name]].start)) for b in group]
+            for b, done in started:  # the first broker that refused, in the scenario's order
                 try:
-                    self.cluster.brokers[self.ids[b.name]].start()
+                    done.result()
                 except BrokerError as e:
                     raise Refused(LiveRow(f"broker {b.name} started", f"{b.version} {b.properties}",
                                           f"Kafka {self.want[b.name][0]} refused to start: {_refusal(str(e))}", False,
