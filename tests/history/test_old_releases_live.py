@@ -1,9 +1,8 @@
 """kafkafmt's model against real brokers and clients of Kafka 0.9.0.1 ... 2.8.2, byte for byte.
 
-Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB; three releases at a time, each in
-its own cluster), every check of
-:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``)
-(kafkafmt-built produce requests of each magic, uncompressed
+Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB; three releases at a time, each
+in its own cluster), every check of :func:`kafkarig.history.plan` runs on it, the model configured as that
+release's Kafka line (``--kafka-line``) (kafkafmt-built produce requests of each magic, uncompressed
 and gzip, on a topic of the release's default format and, from 0.10.0 on, on one of
 ``message.format.version=0.9.0``; fetches of each client generation; the release's DumpLogSegments;
 the Java kafka-clients of 0.9.0.1, 0.10.2.2 and 0.11.0.3 and kafka-python pinned to (0,9), (0,10),
@@ -40,7 +39,8 @@ def _cases():
             yield pytest.param(v, name, id=f"{v}-{name}", marks=marks)
 
 
-#: releases run at once, each in its own cluster: a run mostly waits (for JVMs to start, for clients), so three share two cores
+#: releases run at once, each in its own cluster: a run mostly waits (for JVMs to start, for clients), so
+#: three share two cores
 AT_ONCE = 3
 #: the releases whose Java kafka-clients the checks run (kafkarig.history.CLIENTS)
 CLIENT_RELEASES = ("0.9.0.1", "0.10.2.2", "0.11.0.3")
