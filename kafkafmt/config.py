@@ -39,7 +39,7 @@ from .constants import (
     CompressionType,
     TimestampType,
 )
-from .errors import ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
+from .errors import BrokerConfigRefusedError, ConfigError, KafkaFmtError  # noqa: F401 (ConfigError re-exported)
 
 # ================================================================================================
 # Kafka's MetadataVersion order (server-common MetadataVersion, 3.9.2; 4.0-IV0/IV1 are listed but
@@ -450,17 +450,20 @@ class BrokerConfig:
         newer than its ``inter.broker.protocol.version``.  Until KAFKA-6238 (row
         ``broker.message_format_check``) the two were compared as ApiVersions, so ``0.10.0`` (0.10.0-IV1)
         was refused under ``0.10.0-IV0``; from 1.0.1 on by the record version each stands for.  Only a
-        ``log.message.format.version`` set in ``topic_defaults`` is checked (kafkafmt's topics carry their
-        own ``message.format.version``)."""
+        ``log.message.format.version`` set in ``topic_defaults`` is checked (a topic's own
+        ``message.format.version`` is not: ``LogConfig`` validates it alone).  Raises
+        :class:`~kafkafmt.errors.BrokerConfigRefusedError` worded as the line's release words it."""
         ibp = self.inter_broker_protocol_version
-        if kafka_lines.value("broker.message_format_check", self.kafka_line) == "api version":
+        row = "broker.message_format_check"
+        if kafka_lines.value(row, self.kafka_line) == "api version":
             if metadata_version_index(ibp) < metadata_version_index(fmt):
-                raise ConfigError(f"log.message.format.version {fmt} cannot be used when "
-                                  f"inter.broker.protocol.version is set to {ibp}")
+                raise BrokerConfigRefusedError(f"log.message.format.version {fmt} cannot be used when "
+                                               f"inter.broker.protocol.version is set to {ibp}", row=row)
         elif record_version(ibp) < record_version(fmt):
             floor = {0: "0.8.0", 1: "0.10.0", 2: "0.11.0"}[record_version(fmt)]
-            raise ConfigError(f"log.message.format.version {fmt} can only be used when "
-                              f"inter.broker.protocol.version is set to version {floor} or higher")
+            raise BrokerConfigRefusedError(f"log.message.format.version {fmt} can only be used when "
+                                           f"inter.broker.protocol.version is set to version {floor} or higher",
+                                           row=row)
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any] | None = None, *,

@@ -41,6 +41,7 @@ Hierarchy::
     ├── CheckpointError               a malformed checkpoint file (IOException in CheckpointFile)
     ├── UnsupportedVersionError       UnsupportedVersionException (a request version 4.x no longer answers)
     ├── ConfigError                   ConfigException (invalid topic/log setting)
+    │   └── BrokerConfigRefusedError  IllegalArgumentException: a broker refuses to start (KafkaConfig)
     ├── NoSuchFileError               java.nio.file.NoSuchFileException (also: a directory given as a file)
     ├── FileAccessError               an input file that cannot be read (permissions, I/O error)
     ├── DumpToolError                 kafka-dump-log would stop with the named Java exception
@@ -268,6 +269,18 @@ class ConfigError(KafkaFmtError, ValueError):
     """An invalid topic/broker/log setting (Kafka ``ConfigException``)."""
 
     kafka_exception = "ConfigException"
+
+
+class BrokerConfigRefusedError(ConfigError):
+    """A broker's own settings its release refuses to start with: ``KafkaConfig.validateValues``'s
+    ``require(...)``, which throws ``IllegalArgumentException("requirement failed: " + reason)``.  ``reason``
+    is worded as the release words it; ``row`` names the :mod:`kafkafmt.kafka_lines` row that decided."""
+
+    kafka_exception = "IllegalArgumentException"
+
+    def __init__(self, reason: str, *, row: str = "") -> None:
+        self.row = row
+        super().__init__(reason)
 
 
 class NoSuchFileError(KafkaFmtError, FileNotFoundError):

@@ -286,6 +286,12 @@ CHANGES: tuple[LineChange, ...] = (
          "stalls", "raises", "KAFKA-3977",
          "Fetcher.handleFetchResponse called from onSuccess, NetworkClient.poll 'Uncaught error in request "
          "completion' (0.9.0.1); Fetcher.CompletedFetch, Fetcher.fetchedRecords (0.10.0.1)"),
+    # --- the Java producer of the release (what an application must configure) --------------------
+    _row("producer.idempotent_max_in_flight", "producer", "the most requests in flight per connection "
+         "(max.in.flight.requests.per.connection) a Java producer accepts with enable.idempotence=true, which "
+         "also needs acks=all and retries > 0 (idempotence itself: row produce.idempotence): exactly 1, then at "
+         "most 5, the broker keeping the sequences of a producer's last five batches", "1.0", 1, 5, "KAFKA-5494",
+         "KafkaProducer.configureInflightRequests (0.11.0.3: != 1 throws ConfigException; 1.0.2, 1.1.1: > 5)"),
     # --- the log --------------------------------------------------------------------------------
     _row("log.time_index", "log", "each segment has a time index (.timeindex), ListOffsets v1 finds offsets "
          "by timestamp", "0.10.1", False, True, "KIP-33", "TimeIndex (0.10.1.1; absent in 0.10.0.1)"),

@@ -72,14 +72,14 @@ def installed(tmp_path_factory):
     shutil.copytree(REPO, src, symlinks=True, ignore=ignore)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
     subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(build / "dist"), str(src)],
-                   check=True, capture_output=True, text=True, timeout=120)
+                   check=True, capture_output=True, text=True, timeout=600)
     (wheel,) = (build / "dist").glob("kafkafmt-*.whl")
     # a fixed place per checkout, so that the numba cache beside it stays valid between runs
     home = Path(tempfile.gettempdir()) / f"kafkafmt-wheel-test-{os.getuid()}-{hashlib.sha1(str(REPO).encode()).hexdigest()[:8]}"
     site = home / "site"
     shutil.rmtree(site, ignore_errors=True)
     subprocess.run([*pip, "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True, text=True, timeout=120)
+                   check=True, capture_output=True, text=True, timeout=600)
     with zipfile.ZipFile(wheel) as z:  # the files' times as the wheel has them (numba's cache checks them)
         for info in z.infolist():
             path = site / info.filename

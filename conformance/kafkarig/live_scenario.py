@@ -9,13 +9,18 @@ old releases (:mod:`kafkarig.oldcluster`) and compares:
 * a broker's ``version`` is a release line (``"0.9.0"``, ``"0.10.0"``...): the line's last patch release of
   :data:`kafkarig.releases.RELEASES` runs (``0.10.2`` → ``0.10.2.2``); scenario brokers A, B, C... are broker
   ids 1, 2, 3..., the scenario's partitions one topic ``topic`` with their replicas in that order (leader first);
-* ``configure`` → a rolling restart of the brokers whose release or properties changed (the model's
-  ``message.format.version`` / ``inter.broker.protocol.version`` / ``message.timestamp.type`` become
-  ``log.message.format.version``, ``inter.broker.protocol.version`` and ``log.message.timestamp.type``; the
-  seeds' ``0.9.0-1`` is ``0.10.0-IV0``), each waiting for the ISR, then the preferred leaders elected again
-  (the model keeps its leaders across a bounce); nothing is started before the first step that needs a broker;
+* ``configure`` → a rolling restart of the brokers whose release or properties changed, in the model's order
+  (the model's ``message.format.version`` / ``inter.broker.protocol.version`` / ``message.timestamp.type``
+  become ``log.message.format.version``, ``inter.broker.protocol.version`` and ``log.message.timestamp.type``;
+  the seeds' ``0.9.0-1`` is ``0.10.0-IV0``), each waiting for the ISR, then the preferred leaders elected
+  again (the model keeps its leaders across a bounce); nothing is started before the first step that needs a
+  broker.  A broker that refuses to start is restarted on its previous settings and the run stops there, as
+  the model's does (:func:`kafkafmt.scenarios.runner.run_scenario`): the row agrees when the model refused
+  that broker for the release's own reason;
 * ``produce`` → the Java ``kafka-clients`` of the producer's release line (``OldClient``) sends the records
-  the model's producer sent (keys, values, timestamps of the model's row), compression as the producer's;
+  the model's producer sent (keys, values, timestamps of the model's row), compression as the producer's,
+  ``enable.idempotence`` as its mode (:func:`kafkarig.oldclients.producer_settings`); an error is the one the
+  client raised (exception class and message), its class compared with the model's;
 * ``consume`` → the consumer's Java client reads from the offset (a model consumer that stalls agrees with a
   client that read nothing and raised nothing before its timeout); its records (offsets, and timestamps from
   0.10 on) and error against the model's; plus one raw Fetch at the model's request version: the bytes it
@@ -25,14 +30,24 @@ old releases (:mod:`kafkarig.oldcluster`) and compares:
   directories; ``show_disk`` and the end of every step compare each replica's ``.log`` bytes with the model's
   replica (those the model has replicated).
 
-A step the rig cannot run for real (seed 002's KIP-228 switches, seed 003's idempotence modes, a forced
-request version, Kafka 3.9 / 4.4 brokers, the cleaner, the clock) is refused before any JVM starts
-(:class:`~kafkafmt.scenarios.live.LiveUnsupported`, one line).  Every JVM is stopped by PID at the end,
+Seed 003's proposals (``enable.idempotence=safe``, a broker's ``idempotence_modes``) run as the releases can
+run them (:mod:`kafkarig.proposals`): the rows are compared with the model of Kafka's released rules, and the
+seed's own outcome is shown beside the release's where it differs (``SEED`` rows, not counted).  A line the rig
+has no release of may run on a neighbour's (:data:`kafkarig.releases.STAND_INS`: 1.0 on 1.1.1).  v2 batches
+carry a producer id the broker assigned and the leader epoch its controller counted, which the model does not
+simulate: replicas are compared without them (and the CRC over them), and the row says so.
+
+A step the rig cannot run for real (seed 002's KIP-228 switches, a forced request version, Kafka 3.9 / 4.4
+brokers, the cleaner, the clock, an idempotent producer of a release before 0.11) is refused before any JVM
+starts (:class:`~kafkafmt.scenarios.live.LiveUnsupported`, one line).  Every JVM is stopped by PID at the end,
 whatever happened.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 import shutil
+import struct
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -45,11 +60,12 @@ from kafkafmt.scenarios.live import LiveReport, LiveRow, LiveRunFailed, LiveUnsu
 from kafkafmt.scenarios.runner import run_scenario
 from kafkafmt.scenarios.versions import normalize_api_version
 
+from . import proposals
 from .broker import BrokerError
 from .history import hexdiff, stalled
-from .oldclients import java_client
+from .oldclients import java_client, producer_settings
 from .oldcluster import OldCluster
-from .releases import RELEASE_OF_LINE, ReleaseError, release
+from .releases import RELEASE_OF_LINE, STAND_INS, ReleaseError, release
 
 __all__ = ["run_live", "release_of", "unsupported", "LiveScenario", "TOPIC"]
 
@@ -65,20 +81,25 @@ BROKER_KEYS = {"message.format.version": "log.message.format.version",
 ISR_TIMEOUT = 30.0
 LIVE_BROKER_CONFIG = {"auto.leader.rebalance.enable": "false", "num.partitions": "1"}
 #: the actions the rig performs for real, and per action the keys it can honour
-ACTIONS = {"configure": {"broker", "version", "properties"}, "produce": {"producer", "partition", "records", "timestamps"},
+ACTIONS = {"configure": {"broker", "version", "properties", "idempotence_modes"},
+           "produce": {"producer", "partition", "records", "timestamps"},
            "replicate": set(), "consume": {"consumer", "partition", "offset"}, "shutdown": {"broker"},
            "start": {"broker"}, "nuke": {"broker", "partitions"}, "show_disk": {"broker", "partition"},
-           "upgrade": {"producer", "consumer", "version", "compression"}}
+           "upgrade": {"producer", "consumer", "version", "compression", "idempotence"}}
 
 
 def release_of(version) -> str:
     """The release the rig runs for a scenario's ``version`` (a line such as ``0.10.2`` or ``0.9.0``, or a
-    release): the line's last patch release; LiveUnsupported when the rig runs no release of it."""
+    release): the line's last patch release (a stand-in's for a line the rig has none of: ``1.0`` → 1.1.1,
+    :data:`~kafkarig.releases.STAND_INS`); LiveUnsupported when the rig runs no release of it."""
     v = str(version).strip()
     try:
         return release(v).version
     except ReleaseError:
         pass
+    stand_in = next((r for line, r in STAND_INS.items() if v == line or v.startswith(line + ".")), None)
+    if stand_in is not None:
+        return stand_in
     lines = sorted((line for line in RELEASE_OF_LINE if v == line or v.startswith(line + ".")), key=len)
     if not lines:
         raise LiveUnsupported(f"no live release of Kafka {v}: the rig runs {', '.join(RELEASE_OF_LINE.values())}")
@@ -92,14 +113,14 @@ def unsupported(scenario) -> str | None:
             release_of(b.version)
         except LiveUnsupported as e:
             return f"broker {b.name}: {e.reason}"
-        if b.kip228 or b.idempotence_modes:
-            return f"broker {b.name}: kip228 / idempotence_modes are proposals no release shipped"
+        if b.kip228:
+            return f"broker {b.name}: kip228 is a proposal no release shipped"
         extra = set(b.properties) - set(BROKER_KEYS)
         if extra:
             return f"broker {b.name}: properties {sorted(extra)} are not run live"
     for p in scenario.producers.values():
-        if p.produce_version is not None or p.kip228 or p.mode() != "off":
-            return f"producer {p.name}: a forced produce_version, kip228 or idempotence is not run live"
+        if p.produce_version is not None or p.kip228:
+            return f"producer {p.name}: a forced produce_version or kip228 is not run live"
         release_of(p.version)
     for c in scenario.consumers.values():
         if c.fetch_version is not None or c.kip228:
@@ -117,6 +138,26 @@ def unsupported(scenario) -> str | None:
                 return f"{place}: properties {sorted(set(props) - set(BROKER_KEYS))} are not run live"
             if "version" in args:
                 release_of(args["version"])
+    return _idempotence_unsupported(scenario)
+
+
+def _idempotence_unsupported(scenario) -> str | None:
+    """An idempotent producer whose release has no ``enable.idempotence`` (before 0.11, KIP-98), followed through
+    the scenario's ``upgrade`` actions; None when there is none."""
+    state = {p.name: (p.version, p.mode()) for p in scenario.producers.values()}
+    for step in scenario.steps:
+        for act, args, place in step.actions:
+            if act == "upgrade" and args.get("producer") in state:
+                version, mode = state[args["producer"]]
+                probe = dataclasses.replace(scenario.producers[args["producer"]],
+                                            idempotence=str(args.get("idempotence", mode)))
+                state[args["producer"]] = (str(args.get("version", version)), probe.mode())
+            if act == "produce" and args.get("producer") in state:
+                version, mode = state[args["producer"]]
+                try:
+                    producer_settings(release_of(version), proposals.idempotent(mode))
+                except ReleaseError as e:
+                    return f"{place}: producer {args['producer']}: {e}"
     return None
 
 
@@ -174,8 +215,37 @@ def _has_lat(data: bytes) -> bool:
     return any(b.timestamp_type == TimestampType.LOG_APPEND_TIME for b in MemoryRecords(data).batches())
 
 
+def _v2_state(data: bytes) -> tuple[bytes, list[int], list[int]] | None:
+    """``data`` with each v2 batch's partitionLeaderEpoch, CRC and (when it has one) producer id zeroed, and the
+    producer ids and leader epochs found; None when there is no v2 batch or the entries do not parse.
+
+    Layout (``DefaultRecordBatch``, KIP-98): baseOffset 0-7, length 8-11, partitionLeaderEpoch 12-15, magic 16,
+    crc 17-20 (over attributes … end), attributes 21-22, lastOffsetDelta 23-26, two timestamps 27-42,
+    producerId 43-50; a legacy entry has its magic at 16 too (offset, size, crc, magic)."""
+    out, pids, epochs, pos = bytearray(data), [], [], 0
+    while pos + 17 <= len(data):
+        size = struct.unpack_from(">i", data, pos + 8)[0]
+        end = pos + 12 + size
+        if size < 5 or end > len(data):
+            return None
+        if data[pos + 16] == 2:
+            if end < pos + 61:
+                return None
+            epochs.append(struct.unpack_from(">i", data, pos + 12)[0])
+            pid = struct.unpack_from(">q", data, pos + 43)[0]
+            pids.append(pid)
+            out[pos + 12:pos + 16] = bytes(4)
+            out[pos + 17:pos + 21] = bytes(4)
+            if pid >= 0:
+                out[pos + 43:pos + 51] = bytes(8)
+        pos = end
+    return (bytes(out), pids, epochs) if epochs and pos == len(data) else None
+
+
 def compare_bytes(what: str, model: bytes, real: bytes) -> LiveRow:
-    """Two replicas' (or fetches') bytes; LogAppendTime batches agree when all but the broker's clock agrees."""
+    """Two replicas' (or fetches') bytes; LogAppendTime batches agree when all but the broker's clock agrees, v2
+    batches when all but the producer ids the broker assigned and the leader epochs its controller counted
+    (neither simulated by the model: one producer id per JVM, an epoch per election) agrees."""
     if model == real:
         return LiveRow(what, _digest(model), _digest(real), True)
     try:
@@ -184,7 +254,19 @@ def compare_bytes(what: str, model: bytes, real: bytes) -> LiveRow:
                            _digest(real), True)
     except KafkaFmtError:
         pass
+    m, r = _v2_state(model), _v2_state(real)
+    if m is not None and r is not None and m[0] == r[0]:
+        return LiveRow(what + " (v2: the broker's producer ids and leader epochs, compared without them)",
+                       f"{_digest(model)}, producer ids {m[1]}, leader epochs {m[2]}",
+                       f"{_digest(real)}, producer ids {r[1]}, leader epochs {r[2]}", True)
     return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real))
+
+
+def _exception_class(error: str | None) -> str | None:
+    """The exception's simple class name an error text starts with (``org.….UnsupportedForMessageFormatException:
+    …`` or the model's ``UnsupportedForMessageFormatException: …``), None when it names none."""
+    m = re.match(r"(?:[\w$]+\.)*(\w+(?:Exception|Error))\b", error or "")
+    return m.group(1) if m else None
 
 
 class Refused(Exception):
@@ -196,11 +278,13 @@ class Refused(Exception):
         self.row = row
 
 
-def _model_broker(rows, name: str) -> str:
-    r = next((r for r in rows if r.path == "broker" and r.actor == name), None)
+def _model_broker(r) -> str:
+    """The model's bounce of one broker (its ``broker`` row), in words: started with what, or refused."""
     if r is None:
         return "bounced"
     d = r.detail
+    if r.conversion == "refused to start":
+        return f"Kafka {d.get('version')} refused to start: {d.get('reason')}"
     return (f"{d.get('version')} bounced, inter.broker.protocol.version={d.get('inter.broker.protocol.version')}, "
             f"message.format.version={d.get('message.format.version')}: writes v{r.magic_out}, replicates with "
             f"Fetch v{d.get('replica_fetch_version')}")
@@ -217,10 +301,22 @@ def _refusal(message: str) -> str:
 
 
 class LiveScenario:
-    """The real cluster behind one scenario, driven step by step by :meth:`perform`."""
+    """The real cluster behind one scenario, driven step by step by :meth:`perform`.
 
-    def __init__(self, scenario) -> None:
+    ``scenario`` is what runs (:func:`kafkarig.proposals.released`); ``seed`` the scenario as written and
+    ``seed_steps`` its model run's steps, whose proposals (``safe`` producers, idempotence modes) are shown
+    beside what the release did."""
+
+    def __init__(self, scenario, seed=None, seed_steps=()) -> None:
         self.sc = scenario
+        self.seed = seed if seed is not None else scenario
+        self.seed_steps = list(seed_steps)
+        #: producer → its mode as the seed wrote it (``safe`` is a proposal) and as the release runs it
+        self.seed_modes = {p.name: p.mode() for p in self.seed.producers.values()}
+        self.modes = {p.name: p.mode() for p in scenario.producers.values()}
+        self._seed_args: dict = {}
+        self._seed_rows: list = []
+        self._seed_cursor = [0]
         self.ids = {b.name: i + 1 for i, b in enumerate(scenario.brokers)}
         self.names = {i: n for n, i in self.ids.items()}
         self.want = {b.name: (release_of(b.version), _server_properties(b.properties)) for b in scenario.brokers}
@@ -303,12 +399,20 @@ class LiveScenario:
         self._wait_leaders(model)
 
     # -- one step -----------------------------------------------------------------------------------------
-    def perform(self, step, result, model) -> list[LiveRow]:
+    def perform(self, step, result, model, number: int | None = None) -> list[LiveRow]:
+        """Step ``number`` for real; its comparisons with the model (``result``, ``model``) as rows."""
         self.rows_so_far = rows = []
         if self.cluster is None:
             self._up()
         cursor = [0]
-        for act, args, place in step.actions:
+        seed_step = self.seed.steps[number - 1] if number and number <= len(self.seed.steps) else step
+        self._seed_rows = self.seed_steps[number - 1].rows if number and number <= len(self.seed_steps) else []
+        self._seed_cursor = [0]
+        if number == 1:
+            rows += [proposals.broker_modes_row(b.name, self.want[b.name][0]) for b in self.seed.brokers
+                     if b.idempotence_modes]
+        for (act, args, place), (_a, seed_args, _p) in zip(step.actions, seed_step.actions):
+            self._seed_args = seed_args
             rows += getattr(self, f"_{act}")(args, result.rows, cursor, model)
         if self.cluster is not None:
             rows += self._replicas(model, step_end=True)
@@ -323,44 +427,61 @@ class LiveScenario:
         return None
 
     def _configure(self, a, rows, cursor, model) -> list[LiveRow]:
+        """A rolling bounce of the brokers the model bounced, in its order: each broker whose release or
+        settings changed is restarted and waited for in the ISR.  A broker that refuses to start is restarted on
+        its previous settings and the run stops there (:class:`Refused`), agreeing when the model refused it
+        for the same reason; the model's roll stops at its first refusal, and so does this one."""
         names = list(self.ids) if a["broker"] == "all" else [a["broker"]]
-        changed = []
+        out, changed = [], False
+        asked = str(a.get("version", "")).strip()
+        stand_in = next((f" (for line {line}: the rig has no {line}.x release)" for line in STAND_INS
+                         if asked == line or asked.startswith(line + ".")), "")
         for n in names:
+            mrow = self._next_row(rows, cursor, "broker", n)
+            if mrow is None:  # the model's roll stopped before this broker
+                break
+            model_refused = mrow.conversion == "refused to start"
             rel, props = self.want[n]
             new = (release_of(a["version"]) if a.get("version") else rel,
                    {**props, **_server_properties(a.get("properties") or {})})
-            if _effective(*new) != _effective(rel, props):
-                changed.append(n)
-            self.want[n] = new
-        out = []
-        for n in changed:
-            if n in self.down:
+            if n in self.down or (_effective(*new) == _effective(rel, props) and not model_refused):
+                self.want[n] = new
                 continue
-            rel, props = self.want[n]
             b = self._broker(n)
             before = (b.release.version, dict(b.overrides))
             try:
-                b.restart(rel, props)
+                b.restart(*new)
             except BrokerError as e:
-                b.restart(before[0], before[1])  # the operator puts the broker back as it was
+                # the operator puts the broker back as it was (restart merges: a key the bounce added is removed)
+                b.restart(before[0], {**{k: None for k in new[1] if k not in before[1]}, **before[1]})
                 self._wait_in_sync()
-                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(rows, n),
-                                      f"Kafka {rel} refused to start: {_refusal(str(e))}", False,
+                reason = _refusal(str(e))
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow),
+                                      f"Kafka {new[0]} refused to start: {reason}",
+                                      model_refused and mrow.detail.get("reason") == reason,
                                       f"{n} restarted on its previous configuration; the steps after this one are "
                                       "not run live")) from None
+            self.want[n] = new
+            changed = True
+            real = f"Kafka {new[0]} started{stand_in}, " + ", ".join(
+                f"{k}={v}" for k, v in sorted(new[1].items()) if k in BROKER_KEYS.values())
+            if model_refused:
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow), real, False,
+                                      "the model refused the bounce; the steps after this one are not run"))
             try:
                 self._wait_in_sync(ISR_TIMEOUT)
             except BrokerError as e:
-                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(rows, n),
-                                      f"Kafka {rel} started but its replicas did not rejoin the ISR within "
+                raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow),
+                                      f"Kafka {new[0]} started but its replicas did not rejoin the ISR within "
                                       f"{ISR_TIMEOUT:.0f}s: {str(e).splitlines()[0]}", False,
                                       "the steps after this one are not run live")) from None
-            if self.ran[n][-1] != rel:
-                self.ran[n].append(rel)
-            out.append(LiveRow(f"broker {n} bounced", _model_broker(rows, n), f"Kafka {rel} started, " + ", ".join(
-                f"{k}={v}" for k, v in sorted(props.items()) if k in BROKER_KEYS.values()), True))
+            if self.ran[n][-1] != new[0]:
+                self.ran[n].append(new[0])
+            out.append(LiveRow(f"broker {n} bounced", _model_broker(mrow), real, True))
         if changed:
             self._elect_preferred(model)
+        if self._seed_args.get("idempotence_modes"):
+            out += [proposals.broker_modes_row(n, self.want[n][0]) for n in names]
         return out
 
     def _produce(self, a, rows, cursor, model) -> list[LiveRow]:
@@ -368,6 +489,11 @@ class LiveScenario:
         prow = self._next_row(rows, cursor, "producer", name)
         partition = int(a.get("partition", 0))
         lrow = self._next_row(rows, cursor, "leader", model.partitions[partition]["leader"])
+        seed_prow = self._next_row(self._seed_rows, self._seed_cursor, "producer", name)
+        i = self._seed_cursor[0]
+        seed_lrow = self._seed_rows[i] if seed_prow and i < len(self._seed_rows) and \
+            self._seed_rows[i].path == "leader" else None
+        self._seed_cursor[0] += seed_lrow is not None
         sent = prow.detail.get("sent", []) if prow else []
         if not sent:
             return [LiveRow(f"{name} → p{partition}", f"not sent: {prow.error if prow else 'no row'}", "not sent", True)]
@@ -379,17 +505,26 @@ class LiveScenario:
         stamps = [s["timestamp"] for s in sent]
         # v0 has no timestamp: the client sends none (a 0.10 client then stamps its own clock, dropped in v0)
         ts = ["-1", prefix] if all(t < 0 for t in stamps) else ["0", prefix, ",".join(map(str, stamps))]
-        run = java_client(release_of(self.client_versions[name]),
-                          ["produce", bootstrap, TOPIC, str(partition), self.compression[name], str(len(sent)), *ts],
-                          timeout_ms=15000)
+        rel = release_of(self.client_versions[name])
+        settings = producer_settings(rel, proposals.idempotent(self.modes[name]))
+        run = java_client(rel, ["produce", bootstrap, TOPIC, str(partition), self.compression[name], str(len(sent)),
+                                *ts], timeout_ms=15000, producer=settings)
         model_err = (prow.error or (lrow.error if lrow else None))
         model_out = f"error {model_err}" if model_err else \
             f"ok, offsets {lrow.detail['offsets'][0]}-{lrow.detail['offsets'][1]}" if lrow else "ok"
         real_out = f"ok, offsets {run.records[0]['offset']}-{run.records[-1]['offset']}" if run.ok and run.records \
             else f"error {run.error}"
-        agree = (model_err is None) == run.ok and (not run.ok or real_out == model_out)
-        return [LiveRow(f"{name} ({run.client}) → p{partition} leader {leader}: {len(sent)} records, "
-                        f"{prow.request}", model_out, real_out, agree)]
+        # both failed: the same exception class when the model names one (the client reports its own message:
+        # a Produce response carries only the error code before v8, the broker's message is in its log)
+        same_error = _exception_class(model_err) in (None, _exception_class(run.error))
+        agree = (model_err is None) == run.ok and (real_out == model_out if run.ok else same_error)
+        idem = f", enable.idempotence={settings['enable.idempotence']}" if settings else ""  # 0.11 on (KIP-98)
+        what = f"{name} ({run.client}{idem}) → p{partition} leader {leader}: {len(sent)} records, {prow.request}"
+        out = [LiveRow(what, model_out, real_out, agree)]
+        if self.seed_modes.get(name) == "safe":
+            out.append(proposals.safe_produce_row(f"{name} (enable.idempotence=safe) → p{partition} leader {leader}",
+                                                  (seed_prow, seed_lrow), run.ok and bool(run.records), real_out))
+        return out
 
     def _replicate(self, a, rows, cursor, model) -> list[LiveRow]:
         self._up()
@@ -496,6 +631,10 @@ class LiveScenario:
         for k in ("producer", "consumer"):
             if k in a and "version" in a:
                 self.client_versions[a[k]] = str(a["version"])
+        if "producer" in a and "idempotence" in a:
+            p = self.sc.producers[a["producer"]]
+            self.modes[p.name] = dataclasses.replace(p, idempotence=str(a["idempotence"])).mode()
+            self.seed_modes[p.name] = dataclasses.replace(p, idempotence=str(self._seed_args["idempotence"])).mode()
         if "producer" in a and "compression" in a:
             self.compression[a["producer"]] = str(a["compression"])
         return []
@@ -523,13 +662,15 @@ def run_live(scenario, *, emit=None) -> LiveReport:
     why = unsupported(scenario)
     if why:
         raise LiveUnsupported(why)
-    live = LiveScenario(scenario)
+    seed = run_scenario(scenario)  # the seed's own outcomes, its proposals' included: shown beside the releases'
+    runs = proposals.released(scenario)
+    live = LiveScenario(runs, scenario, seed.steps)
     report = LiveReport(releases=live.releases())
     t0 = time.monotonic()
 
     def on_step(n, step, result, model):
         try:
-            rows = live.perform(step, result, model)
+            rows = live.perform(step, result, model, n)
         except Refused as r:
             rows = [*live.rows_so_far, r.row]
             report.steps.append((n, step.name, rows))
@@ -541,13 +682,14 @@ def run_live(scenario, *, emit=None) -> LiveReport:
             emit(n, step.name, rows)
 
     try:
-        run_scenario(scenario, on_step=on_step)
+        run_scenario(runs, on_step=on_step)  # the model stops after a step where a broker refused to start
     except Refused:
-        report.not_run = [f"{i}. {st.name}" for i, st in enumerate(scenario.steps, 1) if i > len(report.steps)]
+        pass
     except (BrokerError, ReleaseError, OSError) as e:
         raise LiveRunFailed(str(e).splitlines()[0]) from None
     finally:
         live.close()
+    report.not_run = [f"{i}. {st.name}" for i, st in enumerate(runs.steps, 1) if i > len(report.steps)]
     report.seconds = time.monotonic() - t0
     report.releases = {n: "→".join(r) for n, r in live.ran.items()}
     return report

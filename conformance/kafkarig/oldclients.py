@@ -3,7 +3,9 @@
 * :func:`java_client` runs ``conformance/old-clients/OldClient.java`` compiled (:mod:`kafkarig.javac`)
   against one release's class path (its ``kafka-clients``) and run on it: a 0.9 application is
   a 0.9 Java client, not a new client told to speak old versions.  One job per JVM; its JSON lines are
-  returned as :class:`ClientRun` (``records`` and ``ok`` / ``error``).
+  returned as :class:`ClientRun` (``records`` and ``ok`` / ``error``).  A producer's configuration beyond
+  OldClient's own (``acks=all``, ``retries=0``) comes from :func:`producer_settings`: ``enable.idempotence=true``
+  with what the release requires beside it (KIP-98; row ``producer.idempotent_max_in_flight``).
 * :func:`python_produce` / :func:`python_consume`: kafka-python with ``api_version`` pinned to
   ``(0, 9)``, ``(0, 10)`` or ``(0, 11)`` (idempotence off; client ids plain, as 0.9/0.10 brokers fail a
   client id holding ``(``, ``,`` or a space in their quota metrics' names).
@@ -23,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from kafkafmt import kafka_lines
+
 from .javac import compiled
 from .paths import CONFORMANCE
 from .releases import ReleaseError, release, resolve
@@ -33,6 +37,7 @@ __all__ = [
     "compile_java_client",
     "expected_records",
     "java_client",
+    "producer_settings",
     "python_consume",
     "python_produce",
 ]
@@ -59,6 +64,32 @@ def expected_records(count: int, ts_base: int | None) -> list[dict]:
             for i in range(count)]
 
 
+#: retries of an idempotent producer: KafkaProducer.configureRetries' own default with idempotence (0.11 … 2.x)
+IDEMPOTENT_RETRIES = 2**31 - 1
+
+
+def producer_settings(version: str, idempotence: bool) -> dict[str, str]:
+    """The producer configuration OldClient adds for ``version``'s Java client (``-Doldclient.producer.*``).
+
+    ``idempotence``: ``enable.idempotence=true`` (KIP-98, from 0.11 on: row ``produce.idempotence``) and what
+    that release's ``KafkaProducer`` requires with it, set explicitly: ``acks=all``, ``retries`` > 0 (OldClient's
+    own ``retries=0`` is a ConfigException then) and ``max.in.flight.requests.per.connection`` exactly 1 on 0.11,
+    at most 5 from 1.0 on (row ``producer.idempotent_max_in_flight``, KAFKA-5494).  Without it, 0.11 and later
+    clients get ``enable.idempotence=false`` (their default until 3.0, KIP-679) and older ones nothing: the key
+    is unknown to them.  A release without idempotence asked for it raises :class:`ReleaseError`."""
+    rel = release(version)
+    has = kafka_lines.value("produce.idempotence", rel.line)
+    if not idempotence:
+        return {"enable.idempotence": "false"} if has else {}
+    if not has:
+        row = kafka_lines.change("produce.idempotence")
+        raise ReleaseError(f"kafka-clients {rel.version} has no enable.idempotence: the idempotent producer came "
+                           f"with {row.since} ({row.source})")
+    return {"enable.idempotence": "true", "acks": "all", "retries": str(IDEMPOTENT_RETRIES),
+            "max.in.flight.requests.per.connection": str(kafka_lines.value("producer.idempotent_max_in_flight",
+                                                                           rel.line))}
+
+
 def compile_java_client(version: str) -> Path:
     """``OldClient`` compiled against ``version``'s class path (its kafka-clients), once per source."""
     rel = release(version)
@@ -71,8 +102,10 @@ def compile_java_client(version: str) -> Path:
 
 
 def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
+                producer: dict[str, str] | None = None,
                 refused: Callable[[], str | None] | None = None) -> ClientRun:
-    """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients.
+    """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients; ``producer``:
+    configuration it adds to its producer's (:func:`producer_settings`).
 
     ``refused``, asked every 0.1 s while the client runs, says why the broker refused it (what the broker
     logged), or None: then the client is stopped at once (its PID) and the run fails with that reason, without
@@ -85,7 +118,9 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
         tmp.write_text("log4j.rootLogger=OFF\n")
         tmp.replace(log4j)
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
-           f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
+           f"-Dlog4j.configuration=file:{log4j}",
+           *(f"-Doldclient.producer.{k}={v}" for k, v in (producer or {}).items()),
+           "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
     name = f"kafka-clients {rel.version}"
     limit = timeout_ms / 1000 + 30

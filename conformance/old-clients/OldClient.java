@@ -27,7 +27,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       records key "k<i>", value VALUE_PREFIX + i (default "value-"), timestamp TIMESTAMP_BASE + i or the
  *       i-th of the comma-separated TIMESTAMPS (when the API has one: ProducerRecord's timestamp arrived in
  *       0.10.0, KIP-32; -1 = none); sent together, then flushed, so they travel in one request; prints
- *       {"offset": ...} per record.
+ *       {"offset": ...} per record.  System properties -Doldclient.producer.KEY=VALUE set (or override) the
+ *       producer's configuration, e.g. enable.idempotence=true with the acks, retries and in-flight limit its
+ *       release requires; an error is reported as the client raised it (root cause class: message).
  *   OldClient consume BOOTSTRAP TOPIC PARTITION OFFSET COUNT
  *       assign + seek, poll until COUNT records or the timeout; prints one object per record with
  *       offset, key, value and (0.10+) timestamp and timestampType.
@@ -36,6 +38,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class OldClient {
     private static final long TIMEOUT_MS = Long.getLong("oldclient.timeout.ms", 15000L);
+    private static final String PRODUCER_PREFIX = "oldclient.producer.";
 
     public static void main(String[] args) {
         // old clients may block for ever on metadata a broker never gives (poll and close ignore their
@@ -106,6 +109,13 @@ public final class OldClient {
         p.put("max.block.ms", Long.toString(TIMEOUT_MS));      // 0.9: metadata.fetch.timeout.ms
         p.put("metadata.fetch.timeout.ms", Long.toString(TIMEOUT_MS));
         p.put("request.timeout.ms", Long.toString(TIMEOUT_MS));
+        // -Doldclient.producer.KEY=VALUE overrides (kafkarig.oldclients.producer_settings: enable.idempotence and
+        // what the release requires with it); the release's own KafkaProducer checks them
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith(PRODUCER_PREFIX)) {
+                p.put(name.substring(PRODUCER_PREFIX.length()), System.getProperty(name));
+            }
+        }
         Constructor<?> withTimestamp = null;
         try {
             withTimestamp = ProducerRecord.class.getConstructor(String.class, Integer.class, Long.class,

@@ -1,6 +1,7 @@
 """Executable scenarios: the seeds' rolling upgrades and compatibility matrices, on real bytes.
 
-* :mod:`.model` — broker, producer and consumer specs, :class:`PathRow`, :func:`topic_config_for`.
+* :mod:`.model` — broker, producer and consumer specs, :class:`PathRow`, :func:`topic_config_for` and
+  :func:`broker_config_for` (a broker's settings as its release checks them).
 * :mod:`.cluster` — :class:`Cluster` of brokers, producers and consumers over ``kafkafmt.log.Log``
   replicas (produce → leader → follower → consumer, each hop on real bytes).
 * :mod:`.loader` — scenario files (YAML/JSON, ``docs/how-to/scenario.md``), :class:`ScenarioError`.
@@ -11,9 +12,9 @@
 """
 from .cluster import Cluster
 from .loader import Scenario, ScenarioError, Step, load_scenario, parse_scenario, shipped_scenarios
-from .model import BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, topic_config_for
+from .model import BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, broker_config_for, topic_config_for
 from .runner import ScenarioResult, StepResult, render, run_file, run_scenario
 
-__all__ = ["BrokerSpec", "Cluster", "ConsumerSpec", "PathRow", "ProducerSpec", "topic_config_for", "Scenario",
-           "ScenarioError", "Step", "load_scenario", "parse_scenario", "shipped_scenarios", "ScenarioResult",
-           "StepResult", "render", "run_file", "run_scenario"]
+__all__ = ["BrokerSpec", "Cluster", "ConsumerSpec", "PathRow", "ProducerSpec", "topic_config_for", "broker_config_for",
+           "Scenario", "ScenarioError", "Step", "load_scenario", "parse_scenario", "shipped_scenarios",
+           "ScenarioResult", "StepResult", "render", "run_file", "run_scenario"]

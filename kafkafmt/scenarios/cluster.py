@@ -25,7 +25,11 @@ LogValidator and its fetch conversion follow that release's rows of :mod:`kafkaf
 a 4.4 one answers no Produce < v3 / Fetch < v4, writes every topic v2 and serves old batches as they
 are).  The version also limits the request versions a broker answers
 (:func:`~kafkafmt.scenarios.versions.client_api_versions`) and the newest format it can write (a 0.9
-broker writes v0 whatever it is told).  A consumer reads as the Java consumer of its own line does
+broker writes v0 whatever it is told).  Its ``inter.broker.protocol.version`` and
+``message.format.version`` are its server settings (``BrokerConfig``, ``log.message.format.version``), checked
+as its release checks them: a bounce its release refuses (a 0.10.0 broker given format 0.10.0 under IBP
+0.10.0-IV0, before KAFKA-6238) leaves it on its previous settings, with a ``refused to start`` row.
+A consumer reads as the Java consumer of its own line does
 (:func:`kafkafmt.broker.consumer_view` with ``client_line``: a 0.9 consumer that cannot parse a fetched
 partition stalls, its exception only logged).  Leader epochs are not modelled (all 0) and
 leader elections are clean (the first live replica).  Seed 002's "new broker" (``kip228: true``)
@@ -45,10 +49,19 @@ from ..broker import consumer_view, fetch, validate_messages_and_assign_offsets
 from ..broker.fetch import max_magic_for_fetch_version
 from ..broker.idempotence import drop_producer_state
 from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
-from ..errors import ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
+from ..errors import BrokerConfigRefusedError, ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
 from ..log import Log, SimulatedClock
 from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
-from .model import START_MS, BrokerSpec, ConsumerSpec, PathRow, ProducerSpec, removed_properties, topic_config_for
+from .model import (
+    START_MS,
+    BrokerSpec,
+    ConsumerSpec,
+    PathRow,
+    ProducerSpec,
+    broker_config_for,
+    removed_properties,
+    topic_config_for,
+)
 from .versions import client_api_versions, magic_for_produce_version, release_line, replica_fetch_version, without_ibp
 
 __all__ = ["Cluster"]
@@ -80,6 +93,12 @@ class Cluster:
         self.logs: dict[tuple[str, int], Log] = {}
         #: broker → the partitions it led when it was last shut down (seed 000's rollback nukes those)
         self.led_before_shutdown: dict[str, list[int]] = {}
+        for b in self.brokers.values():
+            try:
+                broker_config_for(b)
+            except BrokerConfigRefusedError as e:
+                raise BrokerConfigRefusedError(f"broker {b.name} (Kafka {b.version}) refuses to start: {e.reason}",
+                                               row=e.row) from None
         for p, info in self.partitions.items():
             for name in info["replicas"]:
                 self._open_log(name, p)
@@ -141,8 +160,14 @@ class Cluster:
     # --- configuration changes (a rolling bounce) -----------------------------------------------
     def configure(self, broker: str, *, version: str | None = None, properties: dict | None = None,
                   kip228: bool | None = None, idempotence_modes: bool | None = None) -> PathRow:
-        """Change a broker's code version or properties and bounce it: its logs get the new topic config."""
+        """Change a broker's code version or properties and bounce it: its logs get the new topic config.
+
+        A broker whose release refuses the new settings (``KafkaConfig.validateValues``,
+        :func:`~kafkafmt.scenarios.model.broker_config_for`) does not start with them: the operator restarts it
+        on its previous code and settings, and the row says ``refused to start`` with the release's reason as
+        its ``error`` (``IllegalArgumentException: requirement failed: …``)."""
         b = self.brokers[broker]
+        before = (b.version, dict(b.properties), b.kip228, b.idempotence_modes)
         if version is not None:
             b.version = str(version)
         if properties:
@@ -151,6 +176,16 @@ class Cluster:
             b.kip228 = bool(kip228)
         if idempotence_modes is not None:
             b.idempotence_modes = bool(idempotence_modes)
+        try:
+            broker_config_for(b)
+        except BrokerConfigRefusedError as e:
+            refused = {"version": b.version, "inter.broker.protocol.version": b.inter_broker_protocol_version,
+                       "message.format.version": _format_asked(b)}
+            b.version, b.properties, b.kip228, b.idempotence_modes = before
+            return PathRow("broker", broker, conversion="refused to start",
+                           error=f"{e.kafka_exception}: requirement failed: {e.reason}",
+                           detail={**refused, "reason": e.reason, "kafka_line": b.kafka_line, "kafka_line_row": e.row,
+                                   "restarted_on": {"version": b.version, **b.properties}})
         cfg = topic_config_for(b)
         for (name, _p), log in self.logs.items():
             if name == broker:
@@ -441,6 +476,12 @@ def _build(producer: ProducerSpec, magic: int, timestamps: list[int], idempotent
 def _record_texts(producer: ProducerSpec, count: int) -> tuple[list[str], list[str]]:
     """The keys and values a producer of the model sends: ``k<i>`` and ``<name> value <i>``."""
     return [f"k{i}" for i in range(count)], [f"{producer.name} value {i}" for i in range(count)]
+
+
+def _format_asked(b: BrokerSpec) -> str | None:
+    """The ``message.format.version`` a broker's properties ask for (None: its code version's default)."""
+    fmt = b.properties.get("message.format.version", b.properties.get("log.message.format.version"))
+    return None if fmt is None else str(fmt)
 
 
 def _produce_conversion(magic_in: int, res) -> str:

@@ -11,10 +11,15 @@ The model's side of a live run comes from :func:`kafkafmt.scenarios.runner.run_s
 ``on_step`` hook: after each modelled step the runner is handed the step's result and the model's cluster
 (its replicas' bytes), performs the same step for real and compares.  A step the runner cannot perform
 raises :class:`LiveUnsupported` (one line naming the step and the action).
+
+A scenario may hold a seed's proposal that no release shipped (seed 003's ``enable.idempotence=safe`` and its
+1.0.0 broker's idempotence modes).  A runner that runs such a step on a release instead compares the release
+with kafkafmt's model of Kafka's released rules (counted), and shows the proposal's outcome beside what the
+release did in a row with :attr:`LiveRow.proposal` set: printed ``SEED``, never counted as a disagreement.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import entry_points
 
 from ..errors import KafkaFmtError
@@ -57,6 +62,9 @@ class LiveRow:
     real: str
     agree: bool
     detail: str = ""  #: where they differ (first differing byte, the records on each side)
+    #: set on a row comparing a seed's proposal no release shipped (``model`` is then the proposal's outcome)
+    #: with what the release did instead: which proposal, in words; such a row is shown and never counted
+    proposal: str = ""
 
 
 @dataclass
@@ -66,16 +74,31 @@ class LiveReport:
     steps: list = field(default_factory=list)
     releases: dict = field(default_factory=dict)
     seconds: float = 0.0
-    #: steps not run live (a release refused an earlier one: its row says why)
+    #: steps not run live (a broker refused to start at an earlier one, for real or in the model: its row says why)
     not_run: list = field(default_factory=list)
 
     @property
     def disagreements(self) -> list:
-        return [(n, name, r) for n, name, rows in self.steps for r in rows if not r.agree]
+        """``(step, name, row)`` where the model and a release disagree (proposal rows are not counted)."""
+        return [(n, name, r) for n, name, rows in self.steps for r in rows if not r.agree and not r.proposal]
+
+    @property
+    def proposals(self) -> list:
+        """``(step, name, row)`` of the rows showing a seed's proposal beside what the release did instead."""
+        return [(n, name, r) for n, name, rows in self.steps for r in rows if r.proposal]
 
     @property
     def ok(self) -> bool:
         return not self.disagreements
+
+    def to_dict(self) -> dict:
+        """The run as data (``scenario run --live --format json``, and a record of live runs): ``ok``,
+        ``releases`` (broker → the releases it ran, ``→``-joined), ``seconds``, ``not_run`` and per step its
+        rows (``what``, ``model``, ``real``, ``agree``, ``detail``, ``proposal``)."""
+        return {"ok": self.ok, "releases": dict(self.releases), "seconds": round(self.seconds, 1),
+                "not_run": list(self.not_run), "disagreements": len(self.disagreements),
+                "proposals": len(self.proposals),
+                "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]} for n, name, rows in self.steps]}
 
 
 def live_runner():
@@ -87,11 +110,19 @@ def live_runner():
 
 
 def render_rows(number: int, name: str, rows: list) -> str:
-    """One step of a live run as text: each comparison, model beside release, AGREE or DIFFER."""
+    """One step of a live run as text: each comparison, model beside release, AGREE or DIFFER; a seed's
+    proposal beside what the release did instead, SEED (not counted)."""
     out = [f"{number}. {name}"]
     if not rows:
         out.append("   (nothing to compare)")
     for r in rows:
+        if r.proposal:
+            out.append(f"   SEED   {r.what}")
+            out.append(f"          seed:  {r.model}")
+            out.append(f"          real:  {r.real}")
+            out.append(f"          note:  {r.proposal}; the release did {'the same' if r.agree else 'otherwise'} "
+                       "(not counted)")
+            continue
         out.append(f"   {'AGREE ' if r.agree else 'DIFFER'} {r.what}")
         out.append(f"          model: {r.model}")
         out.append(f"          real:  {r.real}")

@@ -1,5 +1,6 @@
 """The cluster model's parts: brokers, producers, consumers, the row each hop returns, and the one place
-where a broker's Kafka properties become its configuration (:func:`topic_config_for`)."""
+where a broker's Kafka properties become its configuration (:func:`topic_config_for`, with
+:func:`broker_config_for` for the broker's own settings)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -9,8 +10,8 @@ from ..config import BrokerConfig, LogConfig
 from ..errors import ConfigError
 from .versions import code_record_version, kafka4_line, normalize_api_version, release_line, without_ibp
 
-__all__ = ["BrokerSpec", "ProducerSpec", "ConsumerSpec", "PathRow", "topic_config_for", "IDEMPOTENCE_MODES",
-           "START_MS", "removed_properties"]
+__all__ = ["BrokerSpec", "ProducerSpec", "ConsumerSpec", "PathRow", "topic_config_for", "broker_config_for",
+           "IDEMPOTENCE_MODES", "START_MS", "removed_properties"]
 
 #: the simulated clock's start (2023-11-14T22:13:20Z), so CreateTime checks see realistic times
 START_MS = 1_700_000_000_000
@@ -115,32 +116,55 @@ def removed_properties(broker: BrokerSpec) -> list[str]:
     return sorted(k for k in broker.properties if k in gone)
 
 
-def topic_config_for(broker: BrokerSpec) -> LogConfig:
-    """THE place where a broker's Kafka properties become the configuration its logs run with.
-
-    Broker keys (``inter.broker.protocol.version``, default: the code version) and the two switches
-    for proposals Kafka never shipped (``kip228`` → ``kafkafmt.kip228.enable``, ``idempotence_modes``
-    → ``kafkafmt.idempotence.variant=seed``) go to :class:`~kafkafmt.config.BrokerConfig`; every other
-    property is a topic property of :class:`~kafkafmt.config.LogConfig`.  ``message.format.version``
-    (or ``log.message.format.version``) is capped at what the broker's code can write (a 0.9 broker
-    writes v0) and defaults to the code version.  Every broker runs its release's line
-    (``BrokerConfig.kafka_line``: a 0.10.0 broker the 0.10.0 rows, a 4.4 broker the 4.4 ones, where every
-    topic is v2); the properties its line does not know (:func:`removed_properties`) are left out.
-    """
-    variant = "seed" if broker.idempotence_modes else "kafka"
+def _broker_settings(broker: BrokerSpec) -> tuple[dict, dict]:
+    """The broker's properties its line knows, split: ``(topic properties, server properties)``.  The
+    server properties are ``inter.broker.protocol.version`` and ``log.message.format.version`` (the
+    scenario's ``message.format.version`` or ``log.message.format.version``: the broker's default for its
+    topics), the format capped at what the broker's code can write and defaulting to its code version."""
     line = broker.kafka_line
     gone = set(removed_properties(broker))
     props = {k: v for k, v in broker.properties.items() if k not in gone}
     if without_ibp(line):
-        broker_cfg = BrokerConfig(kafka_line=line, kip228_enabled=broker.kip228, idempotence_variant=variant)
-        return LogConfig.from_properties(props, broker=broker_cfg)
+        return props, {}
     props.pop("inter.broker.protocol.version", None)
     fmt = props.pop("message.format.version", props.pop("log.message.format.version", broker.version))
     fmt = normalize_api_version(fmt)
     if code_record_version(fmt) > code_record_version(broker.version):
         fmt = normalize_api_version(broker.version)
+    server = {"inter.broker.protocol.version": broker.inter_broker_protocol_version}
     if kafka_lines.value("topic.added.message.format.version", line) is not None:  # KIP-32 (0.10.0)
-        props["message.format.version"] = fmt
-    broker_cfg = BrokerConfig(inter_broker_protocol_version=broker.inter_broker_protocol_version, kafka_line=line,
-                              kip228_enabled=broker.kip228, idempotence_variant=variant)
-    return LogConfig.from_properties(props, broker=broker_cfg)
+        server["log.message.format.version"] = fmt
+    return props, server
+
+
+def broker_config_for(broker: BrokerSpec) -> BrokerConfig:
+    """The broker's :class:`~kafkafmt.config.BrokerConfig`: its line (``kafka_line``), its
+    ``inter.broker.protocol.version`` and its ``log.message.format.version`` (as ``topic_defaults``), and the
+    two switches for proposals Kafka never shipped (``kip228`` → ``kafkafmt.kip228.enable``,
+    ``idempotence_modes`` → ``kafkafmt.idempotence.variant=seed``).
+
+    Raises :class:`~kafkafmt.errors.BrokerConfigRefusedError` when the broker's release refuses to start with
+    those settings (``KafkaConfig.validateValues``: a format newer than the IBP, compared as the line compares
+    them, row ``broker.message_format_check``, KAFKA-6238)."""
+    variant = "seed" if broker.idempotence_modes else "kafka"
+    _, server = _broker_settings(broker)
+    defaults = dict(server)
+    ibp = defaults.pop("inter.broker.protocol.version", None)
+    return BrokerConfig(inter_broker_protocol_version=ibp, topic_defaults=defaults, kafka_line=broker.kafka_line,
+                        kip228_enabled=broker.kip228, idempotence_variant=variant)
+
+
+def topic_config_for(broker: BrokerSpec) -> LogConfig:
+    """THE place where a broker's Kafka properties become the configuration its logs run with.
+
+    The broker's own settings (``inter.broker.protocol.version``, default: the code version;
+    ``message.format.version`` or ``log.message.format.version``, its ``log.message.format.version``: capped at
+    what the broker's code can write, a 0.9 broker writes v0, and defaulting to the code version) go to its
+    :class:`~kafkafmt.config.BrokerConfig` (:func:`broker_config_for`), which refuses them as the broker's
+    release does; every other property is a topic property of :class:`~kafkafmt.config.LogConfig`.  Every
+    broker runs its release's line (``BrokerConfig.kafka_line``: a 0.10.0 broker the 0.10.0 rows, a 4.4
+    broker the 4.4 ones, where every topic is v2); the properties its line does not know
+    (:func:`removed_properties`) are left out.
+    """
+    props, _ = _broker_settings(broker)
+    return LogConfig.from_properties(props, broker=broker_config_for(broker))

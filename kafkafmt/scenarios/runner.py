@@ -4,6 +4,11 @@ Each step's actions run in order; the result holds, per step, the :class:`PathRo
 step's expectations checked against them, and warnings quoting the seed where a step is unsafe or
 lossy (stated in the file with ``warn:`` or found by :func:`automatic_warnings`).  An error a hop
 meets (a broker rejecting a batch, zstd to a v1 topic…) is an outcome in its row, never a crash.
+
+A broker whose release refuses to start with the settings a ``configure`` gives it (a row
+``refused to start``, :meth:`Cluster.configure`) ends the run there, as it ends a real rolling bounce:
+the operator restarts it on its previous settings, bounces no further broker, and the plan's later steps,
+which presume the change, are not run (:attr:`ScenarioResult.not_run`, shown by :func:`render`).
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from .loader import SELECTORS, Scenario, ScenarioError, load_scenario
 from .model import PathRow
 from .quotes import quote
 
-__all__ = ["run_scenario", "run_file", "ScenarioResult", "StepResult", "automatic_warnings", "render"]
+__all__ = ["run_scenario", "run_file", "ScenarioResult", "StepResult", "automatic_warnings", "render", "refusal"]
 
 
 @dataclass
@@ -45,10 +50,14 @@ class StepResult:
 class ScenarioResult:
     scenario: Scenario
     steps: list
+    #: the steps not run, ``(number, name)``, because a broker refused to start at an earlier one (:attr:`stopped`)
+    not_run: list = field(default_factory=list)
+    #: why the run stopped before the end (the refusal, as the release words it), or None
+    stopped: str | None = None
 
     @property
     def ok(self) -> bool:
-        return all(s.ok for s in self.steps)
+        return all(s.ok for s in self.steps) and not self.not_run
 
     @property
     def failed_checks(self) -> list:
@@ -70,7 +79,8 @@ class ScenarioResult:
 
     def to_dict(self, *, with_measured: bool = True) -> dict:
         return {"name": self.scenario.name, "title": self.scenario.title, "source": self.scenario.source,
-                "ok": self.ok, "steps": [s.to_dict(with_measured=with_measured) for s in self.steps]}
+                "ok": self.ok, "steps": [s.to_dict(with_measured=with_measured) for s in self.steps],
+                "stopped": self.stopped, "not_run": [{"step": n, "name": name} for n, name in self.not_run]}
 
 
 def run_file(name_or_path, **kw) -> ScenarioResult:
@@ -85,6 +95,7 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
     sc = copy.deepcopy(scenario)
     cluster = Cluster(sc.brokers, sc.partitions)
     results = []
+    stopped = None
     steps = sc.steps
     if progress:
         from tqdm import tqdm
@@ -97,6 +108,8 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
                     rows.extend(_do(cluster, sc, act, args))
                 except KafkaFmtError as e:  # a scenario that asks the impossible of the cluster itself
                     raise ScenarioError(f"{place}: {e.reason}") from None
+                if refusal(rows):  # the step's later actions presume the bounce
+                    break
             sr = StepResult(step.name, rows, step.cite, seed_vs_kafka=step.seed_vs_kafka,
                             conformance=step.conformance)
             for exp, place in step.expect:
@@ -109,22 +122,39 @@ def run_scenario(scenario: Scenario, *, keep_cluster: bool = False, progress: bo
             if on_step is not None:
                 on_step(len(results), step, sr, cluster)
             cluster.clock.advance(1000)
+            stopped = refusal(rows)
+            if stopped:
+                break
     except BaseException:
         cluster.close()
         raise
-    result = ScenarioResult(scenario, results)
+    not_run = [(i, st.name) for i, st in enumerate(sc.steps, 1) if i > len(results)]
+    result = ScenarioResult(scenario, results, not_run, stopped if not_run else None)
     if keep_cluster:
         return result, cluster
     cluster.close()
     return result
 
 
+def refusal(rows: list[PathRow]) -> str | None:
+    """The first broker's refusal to start among a step's rows, in words (None: every bounce started)."""
+    for r in rows:
+        if r.path == "broker" and r.conversion == "refused to start":
+            return (f"broker {r.actor} (Kafka {r.detail['version']}) refused to start: {r.detail['reason']} "
+                    f"(restarted on its previous settings)")
+    return None
+
+
 def _do(cluster: Cluster, sc: Scenario, act: str, a: dict) -> list[PathRow]:
     if act == "configure":
         names = list(cluster.brokers) if a["broker"] == "all" else [a["broker"]]
-        return [cluster.configure(n, version=a.get("version"), properties=a.get("properties"),
-                                  kip228=a.get("kip228"), idempotence_modes=a.get("idempotence_modes"))
-                for n in names]
+        rows = []
+        for n in names:  # a rolling bounce: it stops at the first broker that refuses to start
+            rows.append(cluster.configure(n, version=a.get("version"), properties=a.get("properties"),
+                                          kip228=a.get("kip228"), idempotence_modes=a.get("idempotence_modes")))
+            if refusal(rows[-1:]):
+                break
+        return rows
     if act == "produce":
         ts = a.get("timestamps") or [None] * int(a.get("records", 3))
         return cluster.produce(sc.producers[a["producer"]], int(a.get("partition", 0)), ts)
@@ -287,17 +317,29 @@ def render(result: ScenarioResult, fmt: str = "table", *, with_measured: bool = 
             if r.path == "consumer" and r.detail.get("read"):
                 reads = ", ".join(f"{x['offset']}:{x['timestamp']}({x['meaning']})" for x in r.detail["read"][:6])
                 lines.append(f"{ind}{r.actor} read offset:timestamp {reads}")
+        for r in s.rows:
+            if r.path == "broker" and r.conversion == "refused to start":
+                lines.append(f"{ind}REFUSED: broker {r.actor} (Kafka {r.detail['version']}) does not start: "
+                             f"{r.error}; the operator restarts it on its previous settings")
         for c in s.checks:
             mark = "PASS" if c["ok"] else "FAIL"
             lines.append(f"{ind}expect {mark}: {c['expect']}" + ("" if c["ok"] else f" got {c['got']}"))
         if s.seed_vs_kafka:
-            lines.append(f"{ind}seed vs Kafka 3.9: {s.seed_vs_kafka}")
+            lines.append(f"{ind}seed vs Kafka: {s.seed_vs_kafka}")
+
         if s.conformance:
             lines.append(f"{ind}checked against a live Kafka 3.9.2 broker by: {', '.join(s.conformance)}")
         for w in s.warnings:
             lines.append(f"{ind}WARNING: {w}")
         lines.append("")
-    lines.append(f"{len(result.steps)} steps, {len(result.failed_checks)} failed expectation(s)")
+    if result.not_run:
+        lines.append(f"NOT RUN, {result.stopped}:")
+        lines.extend(f"{ind}{n}. {name}" for n, name in result.not_run)
+        lines.append("")
+        lines.append(f"{len(result.steps)} of {len(result.steps) + len(result.not_run)} steps run (a broker refused "
+                     f"to start at step {len(result.steps)}), {len(result.failed_checks)} failed expectation(s)")
+    else:
+        lines.append(f"{len(result.steps)} steps, {len(result.failed_checks)} failed expectation(s)")
     return "\n".join(lines)
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 
 from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
 from ..scenarios.matrices import MATRICES, matrix_table
@@ -17,7 +16,9 @@ def register(sub) -> None:
     ss = p.add_subparsers(dest="scenario_command", metavar="ACTION")
     run_p = ss.add_parser("run", help="run a scenario file or a shipped scenario",
                           description="Run a scenario (a YAML/JSON file, or the name of a shipped one: see "
-                                      "'kafkafmt scenario list').  Exit status 1 if an expectation fails.  With "
+                                      "'kafkafmt scenario list').  Exit status 1 if an expectation fails or a "
+                                      "broker refuses to start with the settings a step gives it (as its release "
+                                      "would: the run stops there, the steps after it are listed as not run).  With "
                                       "--live, also run it on real brokers and clients of the releases it names "
                                       "(a version is a release line; its last patch release runs) and print, "
                                       "step by step, the model's outcome beside the release's; exit status 1 on "
@@ -70,16 +71,15 @@ def _run_live(args) -> int:
         print(f"kafkafmt: cannot run live: {e.reason}", file=sys.stderr)
         return 2
     if as_json:
-        print(json.dumps({"name": scenario.name, "ok": report.ok, "releases": report.releases,
-                          "seconds": round(report.seconds, 1), "not_run": report.not_run,
-                          "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]}
-                                    for n, name, rows in report.steps]}, indent=2))
+        print(json.dumps({"name": scenario.name, **report.to_dict()}, indent=2))
         return 0 if report.ok else 1
     releases = ", ".join(f"{b} {r}" for b, r in report.releases.items())
     if report.not_run:
-        print(f"not run live (a release refused an earlier step): {'; '.join(report.not_run)}")
+        print(f"not run live (a broker refused to start at an earlier step): {'; '.join(report.not_run)}")
+    proposals = (f"; {len(report.proposals)} row(s) of a seed's proposal no release shipped, beside what the "
+                 "release did (not counted)") if report.proposals else ""
     print(f"{len(report.steps)} steps live ({releases}; {report.seconds:.0f} s), "
-          f"{len(report.disagreements)} disagreement(s) between the model and the releases")
+          f"{len(report.disagreements)} disagreement(s) between the model and the releases{proposals}")
     return 0 if report.ok else 1
 
 

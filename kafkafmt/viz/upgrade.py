@@ -92,7 +92,8 @@ def conversions_per_step(*, codec: str = "gzip") -> list[dict]:
 
 
 #: the shipped scenarios of seeds 000 and 004 (kafkafmt/scenarios/data), for the scenario stepper
-SCENARIOS = ("seed000-rolling-upgrade", "seed000-trial-rollback", "seed004-migration")
+SCENARIOS = ("seed000-rolling-upgrade", "seed000-rolling-upgrade-ibp-0.10.0", "seed000-trial-rollback",
+             "seed000-trial-rollback-ibp-0.10.0", "seed004-migration")
 HOP_COLUMNS = ("path", "actor", "request", "magic_in", "magic_out", "conversion", "recompressed", "records",
                "records_touched", "bytes_in", "bytes_out", "error")
 
@@ -106,15 +107,18 @@ def _scenario(name: str):
 def scenario_step(name: str, step: int) -> dict:
     """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
     cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
-    seed's warnings, and where Kafka 3.9.2 differs."""
+    seed's warnings, where a Kafka release differs, and, at the last step of a run a broker
+    stopped by refusing to start, why and the steps not run."""
     if name not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}")
     res = _scenario(name)
     if not 1 <= step <= len(res.steps):
         raise ValueError(f"{name} has steps 1..{len(res.steps)}")
     s = res.steps[step - 1]
+    last = step == len(res.steps)
     return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
             "seed_vs_kafka": s.seed_vs_kafka,
+            "stopped": res.stopped if last else None, "not_run": [f"{n}. {x}" for n, x in res.not_run] if last else [],
             "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
 
 
@@ -175,19 +179,23 @@ def scenario_caption(d: dict, values: dict) -> str:
     """The scenario step's conversions and warnings, counted."""
     conv = sum(1 for h in d["hops"] if str(h["conversion"]).startswith("converted") or h["conversion"] == "rebuilt")
     errors = sum(1 for h in d["hops"] if h["error"])
+    stop = f" <b style='color:#b71c1c'>A broker refused to start: {len(d['not_run'])} step(s) not run.</b>" \
+        if d.get("stopped") else ""
     return (f"Step {values['step']} of {d['steps']}: {len(d['hops'])} hops and events, "
             f"<b>{conv} converting the records</b> (down, up or rebuilt), "
-            f"{errors} with an error, {len(d['warnings'])} warning(s) from the seed.")
+            f"{errors} with an error, {len(d['warnings'])} warning(s) from the seed.{stop}")
 
 
 def scenario_view(d: dict):
-    """The step's name, the seed's warnings, where Kafka 3.9.2 differs, and every hop."""
+    """The step's name, the seed's warnings, where a Kafka release differs, where the run stopped, and every hop."""
     import html as _html
 
     from . import tables
     notes = "".join(f"<li>{_html.escape(str(x))}</li>" for x in d["warnings"])
-    kafka = f"<p><i>Kafka 3.9.2:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
-    head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka
+    kafka = f"<p><i>Seed vs Kafka:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
+    stop = (f"<p style='color:#b71c1c'><b>The run stops here:</b> {_html.escape(d['stopped'])}. Not run: "
+            f"{_html.escape('; '.join(d['not_run']))}.</p>") if d.get("stopped") else ""
+    head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka + stop
     return head, tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"},
                                    outcomes=("error",))
 

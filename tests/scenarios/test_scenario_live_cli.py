@@ -87,4 +87,25 @@ def test_live_json_is_the_report(monkeypatch, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] and data["releases"] == {"A": "0.9.0.1"} and data["not_run"] == []
     assert data["steps"][0]["rows"] == [{"what": "replica A p0", "model": "106 bytes", "real": "106 bytes",
-                                         "agree": True, "detail": ""}]
+                                         "agree": True, "detail": "", "proposal": ""}]
+    assert (data["disagreements"], data["proposals"]) == (0, 0)
+
+
+def test_a_seeds_proposal_is_shown_beside_the_release_and_not_counted(monkeypatch, capsys):
+    def runner(scenario, *, emit):
+        rows = [live.LiveRow("p-safe → p0", "ok, offsets 3-3, stored as v1", "error UnsupportedForMessageFormat"
+                             "Exception", False, proposal="seed 003's enable.idempotence=safe")]
+        emit(1, scenario.steps[0].name, rows)
+        return live.LiveReport([(1, scenario.steps[0].name, rows)], {"S": "1.1.1"}, 3.0)
+
+    class Entry:
+        def load(self):
+            return runner
+
+    monkeypatch.setattr(live, "entry_points", lambda group: [Entry()])
+    assert cli.main(["scenario", "run", "seed003-upgrade-path", "--live"]) == 0
+    out = capsys.readouterr().out
+    assert "   SEED   p-safe → p0\n          seed:  ok, offsets 3-3, stored as v1\n" in out
+    assert out.splitlines()[-1] == ("1 steps live (S 1.1.1; 3 s), 0 disagreement(s) between the model and the "
+                                    "releases; 1 row(s) of a seed's proposal no release shipped, beside what the "
+                                    "release did (not counted)")

@@ -1,5 +1,8 @@
 """Seed 000's one-broker trial and rollback: after broker B's data is nuked and re-replicated, V0 is on its disk,
-byte for byte (kafkafmt/scenarios/data/seed000-trial-rollback.yaml)."""
+byte for byte (kafkafmt/scenarios/data/seed000-trial-rollback-ibp-0.10.0.yaml: B's ApiVersion 0.10.0).
+
+Under the seed's ApiVersion 0.9.0-1 (0.10.0-IV0, seed000-trial-rollback.yaml) a 0.10.0 broker refuses the
+trial's format: the run stops at trial 1 (KafkaConfig before KAFKA-6238)."""
 from __future__ import annotations
 
 import pytest
@@ -12,7 +15,7 @@ from kafkafmt.scenarios.quotes import QUOTES
 
 @pytest.fixture(scope="module")
 def run():
-    result, cluster = run_file("seed000-trial-rollback", keep_cluster=True)
+    result, cluster = run_file("seed000-trial-rollback-ibp-0.10.0", keep_cluster=True)
     yield result, cluster
     cluster.close()
 
@@ -58,3 +61,15 @@ def test_rollback_steps_cite_the_seed_and_warn_on_the_nuke(run):
                                                   ["000.t.3.4"]]
     (w,) = [w for w in result.steps[3].warnings if QUOTES["000.t.3.2"][1] in w]
     assert "every offset is on another replica" in w
+
+
+def test_the_seeds_trial_is_refused_by_0_10_0_and_the_run_stops():
+    """000.t.1 with 000.p1.5's ApiVersion 0.9.0-1: broker B does not start; the rollback steps are not run."""
+    result = run_file("seed000-trial-rollback")
+    (row,) = result.steps[0].rows
+    assert (row.actor, row.conversion) == ("B", "refused to start")
+    assert row.detail["reason"] == ("log.message.format.version 0.10.0 cannot be used when "
+                                    "inter.broker.protocol.version is set to 0.10.0-IV0")
+    assert [n for n, _ in result.not_run] == [2, 3, 4, 5, 6] and not result.ok
+    assert render(result).splitlines()[-1] == ("1 of 6 steps run (a broker refused to start at step 1), 1 failed "
+                                               "expectation(s)")

@@ -1,5 +1,11 @@
 """Seed 000 (KIP-32) phased rolling upgrade, run end to end on real bytes: one assertion per statement of
-the seed, each citing the seed's sentence (kafkafmt/scenarios/data/seed000-rolling-upgrade.yaml)."""
+the seed, each citing the seed's sentence.
+
+The seed's own plan (kafkafmt/scenarios/data/seed000-rolling-upgrade.yaml) stops at phase 2.1 on 0.10.0
+brokers: under its ApiVersion 0.9.0-1 (0.10.0-IV0) Kafka 0.10.0.1 refuses to start with
+log.message.format.version 0.10.0 (KafkaConfig before KAFKA-6238, row ``broker.message_format_check``).  The
+whole plan runs with ApiVersion 0.10.0 (0.10.0-IV1) at phase 1.5 (seed000-rolling-upgrade-ibp-0.10.0.yaml):
+``result`` below; both are run live on 0.9.0.1 and 0.10.0.1 brokers by tests/history/test_scenario_live.py."""
 from __future__ import annotations
 
 import pytest
@@ -7,10 +13,72 @@ import pytest
 from kafkafmt.scenarios import render, run_file
 from kafkafmt.scenarios.quotes import QUOTES
 
+REFUSAL = ("log.message.format.version 0.10.0 cannot be used when inter.broker.protocol.version is set to "
+           "0.10.0-IV0")
+
 
 @pytest.fixture(scope="module")
 def result():
-    return run_file("seed000-rolling-upgrade")
+    return run_file("seed000-rolling-upgrade-ibp-0.10.0")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    result, cluster = run_file("seed000-rolling-upgrade", keep_cluster=True)
+    yield result, cluster
+    cluster.close()
+
+
+def _without_ibp(step) -> list[dict]:
+    out = []
+    for r in step.rows:
+        d = r.to_dict(with_measured=False)
+        d["detail"] = {k: v for k, v in d["detail"].items() if k != "inter.broker.protocol.version"}
+        out.append(d)
+    return out
+
+
+def test_the_seeds_plan_is_the_variants_phase_1_but_for_the_name_of_its_api_version(plan, result):
+    seed, _ = plan
+    assert [_without_ibp(s) for s in seed.steps[:10]] == [_without_ibp(s) for s in result.steps[:10]]
+    assert {r.detail["inter.broker.protocol.version"] for r in rows(seed, 3, "broker")} == {"0.10.0-IV0"}
+    assert {r.detail["inter.broker.protocol.version"] for r in rows(result, 3, "broker")} == {"0.10.0"}
+    assert all(s.ok for s in seed.steps[:10])
+
+
+def test_p2_1_kafka_0_10_0_refuses_the_format_under_the_seeds_api_version(plan):
+    """000.p2.1 "Bump up message.format.version=1 0.10.0 and rolling bounce the brokers" under 000.p1.5's
+    ApiVersion 0.9.0-1: the first broker of the roll does not start (KafkaConfig.validateValues of 0.10.0.1)."""
+    seed, _ = plan
+    (row,) = seed.steps[10].rows  # the roll stops at A: B and C are not bounced
+    assert (row.path, row.actor, row.conversion, row.magic_out) == ("broker", "A", "refused to start", None)
+    assert row.error == f"IllegalArgumentException: requirement failed: {REFUSAL}"
+    assert row.detail["reason"] == REFUSAL
+    assert (row.detail["kafka_line"], row.detail["kafka_line_row"]) == ("0.10.0", "broker.message_format_check")
+    assert row.detail["restarted_on"] == {"version": "0.10.0", "message.format.version": "0.9.0",
+                                          "inter.broker.protocol.version": "0.9.0-1"}
+    assert [c["ok"] for c in seed.steps[10].checks] == [False] and len(seed.failed_checks) == 1
+    assert not seed.ok
+
+
+def test_after_the_refusal_the_plan_stops_and_the_broker_runs_its_previous_settings(plan):
+    seed, cluster = plan
+    assert len(seed.steps) == 11
+    assert [n for n, _ in seed.not_run] == list(range(12, 18))
+    assert seed.not_run[0][1].startswith("phase 2.2.1: ")
+    assert seed.stopped == (f"broker A (Kafka 0.10.0) refused to start: {REFUSAL} (restarted on its previous "
+                            "settings)")
+    for name in "ABC":
+        assert cluster.brokers[name].properties == {"message.format.version": "0.9.0",
+                                                    "inter.broker.protocol.version": "0.9.0-1"}
+        assert {log.config.to_magic for (b, _), log in cluster.logs.items() if b == name} == {0}
+    text = render(seed)
+    assert f"   REFUSED: broker A (Kafka 0.10.0) does not start: IllegalArgumentException: requirement failed: " \
+           f"{REFUSAL}; the operator restarts it on its previous settings" in text
+    assert "   12. phase 2.2.1: ProduceRequest V1 on a v1 broker" in text
+    assert text.splitlines()[-1] == "11 of 17 steps run (a broker refused to start at step 11), 1 failed " \
+                                    "expectation(s)"
+    assert "KAFKA-6238" in seed.steps[10].seed_vs_kafka and "0.10.0-IV1" in seed.steps[10].seed_vs_kafka
 
 
 def rows(result, step, path, **sel):
@@ -45,12 +113,15 @@ def test_p1_4_new_code_answers_v2_but_replicates_with_v1(result):
     assert {r.request for r in rows(result, 2, "follower")} == {"FetchRequest v1"}
 
 
-def test_p1_5_apiversion_0_9_0_1_replicates_with_fetch_v2(result):
+def test_p1_5_apiversion_0_9_0_1_replicates_with_fetch_v2(plan, result):
     """000.p1.5: "Bump up ApiVersion of broker to 0.9.0-1 to let the broker use FetchRequest V2 for replication"
-    (Kafka's name: 0.10.0-IV0)."""
-    assert {r.detail["inter.broker.protocol.version"] for r in rows(result, 3, "broker")} == {"0.10.0-IV0"}
-    assert {(r.request, r.conversion, r.magic_out) for r in rows(result, 3, "follower")} == {
-        ("FetchRequest v2", "zero-copy", 0)}
+    (Kafka's name: 0.10.0-IV0; 0.10.0, 0.10.0-IV1, replicates with FetchRequest V2 too)."""
+    seed, _ = plan
+    assert {r.detail["inter.broker.protocol.version"] for r in rows(seed, 3, "broker")} == {"0.10.0-IV0"}
+    for res in (seed, result):
+        assert {r.detail["replica_fetch_version"] for r in rows(res, 3, "broker")} == {2}
+        assert {(r.request, r.conversion, r.magic_out) for r in rows(res, 3, "follower")} == {
+            ("FetchRequest v2", "zero-copy", 0)}
 
 
 def test_p1_6_1_produce_v1_recompressed_with_absolute_offsets(result):
@@ -135,7 +206,7 @@ def test_table_cites_every_step_and_keeps_timings_apart(result):
 
 
 def test_computed_results_are_reproducible(result):
-    again = run_file("seed000-rolling-upgrade")
+    again = run_file("seed000-rolling-upgrade-ibp-0.10.0")
     assert again.to_dict(with_measured=False) == result.to_dict(with_measured=False)
 
 
@@ -155,3 +226,18 @@ def test_flat_rows_for_tables(result):
     assert all("measured" not in r for r in rows)
     (lead,) = [r for r in rows if r["step"] == 13 and r["path"] == "leader"]
     assert (lead["conversion"], lead["recompressed"], lead["detail.decompressed"]) == ("in place", False, True)
+
+
+@pytest.mark.parametrize("version,refused", [("0.10.0", True), ("0.10.2", True), ("0.11.0", True), ("1.1", False),
+                                             ("3.9", False)])
+def test_the_format_bump_under_0_10_0_iv0_is_refused_until_kafka_6238(version, refused):
+    """Row ``broker.message_format_check`` decides, per broker line: ApiVersion order before 1.0.1 (KAFKA-6238),
+    record versions from then on (1.1.1's and 3.9's KafkaConfig accept format 0.10.0 under 0.10.0-IV0)."""
+    from kafkafmt.scenarios import BrokerSpec, Cluster
+    start = {"message.format.version": "0.9.0", "inter.broker.protocol.version": "0.9.0-1"}
+    with Cluster([BrokerSpec("A", version, dict(start))], [{"leader": "A"}]) as c:
+        row = c.configure("A", properties={"message.format.version": "0.10.0"})
+        assert (row.conversion == "refused to start") is refused
+        assert row.magic_out == (None if refused else 1)
+        assert c.brokers["A"].properties == (start if refused else {**start, "message.format.version": "0.10.0"})
+        assert c.logs[("A", 0)].config.to_magic == (0 if refused else 1)

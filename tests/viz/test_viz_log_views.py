@@ -61,12 +61,26 @@ def test_upgrade_steps_and_the_rollback_hazard():
 
 
 def test_scenario_stepper_reads_the_shipped_scenarios():
-    d = upgrade.scenario_step("seed000-rolling-upgrade", 14)
-    assert d["steps"] == 17 and d["ok"]
+    d = upgrade.scenario_step("seed000-rolling-upgrade-ibp-0.10.0", 14)
+    assert d["steps"] == 17 and d["ok"] and d["stopped"] is None and d["not_run"] == []
     (hop,) = d["hops"]
     assert hop["conversion"] == "converted down v1→v0" and hop["magic_in"] == 1 and hop["magic_out"] == 0
     assert any("zero-copy" in w for w in d["warnings"])
     with pytest.raises(ValueError, match="steps 1..6"):
-        upgrade.scenario_step("seed000-trial-rollback", 7)
+        upgrade.scenario_step("seed000-trial-rollback-ibp-0.10.0", 7)
     with pytest.raises(ValueError):
         upgrade.scenario_step("nope", 1)
+
+
+def test_scenario_stepper_ends_the_seeds_plan_at_the_refused_bounce():
+    """Seed 000's own plan on 0.10.0 brokers: the format bump under ApiVersion 0.9.0-1 is refused (KAFKA-6238)."""
+    d = upgrade.scenario_step("seed000-rolling-upgrade", 11)
+    assert d["steps"] == 11 and not d["ok"]
+    (hop,) = d["hops"]
+    assert (hop["conversion"], hop["actor"]) == ("refused to start", "A")
+    assert hop["error"].endswith("log.message.format.version 0.10.0 cannot be used when "
+                                 "inter.broker.protocol.version is set to 0.10.0-IV0")
+    assert d["stopped"].startswith("broker A (Kafka 0.10.0) refused to start: ") and len(d["not_run"]) == 6
+    head, _ = upgrade.scenario_view(d)
+    assert "The run stops here:" in head and "12. phase 2.2.1" in head
+    assert upgrade.scenario_step("seed000-rolling-upgrade", 10)["stopped"] is None

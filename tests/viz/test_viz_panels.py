@@ -169,11 +169,16 @@ def test_06_stepper_phase_2_down_converts_for_the_old_consumer():
 
 def test_06_scenario_step_slider_spans_the_scenarios_steps():
     p = upgrade.scenario_panel()
-    assert p.controls["step"].max == upgrade.scenario_steps("seed000-rolling-upgrade") == 17
+    assert p.controls["step"].max == upgrade.scenario_steps("seed000-rolling-upgrade") == 11
+    p.set(step=11)
+    assert p.data["hops"][0]["conversion"] == "refused to start"
+    assert "A broker refused to start: 6 step(s) not run." in _text(p)
+    p.set(name="seed000-rolling-upgrade-ibp-0.10.0")
+    assert p.controls["step"].max == 17
     p.set(step=14)
     hop = p.data["hops"][0]
     assert hop["conversion"] == "converted down v1→v0" and hop["actor"] == "c-straggler"
-    p.set(name="seed000-trial-rollback")
+    p.set(name="seed000-trial-rollback-ibp-0.10.0")
     assert p.controls["step"].max == 6 and p.values["step"] == 6 and p.error is None
     assert _text(p).startswith("Step 6 of 6")
 
