@@ -2,9 +2,9 @@
 
 The site is built once for the session into ``build/`` as ``make docs`` builds it (``docs/_ext/build_site.py``:
 the notebooks executed with static panels, only those changed since the last build; Sphinx incremental), then
-every page is opened from ``file://`` with every other request refused and recorded.  The test fails on a
-console error or an uncaught script error on any page, on a notebook without its tutorial page, on a tutorial
-image that did not load, on a panel snapshot that shows nothing or fails the live panels' checks
+every page is opened from ``file://`` (four tabs at a time) in an offline context, every other request
+recorded.  The test fails on a console error or an uncaught script error on any page, on a notebook without
+its tutorial page, on a tutorial image that did not load, on a panel snapshot that shows nothing or fails the live panels' checks
 (tests/browser_checks.py), on a search for "timestamp" that finds nothing, and on any request off the machine.
 Screenshots go to ``build/screenshots/docs-*.png``.  Skipped locally (failing under ``CI=true``) without the
 ``docs`` extra, Chromium or Playwright.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from browser_checks import check
-from browser_session import OFFLINE, record_errors, refuse_others
+from browser_session import OFFLINE, record_errors, record_others
 from ci_mode import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,10 +48,11 @@ def site() -> Path:
 
 @pytest.fixture()
 def offline(chromium):
-    """A browser context whose every request that is not ``file://`` or ``data:`` is refused; yields ``(context,
-    refused, errors)``: the refused URLs, and the console errors and uncaught script errors of its pages."""
+    """An offline browser context (Chromium refuses every request off the machine) whose every request that is not
+    ``file://`` or ``data:`` is recorded; yields ``(context, refused, errors)``: those URLs, and the console errors
+    and uncaught script errors of its pages."""
     context = chromium.new_context(viewport=VIEWPORT, offline=True)
-    refused = refuse_others(context, OFFLINE)
+    refused = record_others(context, OFFLINE)
     errors: list[str] = []
     context.on("page", lambda page: record_errors(page, errors))
     try:
