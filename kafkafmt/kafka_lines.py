@@ -146,6 +146,7 @@ _MAX_DECOMPRESSED = ("INT", 2147483639, ("between", 1, 2147483639), "max.decompr
 _LOGCONFIG = "LogConfig / TopicConfig"
 _PROTOCOL_09 = "Protocol.java PRODUCE_REQUEST / FETCH_REQUEST"
 _JSON = "ProduceRequest.json / FetchRequest.json validVersions"
+_DUMP = "DumpLogSegments.dumpLog"
 
 #: every difference kafkafmt models, by area, each key's rows oldest first
 CHANGES: tuple[LineChange, ...] = (
@@ -300,6 +301,23 @@ CHANGES: tuple[LineChange, ...] = (
          "last modified", "largest timestamp", "KIP-33",
          "LogManager.cleanupExpiredSegments (0.10.0.1: _.lastModified), Log.deleteRetenionMsBreachedSegments "
          "(0.10.1.1: _.largestTimestamp)"),
+    _row("log.roll_time", "log", "what segment.ms measures a segment's age from when a record arrives: the time "
+         "the segment was created, then the first record's timestamp (the creation time when it has none)",
+         "0.10.1", "segment create time", "first record timestamp", "KIP-33",
+         "Log.maybeRoll (0.10.0.1: time.milliseconds - segment.created), LogSegment.timeWaitedForRoll (0.10.1.1)"),
+    _row("log.time_index_on_load", "log", "a segment loaded without a .timeindex (written before KIP-33) gets a "
+         "new one preallocated to segment.index.bytes, with no entry, left so until the segment is closed (then "
+         "trimmed to 0 bytes); from 0.10.2 it is resized to 0 bytes as it is loaded", "0.10.2", "preallocated",
+         "empty", "KAFKA-4734", "Log.loadSegments (0.10.1.1: new LogSegment(...) and sanityCheck only; 0.10.2.0: "
+         "timeIndex.resize(0) when the file was newly created)"),
+    _row("log.offset_index_key", "log", "the offset an offset index entry maps to its position: the first offset "
+         "of the append (recovery: of the message set or batch); from 2.0 the last one", "2.0", "first offset",
+         "last offset", "KAFKA-6264", "LogSegment.append / recover (0.10.0.1 … 1.1.1: index.append(firstOffset), "
+         "entry.firstOffset or batch.baseOffset; 2.0.0: largestOffset, batch.lastOffset)"),
+    _row("log.index_granularity", "log", "when LogSegment.append decides on an index entry (more than "
+         "index.interval.bytes since the last one): once per append, at the append's start position; from 3.9.1 "
+         "once per batch of the append, at the batch's", "3.9", "append", "batch", "KAFKA-806",
+         "LogSegment.append (0.10.1.1 … 3.9.0: one decision per call; 3.9.1: per batch)", "3.9.x"),
     # --- broker configuration ---------------------------------------------------------------------
     _row("broker.message_format_default", "broker config", "default of log.message.format.version (the key "
          "came with KIP-32)", "0.10.0", None, RELEASE_DEFAULT, "KIP-32",
@@ -367,6 +385,27 @@ CHANGES: tuple[LineChange, ...] = (
     _row("topic.check.segment.bytes", "topic config", "smallest segment.bytes accepted", "4.0", 14, 1048576,
          "KIP-1030", "LogConfig (4.4.0)"),
     # --- kafka-dump-log -----------------------------------------------------------------------------
+    _row("dump.format", "dump", "kafka-dump-log's line format: each message (deep: each inner message) with its "
+         "timestamp type and timestamp after its position", "0.10.1", "0.9", "0.10.1", "KAFKA-3163",
+         f"{_DUMP} (0.10.0.1, 0.10.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the compression types of the Records API (NONE, "
+         "GZIP, SNAPPY, LZ4 for NoCompressionCodec …)", "0.10.2", "0.10.1", "0.10.2", "KAFKA-4390",
+         f"{_DUMP} (0.10.2.2)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: deep, one line per record (keysize and valuesize "
+         "always, the batch's position, magic, codec and timestamp type; v2: producer fields and header keys, "
+         "v0/v1: the record's crc); shallow, one line per batch", "0.11", "0.10.2", "0.11", "KIP-98",
+         f"{_DUMP} (0.11.0.2, 1.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the shallow batch line with count (2.0.0) and "
+         "isControl (2.0.1, KAFKA-7467)", "2.0", "0.11", "2.0", "KAFKA-7467", f"{_DUMP} (2.0.1, 2.1.1)"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: each batch's line printed before its records when "
+         "deep (KAFKA-7687, 2.2), '| offset:' record lines holding every record and batch field (KAFKA-6181, "
+         "2.8)", "2.8", "2.0", "2.8", "KAFKA-7687, KAFKA-6181", f"{_DUMP}, printBatchLevel (2.2.0, 2.8.2)",
+         "2.2 … 2.8"),
+    _row("dump.format", "dump", "kafka-dump-log's line format: the record lines without the batch's fields "
+         "(apache/kafka PR 11101, 3.1), deleteHorizonMs in the batch line (PR 11694, 3.2), 'Log starting "
+         "offset' (KAFKA-13845, 3.3), the codecs' own lower-case names (CompressionType.toString, 3.3)", "3.9", "2.8",
+         "3.9", "KAFKA-13845",
+         f"{_DUMP} (3.1.0 … 3.3.0, 3.9.2)", "3.1 … 3.3"),
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),

@@ -191,25 +191,30 @@ def fetch_check(broker: OldBroker, rel: Release, topic: str, topic_format: str |
 
 
 def dump_check(cluster: OldCluster, broker: OldBroker, rel: Release, topic: str) -> Check:
-    """The release's own DumpLogSegments --deep-iteration --print-data-log beside kafkafmt's dump --deep.
+    """The release's own DumpLogSegments --deep-iteration --print-data-log beside ``kafkafmt dump --deep
+    --print-data-log --kafka-line <the release's line>`` (``Dumping``, the start offset line, then
+    ``dump_log``'s lines in that release's format: row ``dump.format``).
 
-    ``agree``: the two print the same lines (the per-release formatting is the Kafka lines' business;
-    both texts are recorded); ``extra["records_listed"]``: the release lists every record of the segment,
-    in order, with its offset, key and value as kafkafmt decodes them."""
+    ``agree``: the two print the same lines; ``extra["records_listed"]``: the release lists every record of the
+    segment, in order, with its offset, key and value as kafkafmt decodes them."""
     seg = broker.segment(topic)
     real = [line.replace(str(cluster.root), "<root>")
             for line in cluster.dump_log_segments(seg, rel.version).splitlines()]
-    lines: list[str] = []
-    dump_log(seg.read_bytes(), filename=seg.name, abspath=str(seg), deep=True, print_data=True, emit=lines.append)
+    lines: list[str] = [f"Dumping {seg}"]
+    dump_log(seg.read_bytes(), filename=seg.name, abspath=str(seg), deep=True, print_data=True, start_offset=0,
+             emit=lines.append, kafka_line=rel.line)
     lines = [line.replace(str(cluster.root), "<root>") for line in lines]
     listed = [line for line in real if "payload: " in line]
     records = decode(seg.read_bytes())
     in_order = len(listed) == len(records) and all(
         f"offset: {r['offset']} " in line and line.endswith(f"key: {r['key']} payload: {r['value']}")
         for r, line in zip(records, listed))
+    differ = [(a, b) for a, b in zip(lines, real) if a != b]
+    detail = "" if lines == real else (f"{len(differ) + abs(len(lines) - len(real))} of {max(len(lines), len(real))} "
+                                       f"lines differ" + (f"; first: expected {differ[0][0]!r}, real {differ[0][1]!r}"
+                                                          if differ else ""))
     return Check(rel.version, f"dump/{topic}", "DumpLogSegments", "--deep-iteration --print-data-log", lines, real,
-                 lines == real, "" if lines == real else f"{sum(a != b for a, b in zip(lines, real))} of "
-                 f"{max(len(lines), len(real))} lines differ", "kafkafmt dump --deep (3.9 formatting)",
+                 lines == real, detail, f"kafkafmt dump --deep --print-data-log --kafka-line {rel.line}",
                  {"records_listed": in_order})
 
 

@@ -247,19 +247,19 @@ def compare_bytes(what: str, model: bytes, real: bytes) -> LiveRow:
     batches when all but the producer ids the broker assigned and the leader epochs its controller counted
     (neither simulated by the model: one producer id per JVM, an epoch per election) agrees."""
     if model == real:
-        return LiveRow(what, _digest(model), _digest(real), True)
+        return LiveRow(what, _digest(model), _digest(real), True, real_bytes=real)
     try:
         if (_has_lat(model) or _has_lat(real)) and _records(model, lat_masked=True) == _records(real, lat_masked=True):
             return LiveRow(what + " (LogAppendTime: each broker's clock, compared without it)", _digest(model),
-                           _digest(real), True)
+                           _digest(real), True, real_bytes=real)
     except KafkaFmtError:
         pass
     m, r = _v2_state(model), _v2_state(real)
     if m is not None and r is not None and m[0] == r[0]:
         return LiveRow(what + " (v2: the broker's producer ids and leader epochs, compared without them)",
                        f"{_digest(model)}, producer ids {m[1]}, leader epochs {m[2]}",
-                       f"{_digest(real)}, producer ids {r[1]}, leader epochs {r[2]}", True)
-    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real))
+                       f"{_digest(real)}, producer ids {r[1]}, leader epochs {r[2]}", True, real_bytes=real)
+    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real), real_bytes=real)
 
 
 def _exception_class(error: str | None) -> str | None:
@@ -672,11 +672,13 @@ def run_live(scenario, *, emit=None) -> LiveReport:
         try:
             rows = live.perform(step, result, model, n)
         except Refused as r:
+            report.brokers_at[n] = {b: ran[-1] for b, ran in live.ran.items()}
             rows = [*live.rows_so_far, r.row]
             report.steps.append((n, step.name, rows))
             if emit is not None:
                 emit(n, step.name, rows)
             raise
+        report.brokers_at[n] = {b: ran[-1] for b, ran in live.ran.items()}
         report.steps.append((n, step.name, rows))
         if emit is not None:
             emit(n, step.name, rows)

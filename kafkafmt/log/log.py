@@ -38,6 +38,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .. import kafka_lines
 from ..broker.append import UNKNOWN_OFFSET, AppendOrigin, LogAppendInfo, analyze_and_validate_records, scala_list
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..config import LogConfig
@@ -99,7 +100,8 @@ class KafkaTimeIndexPolicy:
 
     def append(self, log: "Log", segment: LogSegment, info: LogAppendInfo, records: bytes, *, leader: bool,
                companion_entries=None) -> None:
-        segment.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        segment.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records,
+                       first_offset=None if info.first_offset == UNKNOWN_OFFSET else info.first_offset)
 
     def before_roll(self, log: "Log", old_segment: LogSegment, new_base_offset: int, companion_entries=None) -> None:
         pass
@@ -146,7 +148,7 @@ class Log(LogLoading, LogRetention):
                  clean_shutdown: bool | None = None, recovery_point: int | None = None,
                  log_start_offset: int | None = None, topic_partition: tuple[str, int] | None = None,
                  leader_epoch: int = 0, durable: bool = False, kip33_recovery: str = "keep",
-                 index_granularity: str = "batch", log_dir_files: bool = True):
+                 index_granularity: str | None = None, log_dir_files: bool = True):
         self.dir = Path(dir)
         self.config = _as_log_config(config)
         self.clock = clock if clock is not None else SystemClock()
@@ -154,7 +156,9 @@ class Log(LogLoading, LogRetention):
         self.leader_epoch = leader_epoch
         self.durable = durable
         self.kip33_recovery = kip33_recovery
-        self.index_granularity = index_granularity
+        #: per batch (Kafka 3.9.1+) or per append (before): row ``log.index_granularity`` unless given
+        self.index_granularity = index_granularity or kafka_lines.value("log.index_granularity",
+                                                                        self.config.broker.kafka_line)
         self._policy = _policy_for(time_index_policy)
         self.time_index_policy = self._policy.name
         self.rng = random.Random(seed)

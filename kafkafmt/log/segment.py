@@ -125,13 +125,22 @@ class LogSegment(SegmentReads):
 
     def __init__(self, log: FileRecords, dir: str | os.PathLike, base_offset: int, *, max_index_size: int,
                  index_interval_bytes: int, roll_jitter_ms: int, clock: Clock, suffix: str = "",
-                 index_granularity: str = "batch", time_indexed: bool = True):
+                 index_granularity: str = "batch", time_indexed: bool = True,
+                 index_key: str = "last offset", time_index_on_load: str = "empty",
+                 roll_time: str = "first record timestamp"):
         """``time_indexed=False``: a segment of a line before KIP-33 (row ``log.time_index``): no ``.timeindex``
-        file; the time index kept in memory only, for the segment's max timestamp."""
+        file; the time index kept in memory only, for the segment's max timestamp.  ``index_key``: which offset
+        of an append (or recovered batch) an offset index entry maps, ``"first offset"`` before Kafka 2.0 (row
+        ``log.offset_index_key``); ``time_index_on_load``: what loading does to a ``.timeindex`` it had to
+        create, ``"preallocated"`` on 0.10.1 (row ``log.time_index_on_load``); ``roll_time``: what segment.ms
+        counts from, ``"segment create time"`` before 0.10.1 (row ``log.roll_time``)."""
         if index_granularity not in INDEX_GRANULARITIES:
             raise ValueError(f"index_granularity must be one of {INDEX_GRANULARITIES} (got {index_granularity!r})")
         self.index_granularity = index_granularity
         self.time_indexed = time_indexed
+        self.index_key = index_key
+        self.time_index_on_load = time_index_on_load
+        self.roll_time = roll_time
         self.log = log
         self.dir = Path(dir)
         self.base_offset = base_offset
@@ -160,7 +169,11 @@ class LogSegment(SegmentReads):
             roll_jitter_ms = config.random_segment_jitter(rng if rng is not None else random.Random(0))
         log = FileRecords(log_file(dir, base_offset, suffix), file_already_exists=file_already_exists,
                           init_file_size=init_file_size, preallocate=preallocate, clock=clock, durable=durable)
-        kwargs.setdefault("time_indexed", kafka_lines.value("log.time_index", config.broker.kafka_line))
+        line = config.broker.kafka_line
+        kwargs.setdefault("time_indexed", kafka_lines.value("log.time_index", line))
+        kwargs.setdefault("index_key", kafka_lines.value("log.offset_index_key", line))
+        kwargs.setdefault("time_index_on_load", kafka_lines.value("log.time_index_on_load", line))
+        kwargs.setdefault("roll_time", kafka_lines.value("log.roll_time", line))
         return cls(log, dir, base_offset, max_index_size=config.max_index_size,
                    index_interval_bytes=config.index_interval_bytes, roll_jitter_ms=roll_jitter_ms,
                    clock=clock, suffix=suffix, **kwargs)
@@ -236,12 +249,14 @@ class LogSegment(SegmentReads):
 
     # --- append ---------------------------------------------------------------------------------
     def append(self, largest_offset: int, largest_timestamp_ms: int, shallow_offset_of_max_timestamp: int,
-               records, *, batches: list | None = None) -> None:
+               records, *, batches: list | None = None, first_offset: int | None = None) -> None:
         """``LogSegment.append``: write the records; maybe index them (kafka-rules §6.5).
 
         With ``index_granularity="batch"`` (the default, Kafka 3.9.1+) ``largest_timestamp_ms`` and
         ``shallow_offset_of_max_timestamp`` are not used: Kafka takes them from each batch, or from
         ``batches`` when the caller already knows them: each batch's [size, last offset, max timestamp].
+        With ``index_granularity="append"`` the entry maps the append's last offset, or its first (``first_offset``,
+        else the first batch's base offset) on a line before Kafka 2.0 (row ``log.offset_index_key``).
         """
         data = _as_bytes(records)
         if not data:
@@ -276,7 +291,11 @@ class LogSegment(SegmentReads):
             self._max_ts_and_offset = TimestampOffset(largest_timestamp_ms, shallow_offset_of_max_timestamp)
         # tested BEFORE counting this append: the first append to a segment is never indexed
         if self.bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, physical_position)
+            if self.index_key == "first offset":
+                key = first_offset if first_offset is not None else next(MemoryRecords(data).batches()).base_offset
+            else:
+                key = largest_offset
+            self.offset_index.append(key, physical_position)
             self._time_index_on_offset_entry()
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += len(data)
@@ -307,7 +326,10 @@ class LogSegment(SegmentReads):
                 break
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        """Message time since the first batch's timestamp; wall clock since creation if it has none."""
+        """Message time since the first batch's timestamp; wall clock since creation if it has none, or
+        always before KIP-33 (row ``log.roll_time``)."""
+        if self.roll_time == "segment create time":
+            return now - self.created
         self._load_first_batch_timestamp()
         ts = self.rolling_based_timestamp if self.rolling_based_timestamp is not None else -1
         if ts >= 0:
@@ -349,10 +371,15 @@ class LogSegment(SegmentReads):
         self.time_index.resize(size)
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
-        """``LogSegment.sanityCheck``: only checks that ``.index`` exists (KAFKA-7283)."""
+        """``LogSegment.sanityCheck``: only checks that ``.index`` exists (KAFKA-7283).  A ``.timeindex`` that
+        loading creates is resized to 0 bytes, or on 0.10.1 created preallocated and left so (row
+        ``log.time_index_on_load``: ``Log.loadSegments`` of 0.10.1.1 builds every segment's indexes eagerly)."""
         if self.offset_index_file.exists():
             if time_index_file_newly_created:
-                self.time_index.resize(0)
+                if self.time_index_on_load == "empty":
+                    self.time_index.resize(0)
+                else:
+                    self.time_index  # noqa: B018 - opening it creates the preallocated file
         else:
             raise NoSuchFileError(f"Offset index file {self.offset_index_file.absolute()} does not exist")
 
@@ -446,7 +473,8 @@ class LogSegment(SegmentReads):
                 if max_ts > self.max_timestamp_so_far:
                     self._max_ts_and_offset = TimestampOffset(max_ts, last_offset)
                 if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(last_offset, valid_bytes)
+                    self.offset_index.append(batch.base_offset if self.index_key == "first offset" else last_offset,
+                                             valid_bytes)
                     self._time_index_on_offset_entry()
                     last_index_entry = valid_bytes
                 valid_bytes += batch.size_in_bytes

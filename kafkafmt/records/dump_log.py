@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from .. import kafka_lines
 from ..errors import KafkaFmtError
-from . import MemoryRecords, RecordBatch
+from . import MemoryRecords, RecordBatch, dump_legacy
 from .memory import span_batch
 from .record import Record
 from .walker import FILE, BatchWalker
@@ -110,7 +110,8 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     """kafka-dump-log's ``dumpLog`` over a buffer.  ``emit`` streams stdout lines as they are made;
     ``emit_lines`` (instead of ``emit``) receives them a list at a time.
 
-    ``kafka_line`` picks the release whose output is imitated (:mod:`kafkafmt.kafka_lines`, area ``dump``).
+    ``kafka_line`` picks the release whose output is imitated (:mod:`kafkafmt.kafka_lines`, area ``dump``): a line
+    before 3.x prints the lines of its own DumpLogSegments (row ``dump.format``, :mod:`kafkafmt.records.dump_legacy`).
 
     ``start_offset`` prints the ``Log starting offset`` line (for ``.log`` files).
     """
@@ -129,14 +130,23 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
 
     if print_data:
         deep = True
+    fmt = kafka_lines.value("dump.format", kafka_line)
+    legacy = fmt in dump_legacy.LEGACY_FORMATS
     if start_offset is not None:
-        out(f"Log starting offset: {start_offset}")
+        out(dump_legacy.start_offset_line(fmt, start_offset) if legacy else f"Log starting offset: {start_offset}")
     end = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     valid = 0
     state = _DeepState(out, out_lines, result, print_data, skip_metadata, kafka_line)
     try:
         for batch in iter_file_batches(buf, end=end):
-            if deep and state.columnar and batch.magic == 2 and not batch.is_control:
+            if legacy:
+                out_lines(dump_legacy.batch_lines(batch, valid, fmt, deep=deep, print_data=print_data,
+                                                  decode=string_decoder))
+                result.invalid_batches += not batch.is_valid()
+                if deep:
+                    for record in batch.records():
+                        state._offset(record.offset)
+            elif deep and state.columnar and batch.magic == 2 and not batch.is_control:
                 state.hold(batch, valid)
             else:
                 state.flush(buf)

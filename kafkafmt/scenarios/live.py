@@ -19,7 +19,7 @@ release did in a row with :attr:`LiveRow.proposal` set: printed ``SEED``, never 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
 from ..errors import KafkaFmtError
@@ -65,17 +65,27 @@ class LiveRow:
     #: set on a row comparing a seed's proposal no release shipped (``model`` is then the proposal's outcome)
     #: with what the release did instead: which proposal, in words; such a row is shown and never counted
     proposal: str = ""
+    #: the release's bytes (a replica's ``.log``, a fetch's records) when the row compares bytes, else empty
+    real_bytes: bytes = b""
+
+    def to_dict(self) -> dict:
+        """The comparison as JSON values (the release's bytes left out: a record of live runs keeps them where a
+        page shows them)."""
+        return {"what": self.what, "model": self.model, "real": self.real, "agree": self.agree, "detail": self.detail,
+                "proposal": self.proposal}
 
 
 @dataclass
 class LiveReport:
-    """A whole live run: per step ``(number, name, rows)``, and what ran (``releases``: broker → release)."""
+    """A whole live run: per step ``(number, name, rows)``, and what ran (``releases``: broker → the releases it
+    ran, ``"0.9.0.1→0.10.0.1"``; ``brokers_at``: step number → broker → the release it ran during that step)."""
 
     steps: list = field(default_factory=list)
     releases: dict = field(default_factory=dict)
     seconds: float = 0.0
     #: steps not run live (a broker refused to start at an earlier one, for real or in the model: its row says why)
     not_run: list = field(default_factory=list)
+    brokers_at: dict = field(default_factory=dict)
 
     @property
     def disagreements(self) -> list:
@@ -98,7 +108,7 @@ class LiveReport:
         return {"ok": self.ok, "releases": dict(self.releases), "seconds": round(self.seconds, 1),
                 "not_run": list(self.not_run), "disagreements": len(self.disagreements),
                 "proposals": len(self.proposals),
-                "steps": [{"step": n, "name": name, "rows": [asdict(r) for r in rows]} for n, name, rows in self.steps]}
+                "steps": [{"step": n, "name": name, "rows": [r.to_dict() for r in rows]} for n, name, rows in self.steps]}
 
 
 def live_runner():

@@ -26,7 +26,8 @@ def register(sub) -> None:
                    help="print one line per record, decompressing wrappers and batches")
     p.add_argument("--print-data-log", action="store_true", help="also print keys and payloads (implies --deep)")
     p.add_argument("--skip-record-metadata", action="store_true", help="omit per-record metadata")
-    add_kafka_line(p, what="imitate the kafka-dump-log of (4.4's v0/v1 record lines end without the stray '}', "
+    add_kafka_line(p, what="imitate the kafka-dump-log of: its line format (row dump.format: 0.9 … 2.8 print "
+                   "their own DumpLogSegments' lines; 4.4's v0/v1 record lines end without the stray '}', "
                    "KAFKA-14579)")
     p.add_argument("--max-bytes", type=int, default=None, help="dump only the first N bytes of each record file")
     p.add_argument("--verify-index-only", action="store_true", help="check indexes against the log, print no entries")

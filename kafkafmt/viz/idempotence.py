@@ -69,6 +69,58 @@ def computed_table():
     return pd.DataFrame(table, columns=headers)
 
 
+#: the live record's produce checks (``conformance/history``) of a v2 batch, plain or idempotent (producer id,
+#: epoch 0, sequence 0), on a topic of each format: (topic format, enable.idempotence) → check
+LIVE_CHECKS = {("v0", "false"): "produce/raw-v0/magic2-none", ("v1", "false"): "produce/raw-v1/magic2-none",
+               ("v2", "false"): "produce/raw/magic2-none", ("v1", "true"): "produce/raw-v1/magic2-none-idempotent",
+               ("v2", "true"): "produce/raw/magic2-none-idempotent"}
+#: the release the rig runs for each broker line of seed 003's table (no 1.0 release: 1.1.1, the nearest)
+LIVE_RELEASE = {"0.11.0": "0.11.0.3", "1.0": "1.1.1"}
+
+
+#: seed 003's scenario step → the release check that sent its request (an idempotent v2 batch to a v1 topic)
+SEED_VS_RELEASE = {"seed003-upgrade-path": {1: ("0.11.0.3", "produce/raw-v1/magic2-none-idempotent")}}
+
+
+def seed_vs_release_html(rec) -> str:
+    """Where seed 003's text and the release disagree: the seed's sentence, Kafka's answer, and the bytes of the
+    idempotent batch a real 0.11.0.3 broker refused (:func:`kafkafmt.viz.live_record.seed_vs_release_html`)."""
+    from .live_record import seed_vs_release_html as _html
+    return _html(rec, list(SEED_VS_RELEASE), checks=SEED_VS_RELEASE)
+
+
+def checked_live(rec, broker: str, topic_format: str, mode: str):
+    """What the real release of ``broker``'s line did with the batch of ``mode`` on a ``topic_format`` topic
+    (a :class:`~kafkafmt.scenarios.checked.Verdict`): Kafka's own ``enable.idempotence`` only (the seed's modes
+    are a proposal no release shipped)."""
+    from ..scenarios.checked import Verdict
+    if mode not in ("true", "false"):
+        return Verdict("not run", "not run live: seed 003's modes are a proposal no release shipped")
+    check = LIVE_CHECKS.get((topic_format, mode))
+    if check is None:
+        return Verdict("not run", f"not run live: the record has no {mode} batch on a {topic_format} topic")
+    return rec.check_across(check, (LIVE_RELEASE[broker],))
+
+
+def computed_table_checked(rec):
+    """:func:`computed_table` with a column naming the real release that stored or refused each of Kafka's own
+    cells (``enable.idempotence`` true / false) as the Kafka column says."""
+    from .live_record import mark
+    df = computed_table()
+
+    def cell(v, mode):
+        if v.state != "not run":
+            return mark(v)
+        return "— the seed's mode never shipped" if mode not in ("true", "false") else "— not run live"
+    df[LIVE_COLUMN] = [cell(checked_live(rec, b, f, m), m)
+                       for b, f, m in zip(df["broker"], df["topic format"], df["mode"])]
+    return df
+
+
+#: the column :func:`computed_table_checked` adds
+LIVE_COLUMN = "checked on a real release"
+
+
 def idempotent_batch(n: int = 3, *, producer_id: int = 4242, producer_epoch: int = 0, base_sequence: int = 0) -> bytes:
     """A v2 batch as an idempotent producer sends it (producer id, epoch and sequence set)."""
     b = MemoryRecordsBuilder(2, "none", base_offset=0, producer_id=producer_id, producer_epoch=producer_epoch,
@@ -174,6 +226,8 @@ def downgrade_panel():
                                        f"bytes; <b>lost: {', '.join(d['lost'])}</b>."))
 
 
-__all__ = ["reconciliation", "seed_table_finding", "grid_panel", "grid_caption", "downgrade_panel", "downgrade_view",
+__all__ = ["LIVE_CHECKS", "LIVE_RELEASE", "SEED_VS_RELEASE", "checked_live", "computed_table_checked", "LIVE_COLUMN",
+           "seed_vs_release_html", "reconciliation", "seed_table_finding", "grid_panel", "grid_caption",
+           "downgrade_panel", "downgrade_view",
            "rows", "short_outcome", "outcome_grid", "disagreements", "computed_table", "idempotent_batch",
            "downgrade", "VARIANTS", "CLIENTS", "BROKERS", "MODES"]

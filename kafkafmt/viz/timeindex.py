@@ -218,6 +218,52 @@ def growth_figure(wl, config: LogConfig):
                            xlabel="produce requests appended (count)", ylabel="time-index entries, all segments")
 
 
-__all__ = ["skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption",
+#: the live record's checks about the timestamps a time index indexes: a v1 batch on a CreateTime topic (the
+#: producer's timestamps kept) and on a LogAppendTime topic (the broker's clock stamped, KIP-32)
+LIVE_TIME_CHECKS = {"CreateTime kept (v1)": "produce/raw/magic1-none",
+                    "LogAppendTime stamped by the broker (v1)": "produce/rawlat/magic1-none"}
+
+
+def time_index_scenarios(rec) -> list[str]:
+    """The scenarios of the record (or shipped) about the time index (their name says ``time-index`` or
+    ``timeindex``): the upgrade from 0.10.0 to 0.10.1, where the time index appears."""
+    from ..scenarios import shipped_scenarios
+    names = set(rec.scenario_names) | set(shipped_scenarios())
+    return sorted(n for n in names if "time-index" in n or "timeindex" in n)
+
+
+def live_rows(rec) -> list[dict]:
+    """Per release run live: whether its line keeps a time index (row ``log.time_index`` of
+    :mod:`kafkafmt.kafka_lines`) and which timestamps the release stored as the model says."""
+    from ..kafka_lines import change, check_line, value
+    from .live_record import mark
+    row = change("log.time_index")
+    out = []
+    for r in rec.releases:
+        line = check_line(r)
+        d = {"release": r, "time index (kafka_lines)": f"yes ({row.source})" if value("log.time_index", line)
+             else f"no (before {row.since})"}
+        for label, check in LIVE_TIME_CHECKS.items():
+            v = rec.release_check(r, check)
+            d[label] = mark(v) if v.state != "not run" else "— (no timestamps before 0.10.0, KIP-32)"
+        out.append(d)
+    return out
+
+
+def live_html(rec) -> str:
+    """:func:`live_rows` as a table, and each time-index scenario's steps as the live run left them."""
+    from . import tables
+    from .live_record import steps_html
+    html_ = tables.table_html(live_rows(rec), title=f"The releases run live (record of {rec.recorded})",
+                              max_cell_em=30)
+    names = time_index_scenarios(rec)
+    if not names:
+        return html_ + ("<p>No scenario of the time index upgrade (0.10.0 → 0.10.1) is shipped yet: the index "
+                        "files themselves are not yet compared with a release's.</p>")
+    return html_ + "".join(steps_html(rec, n) for n in names)
+
+
+__all__ = ["LIVE_TIME_CHECKS", "time_index_scenarios", "live_rows", "live_html",
+           "skew_ranges", "turnover_text", "segments_table", "lookups", "lookups_panel", "lookups_caption",
            "turnover_skew", "max_earlier_seen", "growth_figure", "SKEW_GRID_S", "workload", "log_config",
            "index_growth", "compare", "guarantee", "guarantee_summary", "segments_side_by_side", "POLICIES"]

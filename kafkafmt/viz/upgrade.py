@@ -40,6 +40,9 @@ STEPS = (
 )
 #: the consumers that fetch at every step: (label, newest format they read)
 CONSUMERS = (("0.9 consumer (fetch v1)", 0), ("0.10 consumer (fetch v3)", 1), ("current consumer", 2))
+#: the Java consumer's release line of a consumer, where it decides what a parse error becomes (row
+#: ``consumer.unparsable_fetch``: the 0.9 consumer logs it and stalls, as 0.9.0.1 did live after the rollback)
+CONSUMER_LINES = {"0.9 consumer (fetch v1)": "0.9"}
 NOW_MS = 1_700_000_000_000
 
 
@@ -63,16 +66,57 @@ def run(upto: int, *, codec: str = "gzip", records_per_step: int = 20) -> dict:
     for label, magic in CONSUMERS:
         res = fetch(log, topic_config=cfg, fetch_version=fetch_version_for_magic(magic))
         c = res.cost
-        fetches.append({"consumer": label, "reads": reads(res.records, magic), "zero copy": res.zero_copy,
+        fetches.append({"consumer": label, "reads": reads(res.records, magic, CONSUMER_LINES.get(label)),
+                        "zero copy": res.zero_copy,
                         "converted to": "-" if res.to_magic is None else f"v{res.to_magic}",
                         "bytes on disk": c.bytes_read, "bytes sent": c.bytes_out,
                         "records re-encoded": c.records_touched, "recompressions": c.compressions})
     return {"step": STEPS[upto], "produce": produce, "fetch": fetches, "log_bytes": len(log)}
 
 
-def reads(records: bytes, client_magic: int) -> str:
-    """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, or its error)."""
-    view = consumer_view(records, client_magic=client_magic)
+#: the live record's produce checks (``conformance/history``, :mod:`kafkafmt.scenarios.checked`) that sent each
+#: step's request to real brokers: the test topic whose format is the step's, and the releases where it has
+#: that format (None: every release that ran it); the records differ, the request and the path are the step's
+LIVE_PRODUCE = {0: ("raw", ("0.9.0.1",)), 1: ("raw-v0", None), 2: ("raw", ("0.10.0.1", "0.10.1.1", "0.10.2.2")),
+                3: ("raw-v0", None), 4: ("raw", ("0.11.0.3", "1.1.1", "2.8.2"))}
+
+
+def produce_checked(rec, step: int, codec: str):
+    """Which real releases stored step ``step``'s produce (its producer's format and ``codec`` on a topic of
+    the step's format) as the model does: a :class:`~kafkafmt.scenarios.checked.Verdict`."""
+    topic, releases = LIVE_PRODUCE[step]
+    return rec.check_across(f"produce/{topic}/magic{STEPS[step].producer_magic}-{codec}", releases)
+
+
+def run_checked(upto: int, *, codec: str = "gzip", rec=None) -> dict:
+    """:func:`run`, each produce row labelled with the releases that confirmed it (``rec``: a live record)."""
+    from .live_record import mark
+    r = run(upto, codec=codec)
+    if rec is not None:
+        for row in r["produce"]:
+            row["checked live"] = mark(produce_checked(rec, row["step"], codec))
+    return r
+
+
+def rollback_checked(rec) -> list[str]:
+    """What seed 000's rollback did on the real mixed 0.9.0.1 + 0.10.2.2 cluster (the record's ``rollback``
+    phase): each 0.9 consumer's read, and whether the model said the same."""
+    from .live_record import mark
+    out = []
+    for c in rec.seed000_checks("rollback"):
+        if "/consume/" in c["check"]:
+            v = rec.seed000_check("rollback", c["check"])
+            out.append(f"  {c['client']}, {c['request']}: {v.model or rec.describe(c['expected'])} ({mark(v)})")
+    return out
+
+
+def reads(records: bytes, client_magic: int, client_line: str | None = None) -> str:
+    """What a client reading up to ``client_magic`` makes of the fetched bytes (``ok``, garbled, its error, or
+    a stall: the Java consumer of ``client_line`` that only logs its parse error)."""
+    view = consumer_view(records, client_magic=client_magic, client_line=client_line)
+    if view.outcome == "stalls":
+        return (f"✗ stalls: no record, no error (the {client_line} Java consumer logs "
+                f"{view.logged.split(':')[0]} and fetches the same offset again)")
     garbled = sum(r.garbled for r in view.records)
     if view.error:
         return f"✗ {view.error}"
@@ -104,11 +148,12 @@ def _scenario(name: str):
     return run_scenario(load_scenario(name))
 
 
-def scenario_step(name: str, step: int) -> dict:
+def scenario_step(name: str, step: int, record=None) -> dict:
     """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
     cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
     seed's warnings, where a Kafka release differs, and, at the last step of a run a broker
-    stopped by refusing to start, why and the steps not run."""
+    stopped by refusing to start, why and the steps not run; with a live ``record``, what the real releases
+    did (``live``: HTML)."""
     if name not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}")
     res = _scenario(name)
@@ -119,7 +164,13 @@ def scenario_step(name: str, step: int) -> dict:
     return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
             "seed_vs_kafka": s.seed_vs_kafka,
             "stopped": res.stopped if last else None, "not_run": [f"{n}. {x}" for n, x in res.not_run] if last else [],
-            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows]}
+            "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows],
+            "live": _live_step(record, name, step)}
+
+
+def _live_step(record, name: str, step: int) -> str:
+    from .live_record import step_html
+    return "" if record is None else step_html(record, name, step)
 
 
 def scenario_steps(name: str) -> int:
@@ -165,14 +216,17 @@ def step_view(r: dict):
     return head, produce, fig, fetches
 
 
-def stepper_panel():
-    """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec."""
+def stepper_panel(record=None):
+    """Notebook 06's upgrade stepper: a step of :data:`STEPS` and the producer's codec; with a live ``record``,
+    each produce labelled with the real releases that stored it so."""
+    from functools import partial
+
     import ipywidgets as w
 
     from .widgets import Panel
     return Panel({"upto": w.IntSlider(value=0, min=0, max=len(STEPS) - 1, description="step"),
                   "codec": w.Dropdown(options=["none", "gzip", "snappy", "lz4"], value="gzip", description="codec")},
-                 run, step_view, title="Rolling upgrade", caption=step_caption)
+                 partial(run_checked, rec=record), step_view, title="Rolling upgrade", caption=step_caption)
 
 
 def scenario_caption(d: dict, values: dict) -> str:
@@ -196,21 +250,24 @@ def scenario_view(d: dict):
     stop = (f"<p style='color:#b71c1c'><b>The run stops here:</b> {_html.escape(d['stopped'])}. Not run: "
             f"{_html.escape('; '.join(d['not_run']))}.</p>") if d.get("stopped") else ""
     head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka + stop
-    return head, tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"},
-                                   outcomes=("error",))
+    hops = tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"}, outcomes=("error",))
+    return (head, hops, d["live"]) if d.get("live") else (head, hops)
 
 
-def scenario_panel():
-    """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps."""
+def scenario_panel(record=None):
+    """Notebook 06's scenario stepper: the step slider spans exactly the chosen scenario's steps; with a live
+    ``record``, each step's comparisons on the real releases below the model's hops."""
+    from functools import partial
+
     import ipywidgets as w
 
     from .widgets import Panel
     return Panel({"name": w.Dropdown(options=SCENARIOS, description="scenario", layout=w.Layout(width="330px")),
                   "step": w.IntSlider(value=1, min=1, max=scenario_steps(SCENARIOS[0]), description="step")},
-                 scenario_step, scenario_view, title="Scenario stepper", caption=scenario_caption,
+                 partial(scenario_step, record=record), scenario_view, title="Scenario stepper", caption=scenario_caption,
                  adapt={"step": lambda v: {"min": 1, "max": scenario_steps(v["name"])}})
 
 
 __all__ = ["scenario_steps", "stepper_panel", "step_view", "step_caption", "scenario_panel", "scenario_view",
            "scenario_caption", "Step", "STEPS", "CONSUMERS", "run", "reads", "conversions_per_step", "SCENARIOS",
-           "scenario_step"]
+           "scenario_step", "CONSUMER_LINES", "LIVE_PRODUCE", "produce_checked", "run_checked", "rollback_checked"]

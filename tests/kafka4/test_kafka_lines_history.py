@@ -66,7 +66,8 @@ def test_the_rows_say_what_each_release_did(key, values):
 
 def test_rows_between_two_lines():
     keys = {c.key for c in kafka_lines.rows_between("0.10.0", "0.10.1")}
-    assert keys == {"log.time_index", "log.retention_time", "fetch.max_version", "topic.added.min.compaction.lag.ms",
+    assert keys == {"log.time_index", "log.retention_time", "log.roll_time", "dump.format", "fetch.max_version",
+                    "topic.added.min.compaction.lag.ms",
                     "topic.added.leader.replication.throttled.replicas",
                     "topic.added.follower.replication.throttled.replicas"}
     assert kafka_lines.rows_between("4.4", "3.9") == kafka_lines.rows_between("3.9", "4.4")
@@ -145,7 +146,10 @@ def test_dump_reads_the_row():
     data = build([R(NOW, b"k", b"v")], magic=1)
     lines = {ln: [x for x in dump_log(data, filename="x.log", deep=True, kafka_line=ln).stdout if x.startswith("|")]
              for ln in ("0.10.2", "3.9", "4.4")}
-    assert lines["0.10.2"] == lines["3.9"] and lines["3.9"][0].endswith("}") and not lines["4.4"][0].endswith("}")
+    assert lines["3.9"][0].endswith("}") and not lines["4.4"][0].endswith("}")
+    # 0.10.2's DumpLogSegments prints one line per message, no batch line, no '|' (row dump.format)
+    old = dump_log(data, filename="x.log", deep=True, kafka_line="0.10.2").stdout
+    assert lines["0.10.2"] == [] and len(old) == 1 and old[0].startswith("offset: 0 position: 0 CreateTime: ")
 
 
 # ------------------------------------------------------------------------------------- the CLI

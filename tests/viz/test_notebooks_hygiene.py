@@ -29,7 +29,7 @@ def test_there_are_notebooks():
     names = [p.stem for p in NOTEBOOKS]
     assert names == ["01-format-anatomy", "02-timestamps", "03-time-index", "04-retention", "05-conversion-costs",
                      "06-rolling-upgrade", "07-idempotence-modes", "08-negative-timestamps", "09-compaction",
-                     "10-kafka-4"]
+                     "10-kafka-4", "11-kafka-arc"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -1,0 +1,207 @@
+"""kafkafmt.scenarios.checked: the labels a page shows beside a modelled outcome, read from a live-run record.
+
+Two records: a small fixture written here (every kind of verdict: checked, a release that did otherwise with
+its bytes, a step after a refusal, a scenario that cannot run live, a bad file), and the committed record of
+the last live run (``conformance/history/last-live-run.json``), whose facts were measured on real brokers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkafmt.scenarios import load_scenario
+from kafkafmt.scenarios.checked import LiveRecord, RecordError, load_record, seed_vs_release
+
+COMMITTED = Path(__file__).resolve().parents[2] / "conformance" / "history" / "last-live-run.json"
+
+
+def _check(release, check, agree, expected="0a0b", real="= expected"):
+    return {"release": release, "check": check, "client": "kafkafmt raw client", "request": "Produce v2",
+            "expected": expected, "real": real, "agree": agree, "detail": "" if agree else "first difference at byte 1",
+            "model_rule": "assignOffsetsNonCompressed", "extra": {}}
+
+
+def _row(what, agree, real="3 bytes", real_hex=""):
+    r = {"what": what, "model": "3 bytes", "real": real, "agree": agree}
+    if real_hex:
+        r["real_hex"] = real_hex
+    return r
+
+
+FIXTURE = {
+    "schema": 2, "recorded": "2026-11-27",
+    "releases": {
+        "0.10.2.2": {"checks": [_check("0.10.2.2", "produce/raw/magic1-gzip", True),
+                                _check("0.10.2.2", "fetch/raw/v1", False, "0a0b", "0a0c")]},
+        "0.10.0.1": {"checks": [_check("0.10.0.1", "produce/raw/magic1-gzip", True)]},
+    },
+    "seed000": {"cluster": "0.9.0.1+0.10.2.2", "phases": {"rollback": {"checks": [
+        _check("0.9.0.1+0.10.2.2", "seed000/rollback/consume/java-0.9.0.1/p1", True,
+               [{"stalls": "no record, no error"}])]}}},
+    "scenarios": {
+        "seed004-migration": {"status": "ran", "ok": False, "releases": {"A": "0.9.0.1→0.10.0.1"},
+                              "not_run": ["3. plan 2.1: ..."], "steps": [
+            {"step": 1, "name": "plan 1", "brokers": {"A": "0.9.0.1", "B": "0.9.0.1"}, "seed_vs_kafka": False,
+             "rows": [_row("replica A p0", True), _row("Fetch v1 p0 from 0: the bytes returned by A", True,
+                                                        real_hex="000102")]},
+            {"step": 2, "name": "plan 2", "brokers": {"A": "0.10.0.1", "B": "0.9.0.1"}, "seed_vs_kafka": False,
+             "rows": [_row("replica A p0", True),
+                      _row("broker B bounced", False, "Kafka 0.10.0.1 refused to start: no"),
+                      _row("replica B p0", False, "4 bytes", "00010203")]}]},
+        "seed002-upgrade-order": {"status": "not live", "why": "broker A: kip228 is a proposal no release shipped"},
+    },
+    "seconds": {"releases": {}, "seed000": {}, "scenarios": {}},
+}
+
+
+@pytest.fixture
+def rec(tmp_path) -> LiveRecord:
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(FIXTURE))
+    return load_record(path)
+
+
+def test_a_check_the_release_confirmed_is_labelled_with_the_release(rec):
+    v = rec.release_check("0.10.2.2", "produce/raw/magic1-gzip")
+    assert (v.state, v.label, v.releases) == ("checked", "checked on 0.10.2.2", ("0.10.2.2",))
+    assert rec.check_across("produce/raw/magic1-gzip").label == "checked on 0.10.0.1 + 0.10.2.2"
+
+
+def test_a_check_the_release_did_otherwise_says_what_and_shows_the_bytes(rec):
+    v = rec.release_check("0.10.2.2", "fetch/raw/v1")
+    assert v.state == "differs" and v.real_bytes == b"\x0a\x0c"
+    assert v.label == "0.10.2.2 did otherwise: fetch/raw/v1 on 0.10.2.2: 2 bytes (bytes 2 bytes: 0a 0c)"
+    assert v.detail == "first difference at byte 1"
+    assert rec.check_across("fetch/raw/v1").state == "differs"
+
+
+def test_what_no_release_ran_is_said_so(rec):
+    assert rec.release_check("0.11.0.3", "fetch/raw/v4").label == \
+        "not run live: no check fetch/raw/v4 on 0.11.0.3 in the record"
+    assert rec.check_across("produce/raw/magic2-lz4").label == \
+        "not run live: no release in the record ran produce/raw/magic2-lz4"
+
+
+def test_a_scenario_step_is_labelled_with_the_releases_its_brokers_ran(rec):
+    assert rec.step("seed004-migration", 1).label == "checked on 0.9.0.1"
+    v = rec.step("seed004-migration", 2)
+    assert v.state == "differs" and v.releases == ("0.10.0.1", "0.9.0.1")
+    assert v.label == ("0.9.0.1 + 0.10.0.1 did otherwise: broker B bounced: Kafka 0.10.0.1 refused to start: no "
+                       "(1 more comparison differ)")
+    assert rec.row("seed004-migration", 2, "replica B").real_hex == "00010203"
+    assert rec.row("seed004-migration", 1, "Fetch v1 p0").label == "checked on 0.9.0.1"
+
+
+def test_a_seeds_proposal_beside_the_release_is_shown_not_counted():
+    rows = [_row("p-off → p0", True), dict(_row("p-safe → p0", False, "stored v1"), model="downgraded",
+                                         proposal="enable.idempotence=safe")]
+    data = dict(FIXTURE, scenarios={"seed003-upgrade-path": {"status": "ran", "ok": True, "releases": {},
+                                                             "not_run": [], "steps": [
+        {"step": 1, "name": "s", "brokers": {"S": "0.11.0.3"}, "seed_vs_kafka": True, "rows": rows}]}})
+    rec = LiveRecord.from_dict(data)
+    assert rec.step("seed003-upgrade-path", 1).label == "checked on 0.11.0.3"
+    (d,) = seed_vs_release(rec, "seed003-upgrade-path")
+    assert ("p-safe → p0", "stored v1 (the seed's enable.idempotence=safe: downgraded)") in d["did"]
+
+
+def test_a_step_after_a_refusal_and_a_scenario_no_release_can_run_say_why(rec):
+    assert rec.step("seed004-migration", 3).label == "not run live: a release refused step 2 (its row says why)"
+    assert rec.step("seed002-upgrade-order", 1).label == \
+        "not run live: broker A: kip228 is a proposal no release shipped"
+    assert rec.step("kafka4-upgrade", 1).label == "not run live: kafka4-upgrade is not in the record of 2026-11-27"
+
+
+def test_the_steps_table_lists_every_step_of_the_shipped_scenario(rec):
+    names = [s.name for s in load_scenario("seed004-migration").steps]
+    table = rec.steps_table("seed004-migration", names)
+    assert [r["step"] for r in table] == list(range(1, len(names) + 1))
+    assert table[0] == {"step": 1, "name": names[0], "brokers": "0.9.0.1", "agree": "2 of 2",
+                        "live": "✓ checked on 0.9.0.1"}
+    assert table[1]["live"].startswith("✗ 0.9.0.1 + 0.10.0.1 did otherwise")
+    assert table[-1]["brokers"] == "—" and table[-1]["live"].startswith("not run live")
+
+
+def test_seed_000s_mixed_cluster_phases(rec):
+    assert rec.seed000_phase("rollback").label == "checked on 0.9.0.1 + 0.10.2.2"
+    assert rec.describe([{"stalls": "no record, no error"}]) == "stalls: no record, no error"
+    assert rec.describe([{"offset": 0, "key": "k", "value": "v"}, {"offset": 1, "key": None, "value": None},
+                         {"error": "CorruptRecordException"}]) == \
+        "2 records (1 of them, offsets 1-1, with neither key nor value), then CorruptRecordException"
+
+
+def test_seed_vs_release_quotes_the_seed_beside_the_release(rec):
+    out = seed_vs_release(rec, "seed004-migration")
+    steps = [i for i, s in enumerate(load_scenario("seed004-migration").steps, 1) if s.seed_vs_kafka]
+    assert [d["step"] for d in out] == steps and all(d["seed"] and d["kafka"] for d in out)
+    assert all(d["seed"][0].startswith('seed 004: "') for d in out)
+
+
+def test_a_note_that_says_kafka_agrees_with_the_seed_is_no_disagreement(rec):
+    steps = load_scenario("seed000-rolling-upgrade").steps
+    agreeing = [i for i, s in enumerate(steps, 1) if (s.seed_vs_kafka or "").startswith("Kafka 3.9 agrees")]
+    assert agreeing and not {d["step"] for d in seed_vs_release(rec, "seed000-rolling-upgrade")} & set(agreeing)
+
+
+def test_a_release_check_shows_the_request_the_release_answered(tmp_path):
+    payload = "000000000000000000000067ffffffff02"
+    data = dict(FIXTURE, releases={"0.11.0.3": {"checks": [dict(
+        _check("0.11.0.3", "produce/raw-v1/magic2-none-idempotent", True, ""), request="Produce v3, magic 2 none",
+        model_rule="UnsupportedForMessageFormatError", extra={"payload": payload, "error_code": 43})]}})
+    (d,) = seed_vs_release(LiveRecord.from_dict(data), "seed003-upgrade-path",
+                           {1: ("0.11.0.3", "produce/raw-v1/magic2-none-idempotent")})
+    assert d["step"] == 1 and d["release"] == "not run live: seed003-upgrade-path is not in the record of 2026-11-27"
+    assert d["check"] == ("Produce v3, magic 2 none sent to 0.11.0.3: it answered error code 43, as the model says "
+                          "(UnsupportedForMessageFormatError): checked on 0.11.0.3")
+    assert d["bytes"] == [("the request's records (produce/raw-v1/magic2-none-idempotent)", payload)]
+
+
+def test_a_record_that_cannot_be_read_is_one_line(tmp_path):
+    with pytest.raises(RecordError, match=r"missing\.json: cannot read the live-run record"):
+        load_record(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(RecordError, match=r"bad\.json: not JSON"):
+        load_record(tmp_path / "bad.json")
+    (tmp_path / "old.json").write_text(json.dumps({"releases": {}}))
+    with pytest.raises(RecordError, match=r"old\.json: not a live-run record of schema 2 \(found None\); "
+                                          "regenerate it with make history-record"):
+        load_record(tmp_path / "old.json")
+
+
+# ----------------------------------------------------------------------------- the committed record's facts
+@pytest.fixture(scope="module")
+def committed() -> LiveRecord:
+    return load_record(COMMITTED)
+
+
+def test_the_committed_record_ran_every_release_of_the_rig(committed):
+    assert committed.releases == ["0.9.0.1", "0.10.0.1", "0.10.1.1", "0.10.2.2", "0.11.0.3", "1.1.1", "2.8.2"]
+
+
+def test_an_idempotent_batch_on_a_v1_topic_was_refused_by_0_11_0_3_as_the_model_says(committed):
+    v = committed.release_check("0.11.0.3", "produce/raw-v1/magic2-none-idempotent")
+    assert v.label == "checked on 0.11.0.3"
+    (c,) = [c for c in committed.checks("0.11.0.3") if c["check"] == "produce/raw-v1/magic2-none-idempotent"]
+    assert c["extra"]["error_code"] == 43 and c["model_rule"] == "UnsupportedForMessageFormatError"
+
+
+def test_after_the_rollback_the_0_9_consumer_stalls_on_the_0_10_2_2_leader(committed):
+    v = committed.seed000_check("rollback", "seed000/rollback/consume/java-0.9.0.1/p1")
+    assert v.label == "checked on 0.9.0.1 + 0.10.2.2"
+    (c,) = [c for c in committed.seed000_checks("rollback") if c["check"].endswith("java-0.9.0.1/p1")]
+    assert committed.describe(c["expected"]) == "stalls: no record, no error"
+
+
+def test_every_shipped_scenario_is_in_the_committed_record():
+    from kafkafmt.scenarios import shipped_scenarios
+    rec = json.loads(COMMITTED.read_text())
+    assert set(shipped_scenarios()) <= set(rec["scenarios"])
+    assert all(s["status"] in ("ran", "not live", "failed") for s in rec["scenarios"].values())
+
+
+def test_seed_004s_step_5_was_checked_on_0_10_0_1_with_151_bytes(committed):
+    """0.10.0.1's FileMessageSet.toMessageFormat: the whole slice down-converted into one gzip v0 message set."""
+    v = committed.row("seed004-migration", 5, "Fetch v1 p0 from 0")
+    assert v.label == "checked on 0.10.0.1"
+    (row,) = v.rows
+    assert row["real"].startswith("151 bytes, ") and len(bytes.fromhex(row["real_hex"])) == 151
