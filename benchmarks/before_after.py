@@ -146,6 +146,9 @@ def main(argv=None) -> int:
     after = [_load(p) for p in args.after]
     make = cleaner_table if args.kind == "cleaner" else bench_table
     doc = make(before, after, (args.label_before, args.label_after))
+    doc["source"] = ("benchmarks/before_after.py over each run's own JSON: "
+                     + ", ".join(p.name for p in args.before) + " (before); "
+                     + ", ".join(p.name for p in args.after) + " (after)")
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")

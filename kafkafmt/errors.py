@@ -49,6 +49,8 @@ Hierarchy::
 """
 from __future__ import annotations
 
+from typing import Type  # builtins.type in a signature is an ambiguous cross-reference in the docs
+
 
 class KafkaFmtError(Exception):
     """Base class of every kafkafmt error."""
@@ -121,7 +123,7 @@ class RecordValidationError(InvalidRecordError):
     top-level Kafka exception class name that the broker answers with.
     """
 
-    def __init__(self, reason: str, record_errors, *, cause: type[KafkaFmtError] | None = None, **kw):
+    def __init__(self, reason: str, record_errors, *, cause: Type[KafkaFmtError] | None = None, **kw):
         self.record_errors = list(record_errors)
         self.cause = cause or InvalidRecordError
         super().__init__(reason, **kw)

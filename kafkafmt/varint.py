@@ -23,6 +23,12 @@ def wrap64(n: int) -> int:
     return ((n + 2**63) & _M64) - 2**63
 
 
+def wrap16(n: int) -> int:
+    """``n`` as a Java short (the ``(short)`` cast): the low 16 bits, two's complement (a v2 batch's
+    ``attributes`` field)."""
+    return _signed(n & 0xFFFF, 16)
+
+
 def wrap8(n: int) -> int:
     """``n`` as a Java byte (the ``(byte)`` cast): the low 8 bits, two's complement."""
     return _signed(n & 0xFF, 8)

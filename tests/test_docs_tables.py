@@ -50,3 +50,47 @@ def test_the_bench_file_is_bench_py_s_own_results_table():
     assert columns[:3] == ["task", "data", "kafkafmt rec/s"]
     assert {r[0] for r in rows} >= {"columnar", "deep", "build", "build-columns", "down"}
     assert [r for r in rows if r[:2] == ["columnar", "v2-none"]][0][7] == "2.82x"  # vs aiokafka-c, as measured
+
+
+def _literals(node) -> list[str]:
+    return [n.astext() for n in node.findall() if n.tagname == "literal"]
+
+
+def test_inline_code_shows_the_double_backquoted_parts_as_code():
+    para = kt.inline_code("``earliest`` or JSON ``{\"t\": {\"0\": 1}}``; exclusive")
+    assert para.astext() == 'earliest or JSON {"t": {"0": 1}}; exclusive'
+    assert _literals(para) == ["earliest", '{"t": {"0": 1}}']
+
+
+def test_kafka_lines_columns_are_at_least_their_longest_word():
+    """Every narrow column of the Kafka-lines table is as wide as its header and its longest word (capped), so the
+    browser never breaks a header or a version inside a word ("sinc/e", "0.10./0")."""
+    from kafkafmt import kafka_lines
+    rows = [c.to_dict() for c in kafka_lines.changes(None)]
+    columns = list(rows[0])
+    shares = dict(zip(columns, kt.column_shares(columns, rows, {"what": 24})))
+    assert shares["what"] == 24
+    for c in columns:
+        if c != "what":
+            assert shares[c] >= min(10, len(c)) + 3, c
+    assert shares["since"] >= len("0.10.0") + 3 and shares["release"] >= len("release") + 3
+
+
+def _build_site_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kafkafmt_build_site", ROOT / "docs" / "_ext" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_warning_fails_the_site_build(tmp_path):
+    """``make docs`` fails on any Sphinx warning (a new docstring's broken markup, a link to no page), so the
+    site's build stays warning-free; the same page without the broken link builds."""
+    build_site = _build_site_module()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text("# A page\n\nSee {doc}`no-such-page`.\n")
+    assert build_site.sphinx_build(src, tmp_path / "warned") != 0
+    (src / "index.md").write_text("# A page\n\nNothing broken.\n")
+    assert build_site.sphinx_build(src, tmp_path / "clean") == 0

@@ -489,3 +489,88 @@ def test_public_module_aliases_re_export_the_records_modules():
         own = {n for n, v in vars(short).items() if not n.startswith("__") and getattr(full, n, object()) is not v}
         assert own == set(), f"{alias} defines {sorted(own)} of its own"
     assert not any(type(f).__name__ == "_ModuleAlias" for f in sys.meta_path), "no import hook"
+
+
+# --- one record builder for the views ------------------------------------------------------------------------
+
+#: the parts that show records rather than model a Kafka component: they build records with
+#: kafkafmt.records.build_records, the one way the views, samples and probes write them
+VIEW_PARTS = ("viz/", "probes/")
+
+
+def builder_calls(sources) -> list[str]:
+    """``"path:line"`` for every ``MemoryRecordsBuilder(...)`` made in a view or a probe."""
+    return [f"{rel}:{n.lineno}" for rel, tree in sources if rel.startswith(VIEW_PARTS) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and _callee(n) == "MemoryRecordsBuilder"]
+
+
+def test_views_build_records_with_the_one_builder():
+    found = builder_calls(_sources())
+    assert found == [], "use kafkafmt.records.build_records: " + ", ".join(found)
+
+
+def test_builder_check_catches_a_builder_in_a_view():
+    code = ast.parse("from ..records import MemoryRecordsBuilder, records\n"
+                     "def batch():\n    b = MemoryRecordsBuilder(2, 'none')\n    b.append(0, b'k', b'v')\n"
+                     "    return records.MemoryRecordsBuilder(2).build()\n")
+    assert builder_calls([("viz/x.py", code), ("broker/x.py", code)]) == ["viz/x.py:3", "viz/x.py:5"]
+
+
+# --- no private name read across modules ---------------------------------------------------------------------
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_definitions(tree: ast.Module) -> set[str]:
+    """The private names a module defines: functions, classes, module and class attributes, ``self._x``."""
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                for e in ast.walk(t):
+                    if isinstance(e, ast.Name):
+                        found.add(e.id)
+                    elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in ("self", "cls"):
+                        found.add(e.attr)
+    return {f for f in found if _private(f)}
+
+
+def private_reads(sources) -> list[str]:
+    """``"path:line: what"`` for every private name of kafkafmt used outside the module that defines it: imported
+    (``from .builder import _headers``), or read from another module or another module's object
+    (``plots._figure``, ``log._policy``, ``index._truncate_to_entries``).  A class's own methods may use its
+    private state wherever they are written (``self._x`` in a mixin)."""
+    own = {rel: private_definitions(tree) for rel, tree in sources}
+    every = set().union(*own.values())
+    out = []
+    for rel, tree in sources:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] == "kafkafmt"):
+                out += [f"{rel}:{n.lineno}: imports {a.name}" for a in n.names if _private(a.name)]
+            elif isinstance(n, ast.Attribute) and _private(n.attr) and n.attr in every - own[rel] \
+                    and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")):
+                out.append(f"{rel}:{n.lineno}: reads {ast.unparse(n)}")
+    return sorted(out)
+
+
+def test_no_private_name_read_across_modules():
+    found = private_reads(_sources())
+    assert found == [], "give it a public, documented name (or move the code to its owner):\n" + "\n".join(found)
+
+
+def test_private_check_catches_an_import_and_a_read():
+    owner = ast.parse("class Log:\n    def __init__(self):\n        self._policy = 1\n"
+                      "    def _add_segment(self, s):\n        pass\n\ndef _headers(h):\n    return h\n")
+    user = ast.parse("from .builder import _headers, build\nfrom .. import compression as _compression\n"
+                     "def clean(log, seg):\n    log._add_segment(seg)\n    _compression.x()\n"
+                     "    return log._policy, self._policy, log.__class__, log._unknown\n")
+    mixin = ast.parse("class Loading:\n    def load(self):\n        self._add_segment(1)\n        return self._policy\n")
+    assert private_reads([("log/log.py", owner), ("log/cleaner/clean.py", user), ("log/loader.py", mixin)]) == [
+        "log/cleaner/clean.py:1: imports _headers", "log/cleaner/clean.py:4: reads log._add_segment",
+        "log/cleaner/clean.py:6: reads log._policy"]
+    same = ast.parse("class Log:\n    def __init__(self):\n        self._policy = 1\n"
+                     "    def same_policy(self, other):\n        return other._policy == self._policy\n")
+    assert private_reads([("log/log.py", same)]) == []

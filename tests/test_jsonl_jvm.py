@@ -6,7 +6,14 @@ import sys
 
 import pytest
 
-from kafkarig.jsonl_jvm import JsonLinesJvm, JvmCrashed
+from kafkarig.jsonl_jvm import (
+    JsonLinesJvm,
+    JvmCrashed,
+    OracleError,
+    close_session_jvm,
+    session_jvm,
+    session_jvm_or_skip,
+)
 
 
 def _server(script: str) -> JsonLinesJvm:
@@ -42,3 +49,42 @@ def test_a_line_that_is_not_json_is_reported():
             noisy.request("ping")
     finally:
         noisy.close()
+
+
+ANSWER = ("import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+          "    print(json.dumps({'ok': r['op'] != 'fail', 'error': 'java.lang.IllegalStateException', 'message': 'no'}),"
+          " flush=True)")
+
+
+def test_call_returns_an_ok_answer_and_raises_the_oracles_error():
+    server = _server(ANSWER)
+    try:
+        assert server.call("ping")["ok"] is True
+        with pytest.raises(OracleError, match="java.lang.IllegalStateException: no") as info:
+            server.call("fail")
+        assert info.value.error == "java.lang.IllegalStateException" and info.value.response["ok"] is False
+    finally:
+        server.close()
+
+
+def test_one_jvm_per_session_started_again_when_it_died():
+    started = []
+
+    def start():
+        started.append(_server(ANSWER))
+        return started[-1]
+    try:
+        first = session_jvm("test oracle", start)
+        assert session_jvm("test oracle", start) is first and len(started) == 1
+        first.close()
+        again = session_jvm("test oracle", start)
+        assert again is not first and again.alive and len(started) == 2
+    finally:
+        close_session_jvm("test oracle")
+    assert not started[-1].alive
+
+
+def test_a_missing_oracle_skips_naming_what_is_missing(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="test oracle unavailable: Java 17 not found"):
+        session_jvm_or_skip("test oracle", lambda: "Java 17 not found", lambda: pytest.fail("started"))

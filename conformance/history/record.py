@@ -5,13 +5,17 @@
     python conformance/history/record.py seed000              # seed 000's phases on a mixed cluster
     python conformance/history/record.py scenarios            # every shipped scenario, live
     python conformance/history/record.py seed004-migration    # one shipped scenario, live
+    python conformance/history/record.py time-index           # the time index on an upgrade 0.10.0.1 -> 0.10.1.1
 
-Three parts, each run on real brokers and clients and compared with kafkafmt's model:
+Four parts, each run on real brokers and clients and compared with kafkafmt's model:
 
 * **releases**: for each release of ``conformance/kafkarig/releases.py`` one ZooKeeper and one broker, the
   checks of ``kafkarig.history.plan`` (raw produces and fetches, ``DumpLogSegments``, the clients of each era);
 * **seed000**: seed 000's rolling upgrade and rollback on a mixed 0.9.0.1 + 0.10.2.2 cluster
   (``kafkarig.seed000``), phase by phase;
+* **time-index**: KIP-33's time index on an upgrade from 0.10.0.1 to 0.10.1.1, one broker stopped cleanly and
+  one killed before the jars are swapped (``kafkarig.time_index``), phase by phase: each partition's segment
+  files against kafkafmt's ``Log`` and ListOffsets v1 against ``Log.fetch_offset_by_timestamp``;
 * **scenarios**: every shipped scenario (``kafkafmt/scenarios/data``) run as ``kafkafmt scenario run FILE
   --live`` runs it (:func:`kafkarig.live_scenario.run_live`, its Python API), step by step and row by row;
   a scenario the rig cannot run live is recorded with the reason, so a scenario that becomes runnable
@@ -24,14 +28,22 @@ The record is read by :mod:`kafkafmt.scenarios.checked` (notebooks 03, 06, 07 an
      "recorded": "YYYY-MM-DD",                      # the day of the last write (UTC); nothing else is a date
      "releases": {RELEASE: {"checks": [CHECK, ...]}},
      "seed000": {"cluster": "0.9.0.1+0.10.2.2", "phases": {PHASE: {"checks": [CHECK, ...]}}},
+     "time_index_upgrade": {"cluster": "0.10.0.1 -> 0.10.1.1", "phases": {TPHASE: {"checks": [TCHECK, ...]}}},
      "scenarios": {NAME: SCENARIO},
-     "seconds": {"releases": {RELEASE: s}, "seed000": {PHASE: s}, "scenarios": {NAME: s}}}   # durations, apart
+     "seconds": {"releases": {RELEASE: s}, "seed000": {PHASE: s}, "time_index_upgrade": {TPHASE: s},
+                 "scenarios": {NAME: s}}}   # durations, apart
 
     CHECK    = {"release", "check", "client", "request", "expected", "real", "agree", "detail", "model_rule",
                 "extra"}       # kafkarig.history.Check.to_dict(), slimmed by slim_check:
                # "expected"/"real": the hex of bytes, an error name or a list of records (the clients' checks);
                # "real" is "= expected" when identical; bytes longer than HEX_LIMIT are "N bytes, crc32 X" when
                # the two agree (kept whole where they disagree: a page shows them)
+    TPHASE   = "0.10.0" | "binaries" | "protocol" | "written" | "stopped"   # kafkarig.time_index.PHASES
+    TCHECK   = CHECK of "<TPHASE>/files/<topic>" (topic "ti-clean": its broker stopped cleanly on 0.10.0.1,
+               "ti-crash": killed), "expected"/"real" {FILE: {"size": n, "hex": "..."}} (the segment files, each
+               index's hex without its preallocated trailing zeros), "extra": {"segments": [...]}
+             | CHECK of "written/list-offsets/<topic>", "expected"/"real" [[target, error, timestamp, offset], ...]
+               (ListOffsets v1); kept whole (slim_check shortens only hex strings)
     SCENARIO = {"status": "ran", "ok": bool, "releases": {BROKER: "0.9.0.1→0.10.0.1"}, "steps": [STEP, ...],
                 "not_run": ["12. phase 2.2.1: ...", ...]}          # steps after one a release refused
              | {"status": "not live", "why": "broker A: ..."}     # the rig cannot run it (one line)
@@ -70,6 +82,10 @@ HEX_LIMIT = 256
 FETCH_HEX_LIMIT = 1024
 #: the check keys holding bytes as hex
 _HEX_KEYS = ("expected", "real")
+#: the record's key of the time index upgrade (its part is named ``time-index`` on the command line)
+TIME_INDEX = "time_index_upgrade"
+#: the parts whose durations ``"seconds"`` keeps
+PARTS_TIMED = ("releases", "seed000", TIME_INDEX, "scenarios")
 
 
 def _is_hex(v) -> bool:
@@ -139,7 +155,7 @@ def upgrade(record: dict) -> tuple[dict, dict]:
     """A record of any schema as schema :data:`SCHEMA`, and the durations found inside it (schema 1 kept
     ``seconds`` beside the checks): ``(record, seconds)``."""
     seconds = dict(record.get("seconds") or {}) if record.get("schema") == SCHEMA else {}
-    seconds = {k: dict(seconds.get(k) or {}) for k in ("releases", "seed000", "scenarios")}
+    seconds = {k: dict(seconds.get(k) or {}) for k in PARTS_TIMED}
     out = {"schema": SCHEMA, "recorded": record.get("recorded", ""), "releases": {}, "scenarios": {}}
     for v, r in (record.get("releases") or {}).items():
         if "seconds" in r:
@@ -153,6 +169,8 @@ def upgrade(record: dict) -> tuple[dict, dict]:
                 seconds["seed000"][name] = phase["seconds"]
             phases[name] = {"checks": [slim_check(c) for c in phase["checks"]]}
         out["seed000"] = {"cluster": seed["cluster"], "phases": phases}
+    if record.get(TIME_INDEX):
+        out[TIME_INDEX] = record[TIME_INDEX]
     out["scenarios"] = dict(record.get("scenarios") or {})
     return out, seconds
 
@@ -166,23 +184,29 @@ def finish(record: dict, seconds: dict, today: _dt.date) -> dict:
     out = {"schema": SCHEMA, "recorded": today.isoformat(), "releases": releases}
     if "seed000" in record:
         out["seed000"] = record["seed000"]
+    if TIME_INDEX in record:
+        out[TIME_INDEX] = record[TIME_INDEX]
     out["scenarios"] = dict(sorted(record["scenarios"].items()))
     out["seconds"] = {"releases": dict(sorted(seconds["releases"].items(),
                                               key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))),
-                      "seed000": seconds["seed000"], "scenarios": dict(sorted(seconds["scenarios"].items()))}
+                      "seed000": seconds["seed000"], TIME_INDEX: seconds.get(TIME_INDEX, {}),
+                      "scenarios": dict(sorted(seconds["scenarios"].items()))}
     return out
 
 
 def parse_args(argv: list[str], shipped: list[str]) -> dict:
-    """What to run: ``{"releases": [...], "seed000": bool, "scenarios": [...], "partial": bool}``; every part
-    without arguments; a ValueError (one line) for a word that is none of a release, ``seed000``,
-    ``scenarios`` or a shipped scenario's name."""
+    """What to run: ``{"releases": [...], "seed000": bool, "time_index": bool, "scenarios": [...], "partial":
+    bool}``; every part without arguments; a ValueError (one line) for a word that is none of a release,
+    ``seed000``, ``time-index``, ``scenarios`` or a shipped scenario's name."""
     if not argv:
-        return {"releases": list(RELEASES), "seed000": True, "scenarios": list(shipped), "partial": False}
-    out = {"releases": [], "seed000": False, "scenarios": [], "partial": True}
+        return {"releases": list(RELEASES), "seed000": True, "time_index": True, "scenarios": list(shipped),
+                "partial": False}
+    out = {"releases": [], "seed000": False, "time_index": False, "scenarios": [], "partial": True}
     for a in argv:
         if a == "seed000":
             out["seed000"] = True
+        elif a == "time-index":
+            out["time_index"] = True
         elif a == "scenarios":
             out["scenarios"] += [s for s in shipped if s not in out["scenarios"]]
         elif a in shipped:
@@ -191,7 +215,8 @@ def parse_args(argv: list[str], shipped: list[str]) -> dict:
             try:
                 out["releases"].append(release(a).version)
             except ReleaseError as e:
-                raise ValueError(f"{a}: not a release, 'seed000', 'scenarios' nor a shipped scenario ({e})") from None
+                raise ValueError(f"{a}: not a release, 'seed000', 'time-index', 'scenarios' nor a shipped scenario "
+                                 f"({e})") from None
     return out
 
 
@@ -238,6 +263,29 @@ def run_seed000(record: dict, seconds: dict) -> None:
     print(f"seed000: {len(seed['phases'])} phases, {seed['seconds']:.0f}s", flush=True)
 
 
+def shape_time_index(run: dict) -> tuple[dict, dict]:
+    """:func:`kafkarig.time_index.run_time_index_upgrade`'s result as recorded: ``(part, seconds)``, the part
+    ``{"cluster", "phases": {phase: {"checks": [...]}}}`` (each check through :func:`slim_check`), the seconds
+    per phase and ``"total"``."""
+    part = {"cluster": run["cluster"], "phases": {}}
+    seconds = {"total": run["seconds"]}
+    for name, phase in run["phases"].items():
+        part["phases"][name] = {"checks": [slim_check(c) for c in phase["checks"]]}
+        seconds[name] = phase["seconds"]
+    return part, seconds
+
+
+def run_time_index(record: dict, seconds: dict) -> None:
+    from kafkarig.time_index import run_time_index_upgrade
+    run = run_time_index_upgrade()
+    record[TIME_INDEX], seconds[TIME_INDEX] = shape_time_index(run)
+    for name, phase in run["phases"].items():
+        for c in phase["checks"]:
+            if not c["agree"]:
+                print(f"  time-index/{c['check']}: {c['detail'][:240]}", flush=True)
+    print(f"time-index: {len(run['phases'])} phases, {run['seconds']:.0f}s", flush=True)
+
+
 def run_scenarios(names: list[str], record: dict, seconds: dict) -> None:
     from kafkafmt.scenarios import load_scenario
     from kafkafmt.scenarios.live import LiveRunFailed, LiveUnsupported
@@ -281,6 +329,8 @@ def main(argv: list[str]) -> int:
         run_releases(todo["releases"], record, seconds)
         if todo["seed000"]:
             run_seed000(record, seconds)
+        if todo["time_index"]:
+            run_time_index(record, seconds)
         run_scenarios(todo["scenarios"], record, seconds)
     except ReleaseError as e:
         print(f"history-record: {e}", file=sys.stderr)

@@ -9,18 +9,11 @@ the test is skipped (a failure when ``CI=true``).
 """
 from __future__ import annotations
 
-import atexit
 import shutil
 
-from .jsonl_jvm import JsonLinesJvm
+from .jsonl_jvm import JsonLinesJvm, session_jvm_or_skip
 from .paths import CLASSES_DIR as CLASSES
 from .paths import LIB_DIR as LIB
-
-
-class CleanerOracleError(Exception):
-    def __init__(self, response: dict):
-        self.response = response
-        super().__init__(f"{response.get('error')}: {response.get('message')}")
 
 
 def _missing_reason() -> str | None:
@@ -40,12 +33,6 @@ class KafkaCleanerOracle(JsonLinesJvm):
                                  "CleanerOracle"], "Kafka cleaner oracle")
         self.call("ping")
 
-    def call(self, op: str, **fields) -> dict:
-        resp = self.request(op, **fields)
-        if not resp.get("ok"):
-            raise CleanerOracleError(resp)
-        return resp
-
     def clean(self, partition_dir, *, now: int, config: dict | None = None, cleaner: dict | None = None,
               log_start_offset: int = 0, **extra) -> dict:
         return self.call("clean", dir=str(partition_dir), now=now,
@@ -64,17 +51,6 @@ class KafkaCleanerOracle(JsonLinesJvm):
                          config={k: str(v) for k, v in (config or {}).items()}, logStartOffset=log_start_offset)
 
 
-_shared: KafkaCleanerOracle | None = None
-
-
 def cleaner_oracle_or_skip() -> KafkaCleanerOracle:
-    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
-
-    global _shared
-    reason = _missing_reason()
-    if reason is not None:
-        skip_or_fail(f"Kafka cleaner oracle unavailable: {reason}")
-    if _shared is None:
-        _shared = KafkaCleanerOracle()
-        atexit.register(_shared.close)
-    return _shared
+    """The session's JVM running Kafka 3.9.2's cleaner."""
+    return session_jvm_or_skip("Kafka cleaner oracle", _missing_reason, KafkaCleanerOracle)

@@ -7,11 +7,11 @@ log end).  Without Java or the compiled oracle the test is skipped (a failure wh
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 
 from .cleaner_oracle import KafkaCleanerOracle
+from .jsonl_jvm import session_jvm_or_skip
 from .paths import CLASSES44_DIR as CLASSES44
 from .paths import LIB44_DIR as LIB44
 
@@ -24,21 +24,14 @@ def _missing_reason() -> str | None:
     return None
 
 
-_shared: KafkaCleanerOracle | None = None
+def _start() -> KafkaCleanerOracle:
+    jvm = KafkaCleanerOracle(["java", "-XX:+UseSerialGC", "-Xmx256m", "-cp", f"{CLASSES44}{os.pathsep}{LIB44}/*",
+                              "CleanerOracle44"])
+    version = jvm.call("ping").get("kafkaVersion")
+    assert version == "4.4.0", version
+    return jvm
 
 
 def cleaner_oracle44_or_skip() -> KafkaCleanerOracle:
-    """The shared JVM running Kafka 4.4.0's cleaner (started once, checked to be 4.4.0)."""
-    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
-
-    global _shared
-    reason = _missing_reason()
-    if reason is not None:
-        skip_or_fail(f"Kafka 4.4 cleaner oracle unavailable: {reason}")
-    if _shared is None:
-        _shared = KafkaCleanerOracle(["java", "-XX:+UseSerialGC", "-Xmx256m", "-cp",
-                                      f"{CLASSES44}{os.pathsep}{LIB44}/*", "CleanerOracle44"])
-        atexit.register(_shared.close)
-        version = _shared.call("ping").get("kafkaVersion")
-        assert version == "4.4.0", version
-    return _shared
+    """The session's JVM running Kafka 4.4.0's cleaner (checked to be 4.4.0)."""
+    return session_jvm_or_skip("Kafka 4.4 cleaner oracle", _missing_reason, _start)

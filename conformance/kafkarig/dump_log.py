@@ -25,6 +25,8 @@ from .paths import CONFORMANCE, REPO_ROOT
 
 #: the driver's source (compiled on first use against Kafka 3.9.2's jars)
 SOURCE = CONFORMANCE / "oracle-log" / "DumpLogOracle.java"
+#: the line protocol every oracle serves
+PROTOCOL = CONFORMANCE / "oracle-shared" / "JsonLines.java"
 QUIET_LOG4J = "log4j.rootLogger=OFF\n"
 #: kafkafmt's CLI swaps this process's stdout/stderr while it runs in-process
 _STDIO_LOCK = threading.Lock()
@@ -37,7 +39,7 @@ class DumpLogOracle(JsonLinesJvm):
     """One JVM running ``DumpLogSegments.main`` once per request."""
 
     def __init__(self, workdir: Path, java_props: list[str]) -> None:
-        classes = compiled("dump-log-oracle", [SOURCE], LIB_DIR)
+        classes = compiled("dump-log-oracle", [SOURCE, PROTOCOL], LIB_DIR)
         java = os.environ.get("KAFKA_ORACLE_JAVA") or "java"
         super().__init__([java, *JVM_OPTS, *java_props, "-cp", f"{classes}{os.pathsep}{LIB_DIR}{os.sep}*",
                           "DumpLogOracle"], "kafka-dump-log oracle", cwd=workdir)

@@ -6,27 +6,17 @@ against the jars ``make oracle`` fetches into ``conformance/.cache/lib``.  Witho
 """
 from __future__ import annotations
 
-import atexit
 import shutil
 
 from .javac import compiled
-from .jsonl_jvm import JsonLinesJvm
+from .jsonl_jvm import JsonLinesJvm, session_jvm_or_skip
 from .paths import CONFORMANCE
 from .paths import LIB_DIR as LIB
 
 SOURCE = CONFORMANCE / "oracle-log" / "KafkaLogOracle.java"
-#: the mock clock the cleaner oracles share (its MutableTime and Done serve here too)
-SHARED = CONFORMANCE / "oracle-shared" / "CleanerClock.java"
-
-
-class LogOracleError(Exception):
-    def __init__(self, response: dict):
-        self.response = response
-        super().__init__(f"{response.get('error')}: {response.get('message')}")
-
-    @property
-    def error(self) -> str:
-        return self.response.get("error", "")
+#: what it shares with the other oracles: the mock clock (its MutableTime and Done), the line protocol and the
+#: answers about a log
+SHARED = [CONFORMANCE / "oracle-shared" / name for name in ("CleanerClock.java", "JsonLines.java", "LogAnswers.java")]
 
 
 def _missing_reason() -> str | None:
@@ -38,10 +28,11 @@ def _missing_reason() -> str | None:
 
 
 class KafkaLogOracle(JsonLinesJvm):
-    """One long-running JVM; ``call(op, **fields)`` returns the response or raises LogOracleError."""
+    """One long-running JVM; ``call(op, **fields)`` returns the response or raises
+    :class:`~kafkarig.jsonl_jvm.OracleError`."""
 
     def __init__(self):
-        classes = compiled("log-oracle", [SOURCE, SHARED], LIB)
+        classes = compiled("log-oracle", [SOURCE, *SHARED], LIB)
         super().__init__(["java", "-Xshare:auto", "-cp", f"{classes}:{LIB}/*", "KafkaLogOracle"], "Kafka log oracle")
         self.call("ping")
 
@@ -50,29 +41,12 @@ class KafkaLogOracle(JsonLinesJvm):
             fields["records"] = bytes(fields["records"]).hex()
         return super().request(op, **fields)
 
-    def call(self, op: str, **fields) -> dict:
-        resp = self.request(op, **fields)
-        if not resp.get("ok"):
-            raise LogOracleError(resp)
-        return resp
-
     def dump(self, *args: str) -> tuple[list[str], list[str], str | None]:
         """Run kafka-dump-log (``DumpLogSegments.main``) in the JVM; (stdout lines, stderr lines, exception)."""
         r = self.call("dump", args=list(args))
         return r["stdout"].splitlines(), r["stderr"].splitlines(), r["exception"]
 
 
-_shared: KafkaLogOracle | None = None
-
-
 def log_oracle_or_skip() -> KafkaLogOracle:
-    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
-
-    global _shared
-    reason = _missing_reason()
-    if reason is not None:
-        skip_or_fail(f"Kafka log oracle unavailable: {reason}")
-    if _shared is None:
-        _shared = KafkaLogOracle()
-        atexit.register(_shared.close)
-    return _shared
+    """The session's JVM running Kafka 3.9.2's log layer."""
+    return session_jvm_or_skip("Kafka log oracle", _missing_reason, KafkaLogOracle)

@@ -15,13 +15,11 @@ response) when Kafka threw. ``request`` returns the response whatever ``ok`` say
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
-import threading
 from typing import Any
 
-from .jsonl_jvm import JsonLinesJvm, JvmCrashed
+from .jsonl_jvm import JsonLinesJvm, JvmCrashed, OracleError, close_session_jvm, session_jvm
 from .paths import CLASSES_DIR, LIB_DIR, REPO_ROOT
 
 MAIN_CLASS = "KafkaOracle"
@@ -67,16 +65,6 @@ def to_wire(value: Any) -> Any:
 
 # --------------------------------------------------------------------------- errors
 
-class OracleError(Exception):
-    """Kafka raised while serving a request; ``response`` is the oracle's ok:false answer."""
-
-    def __init__(self, response: dict):
-        self.response = response
-        self.error: str = response.get("error", "")
-        self.message: str | None = response.get("message")
-        super().__init__(f"{self.error}: {self.message}")
-
-
 class OracleCrashed(JvmCrashed):
     """The JVM went away or answered something that is not a protocol line."""
 
@@ -99,13 +87,6 @@ class KafkaOracle(JsonLinesJvm):
     def request(self, op: str, **fields: Any) -> dict:
         """Send one request (bytes as hex) and return the response dict, whether ``ok`` or not."""
         return super().request(op, **to_wire(fields))
-
-    def call(self, op: str, **fields: Any) -> dict:
-        """Send one request; return the response if ``ok``, else raise :class:`OracleError`."""
-        resp = self.request(op, **fields)
-        if not resp.get("ok"):
-            raise OracleError(resp)
-        return resp
 
     def __enter__(self) -> "KafkaOracle":
         return self
@@ -145,12 +126,6 @@ class KafkaOracle(JsonLinesJvm):
 
 # --------------------------------------------------------------------------- session sharing
 
-_shared: KafkaOracle | None = None
-_shared_lock = threading.Lock()
-
-
-
-
 def oracle_missing_reason() -> str | None:
     """Why the oracle cannot run here, or ``None`` if it is built and Java is on PATH."""
     if not (CLASSES_DIR / f"{MAIN_CLASS}.class").is_file() or not any(LIB_DIR.glob("kafka-clients-*.jar")):
@@ -161,32 +136,23 @@ def oracle_missing_reason() -> str | None:
     return None
 
 
+def _start() -> KafkaOracle:
+    oracle = KafkaOracle()
+    try:
+        oracle.ping()
+    except Exception:
+        oracle.close()
+        raise
+    return oracle
+
+
 def shared_oracle() -> KafkaOracle:
     """The session-wide oracle, started on first use (raises if it cannot start)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or not _shared.alive:
-            if _shared is not None:
-                _shared.close()
-            oracle = KafkaOracle()
-            try:
-                oracle.ping()
-            except Exception:
-                oracle.close()
-                raise
-            _shared = oracle
-        return _shared
+    return session_jvm("Kafka oracle", _start)
 
 
 def close_shared_oracle() -> None:
-    global _shared
-    with _shared_lock:
-        if _shared is not None:
-            _shared.close()
-            _shared = None
-
-
-atexit.register(close_shared_oracle)
+    close_session_jvm("Kafka oracle")
 
 
 def oracle_or_skip() -> KafkaOracle:

@@ -6,10 +6,10 @@ path of ``make -C conformance oracle-4.4`` (``conformance/.cache/lib-4.4`` + ``c
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 
+from .jsonl_jvm import session_jvm_or_skip
 from .oracle import KafkaOracle
 from .paths import CLASSES44_DIR as CLASSES44
 from .paths import LIB44_DIR as LIB44
@@ -34,26 +34,13 @@ def oracle44_missing_reason() -> str | None:
     return None
 
 
-_shared: KafkaOracle44 | None = None
+def _start() -> KafkaOracle44:
+    jvm = KafkaOracle44()
+    version = jvm.call("ping")["kafkaVersion"]
+    assert version == "4.4.0", version
+    return jvm
 
 
 def oracle44_or_skip() -> KafkaOracle44:
-    from ci_mode import skip_or_fail  # tests/ci_mode.py, on the path under pytest
-
-    global _shared
-    reason = oracle44_missing_reason()
-    if reason:
-        skip_or_fail(reason)
-    if _shared is None or not _shared.alive:
-        _shared = KafkaOracle44()
-        version = _shared.call("ping")["kafkaVersion"]
-        assert version == "4.4.0", version
-    return _shared
-
-
-def _close() -> None:
-    if _shared is not None:
-        _shared.close()
-
-
-atexit.register(_close)
+    """The session's JVM on Kafka 4.4.0's jars (checked to be 4.4.0)."""
+    return session_jvm_or_skip("Kafka 4.4 oracle", oracle44_missing_reason, _start)

@@ -4,8 +4,8 @@
 // with it file for file.  The 3.9.2 twin is conformance/oracle/CleanerOracle.java.
 //
 // This file is original kafkafmt code. It contains no Apache Kafka source; it only *calls* classes of the
-// jars that `make oracle-4.4` fetches into conformance/.cache/lib-4.4. tests/kafka4/kafka_cleaner_oracle44.py
-// starts it.
+// jars that `make oracle-4.4` fetches into conformance/.cache/lib-4.4. kafkarig.cleaner_oracle44
+// starts it; the line protocol is oracle-shared/JsonLines.java, the request helpers oracle-shared/CleanerRequests.java.
 //
 // Protocol: one JSON request per line on stdin, one JSON response per line on stdout.
 //   {"op": "ping"}  <- {"ok": true, "kafkaVersion": "4.4.0"}
@@ -27,9 +27,7 @@
 // segment files renamed .deleted) wait for runScheduled; periodic tasks never run.
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.TopicPartition;
@@ -46,54 +44,21 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 public final class CleanerOracle44 {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-
     public static void main(String[] args) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            ObjectNode out;
-            try {
-                out = serve(JSON.readTree(line));
-                out.put("ok", true);
-            } catch (Throwable t) {
-                Throwable c = t instanceof InvocationTargetException && t.getCause() != null ? t.getCause() : t;
-                out = NODES.objectNode();
-                out.put("ok", false);
-                out.put("error", c.getClass().getName());
-                out.put("message", String.valueOf(c.getMessage()));
-                if (c.getCause() != null) out.put("cause", String.valueOf(c.getCause()));
-            }
-            protocol.print(JSON.writeValueAsString(out));
-            protocol.print('\n');
-            protocol.flush();
-        }
+        JsonLines.serve(CleanerOracle44::serve);
     }
 
     static ObjectNode serve(JsonNode req) throws Exception {
         String op = req.get("op").asText();
-        ObjectNode out = NODES.objectNode();
+        ObjectNode out = JsonLines.NODES.objectNode();
         switch (op) {
             case "ping":
                 out.put("kafkaVersion", org.apache.kafka.common.utils.internals.AppInfoParser.getVersion());
@@ -109,15 +74,9 @@ public final class CleanerOracle44 {
         }
     }
 
-    static Map<String, String> props(JsonNode cfg) {
-        Map<String, String> props = new HashMap<>();
-        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-        return props;
-    }
-
     static UnifiedLog open(JsonNode req, Time time, boolean clean) throws Exception {
         return UnifiedLog.create(
-            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
+            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(JsonLines.config(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
             new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
@@ -128,16 +87,7 @@ public final class CleanerOracle44 {
         CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
         CleanerClock.InlineScheduler.PENDING.clear();
         File logDir = new File(req.get("dir").asText()).getAbsoluteFile().getParentFile();
-        JsonNode c = req.path("cleaner");
-        CleanerConfig cleanerConfig = new CleanerConfig(
-            c.path("numThreads").asInt(1),
-            c.path("dedupeBufferSize").asLong(128L * 1024 * 1024),
-            c.path("loadFactor").asDouble(0.9),
-            c.path("ioBufferSize").asInt(512 * 1024),
-            c.path("maxMessageSize").asInt(1024 * 1024 + 12),
-            Double.MAX_VALUE,
-            c.path("backoffMs").asLong(15000),
-            true);
+        CleanerConfig cleanerConfig = CleanerRequests.cleanerConfig(req.path("cleaner"));
         UnifiedLog log = open(req, time, true);
         try {
             log.updateHighWatermark(req.has("highWatermark") ? req.get("highWatermark").asLong() : log.logEndOffset());
@@ -173,10 +123,8 @@ public final class CleanerOracle44 {
                 for (RecordBatch b : s.log().batches()) {
                     magics.add(b.magic());
                     for (Record r : b) {
-                        ArrayNode rec = recs.addArray();
-                        rec.add(r.offset());
-                        rec.add(r.hasKey() ? hex(r.key()) : null);
-                        rec.add(r.hasValue() ? hex(r.value()) : null);
+                        CleanerRequests.recordRow(recs, r.offset(), r.hasKey() ? r.key() : null,
+                                                  r.hasValue() ? r.value() : null);
                     }
                 }
             }
@@ -186,12 +134,5 @@ public final class CleanerOracle44 {
             log.close();
         }
         return out;
-    }
-
-    static String hex(java.nio.ByteBuffer b) {
-        StringBuilder sb = new StringBuilder();
-        java.nio.ByteBuffer d = b.duplicate();
-        while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
-        return sb.toString();
     }
 }

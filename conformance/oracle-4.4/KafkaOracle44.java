@@ -212,21 +212,8 @@ public final class KafkaOracle44 {
         }
     }
 
-    static byte[] unhex(String s) {
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        return b;
-    }
-
-    static String hex(ByteBuffer buf) {
-        ByteBuffer b = buf.duplicate();
-        StringBuilder sb = new StringBuilder(b.remaining() * 2);
-        while (b.hasRemaining()) sb.append(String.format("%02x", b.get() & 0xff));
-        return sb.toString();
-    }
-
     static void validate(JsonNode req, ObjectNode out) {
-        MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(req.path("bytes").asText())));
+        MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(JsonLines.unhex(req.path("bytes").asText())));
         long now = req.path("now").asLong(0L);
         String source = req.path("sourceCompression").asText("none");
         String target = req.path("targetCompression").asText(source);
@@ -254,7 +241,7 @@ public final class KafkaOracle44 {
             err.put("nextOffset", offset.value);
             throw new Reported(err);
         }
-        out.put("validatedBytes", hex(result.validatedRecords().buffer()));
+        out.put("validatedBytes", JsonLines.hex(result.validatedRecords().buffer()));
         out.put("maxTimestampMs", result.maxTimestampMs());
         out.put("messageSizeMaybeChanged", result.messageSizeMaybeChanged());
         out.put("logAppendTimeMs", result.logAppendTimeMs());
@@ -305,9 +292,7 @@ public final class KafkaOracle44 {
     static final Map<String, UnifiedLog> LOGS = new HashMap<>();
 
     static void openLog(JsonNode req, ObjectNode out) throws Exception {
-        Map<String, String> props = new HashMap<>();
-        JsonNode cfg = req.get("config");
-        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        Map<String, String> props = JsonLines.config(req.get("config"));
         UnifiedLog log = UnifiedLog.create(new File(req.path("dir").asText()), new LogConfig(props),
                 req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0), new InlineScheduler(),
                 new BrokerTopicStats(false), TIME, 60000, new ProducerStateManagerConfig(86400000, false), 600000,
@@ -323,30 +308,16 @@ public final class KafkaOracle44 {
     }
 
     static MemoryRecords records(JsonNode req) {
-        return MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(req.path("records").asText())));
+        return MemoryRecords.readableRecords(ByteBuffer.wrap(JsonLines.unhex(req.path("records").asText())));
     }
 
     static void appendInfo(LogAppendInfo info, ObjectNode out) {
-        out.put("firstOffset", info.firstOffset());
-        out.put("lastOffset", info.lastOffset());
-        out.put("maxTimestamp", info.maxTimestamp());
-        out.put("logAppendTime", info.logAppendTime());
-        out.put("validBytes", info.validBytes());
+        LogAnswers.appendInfo(info, out);
     }
 
     static void state(UnifiedLog log, ObjectNode out) {
-        out.put("logEndOffset", log.logEndOffset());
-        out.put("logStartOffset", log.logStartOffset());
-        out.put("recoveryPoint", log.recoveryPoint());
-        out.put("highWatermark", log.highWatermark());
-        ArrayNode segs = out.putArray("segments");
-        Iterator<LogSegment> it = log.logSegments().iterator();
-        while (it.hasNext()) {
-            LogSegment seg = it.next();
-            ObjectNode o = segs.addObject();
-            o.put("baseOffset", seg.baseOffset());
-            o.put("size", seg.size());
-        }
+        LogAnswers.state(log.logEndOffset(), log.logStartOffset(), log.recoveryPoint(), log.highWatermark(),
+                         log.logSegments(), out);
     }
 
     static Compression compression(String name, JsonNode level) {
@@ -377,9 +348,7 @@ public final class KafkaOracle44 {
     }
 
     static void validateConfig(JsonNode req, ObjectNode out) {
-        Map<String, String> props = new java.util.HashMap<>();
-        JsonNode cfg = req.get("config");
-        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        Map<String, String> props = JsonLines.config(req.get("config"));
         LogConfig.validate(props);
         LogConfig c = new LogConfig(props);
         out.put("messageTimestampType", c.messageTimestampType.name);

@@ -5,8 +5,8 @@
 // entry point from the jars `make oracle` fetches into conformance/.cache/lib. kafkarig.dump_log compiles it
 // on first use.
 //
-// Protocol: the rig's one JVM transport (kafkarig.jsonl_jvm): one JSON request per line on stdin, one JSON
-// response per line on stdout.
+// Protocol: the rig's one JVM transport (kafkarig.jsonl_jvm, oracle-shared/JsonLines.java): one JSON request
+// per line on stdin, one JSON response per line on stdout.
 //   {"op": "ping"}                 -> {"ok": true}
 //   {"op": "dump", "args": [...]}  -> {"ok": true, "exit": 0|1, "stdout": "...", "stderr": "..."}
 // exit is 1 when the tool threw; its stack trace is then in stderr as the JVM would print it
@@ -14,52 +14,30 @@
 // Nothing else reaches stdout: the JVM's own System.out goes to stderr between requests.
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 public final class DumpLogOracle {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     public static void main(String[] argv) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        PrintStream idleOut = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
-        System.setOut(idleOut);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            ObjectNode out = JSON.createObjectNode();
-            try {
-                JsonNode req = JSON.readTree(line);
-                String op = req.path("op").asText();
-                if (op.equals("dump")) {
-                    JsonNode a = req.get("args");
-                    String[] args = new String[a.size()];
-                    for (int i = 0; i < args.length; i++) args[i] = a.get(i).asText();
-                    dump(args, out, idleOut);
-                } else if (!op.equals("ping")) {
-                    throw new IllegalArgumentException("unknown op " + op);
-                }
-                out.put("ok", true);
-            } catch (Throwable t) {
-                out = JSON.createObjectNode();
-                out.put("ok", false);
-                out.put("error", t.getClass().getSimpleName());
-                out.put("message", String.valueOf(t.getMessage()));
-            }
-            protocol.print(JSON.writeValueAsString(out));
-            protocol.print('\n');
-            protocol.flush();
+        JsonLines.serve(DumpLogOracle::serve);
+    }
+
+    static ObjectNode serve(JsonNode req) {
+        ObjectNode out = JsonLines.NODES.objectNode();
+        String op = req.path("op").asText();
+        if (op.equals("dump")) {
+            JsonNode a = req.get("args");
+            String[] args = new String[a.size()];
+            for (int i = 0; i < args.length; i++) args[i] = a.get(i).asText();
+            dump(args, out, System.out);
+        } else if (!op.equals("ping")) {
+            throw new IllegalArgumentException("unknown op " + op);
         }
+        return out;
     }
 
     /** One kafka-dump-log run with System.out/err and Scala's Console.out/err captured. */

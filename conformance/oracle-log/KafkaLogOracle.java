@@ -6,15 +6,13 @@
 // of the jars that `make oracle` fetches into conformance/.cache/lib. kafkarig.log_oracle compiles
 // it on first use.
 //
-// Protocol: one JSON request per line on stdin, one JSON response per line on stdout.
+// Protocol (oracle-shared/JsonLines.java): one JSON request per line on stdin, one JSON response per line on stdout.
 //   request : {"op": "...", ...}      response: {"ok": true, ...} | {"ok": false, "error": "...", "message": "..."}
 // Bytes travel as lowercase hex. Time is a mock clock set with {"op": "time", "ms": N}; every scheduled task
 // (segment deletion, flushes) runs at once on the calling thread, so results do not depend on timing.
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import kafka.log.UnifiedLog;
@@ -42,12 +40,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManager;
 import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.VerificationGuard;
 
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -60,41 +54,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 
 public final class KafkaLogOracle {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final CleanerClock.MutableTime TIME = new CleanerClock.MutableTime(0);
     private static final Scheduler SCHEDULER = new InlineScheduler();
     private static final Map<String, UnifiedLog> LOGS = new HashMap<>();
-    private static PrintStream protocol;
 
     public static void main(String[] args) throws Exception {
-        protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
-        try {
-            org.apache.log4j.Logger.getRootLogger().setLevel(org.apache.log4j.Level.OFF);
-        } catch (Throwable ignored) {
-        }
+        JsonLines.silenceLog4j();
         Exit.setExitProcedure((code, message) -> {
             throw new ToolExit(code, message);
         });
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            ObjectNode out;
-            try {
-                out = serve(JSON.readTree(line));
-                out.put("ok", true);
-            } catch (Throwable t) {
-                out = NODES.objectNode();
-                out.put("ok", false);
-                out.put("error", t.getClass().getName());
-                out.put("message", String.valueOf(t.getMessage()));
-            }
-            protocol.print(JSON.writeValueAsString(out));
-            protocol.print('\n');
-            protocol.flush();
-        }
+        JsonLines.serve(KafkaLogOracle::serve);
     }
 
     static final class ToolExit extends RuntimeException {
@@ -105,7 +74,7 @@ public final class KafkaLogOracle {
 
     static ObjectNode serve(JsonNode req) throws Exception {
         String op = req.get("op").asText();
-        ObjectNode out = NODES.objectNode();
+        ObjectNode out = JsonLines.NODES.objectNode();
         switch (op) {
             case "ping":
                 return out;
@@ -113,9 +82,7 @@ public final class KafkaLogOracle {
                 TIME.ms = req.get("ms").asLong();
                 return out;
             case "open": {
-                Properties props = new Properties();
-                JsonNode cfg = req.get("config");
-                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                Properties props = JsonLines.props(req.get("config"));
                 UnifiedLog log = UnifiedLog$.MODULE$.apply(
                     new File(req.get("dir").asText()), new LogConfig(props),
                     req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
@@ -174,7 +141,7 @@ public final class KafkaLogOracle {
                 FetchDataInfo info = log(req).read(req.get("offset").asLong(), req.get("maxLength").asInt(),
                     FetchIsolation.valueOf(req.path("isolation").asText("HIGH_WATERMARK")),
                     req.path("minOneMessage").asBoolean(true));
-                out.put("records", hex(bytesOf(info.records)));
+                out.put("records", JsonLines.hex(bytesOf(info.records)));
                 out.put("messageOffset", info.fetchOffsetMetadata.messageOffset);
                 out.put("segmentBaseOffset", info.fetchOffsetMetadata.segmentBaseOffset);
                 out.put("relativePositionInSegment", info.fetchOffsetMetadata.relativePositionInSegment);
@@ -192,9 +159,7 @@ public final class KafkaLogOracle {
                 LOGS.remove(req.get("log").asText());
                 return out;
             case "recoverSegment": {
-                Properties props = new Properties();
-                JsonNode cfg = req.get("config");
-                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                Properties props = JsonLines.props(req.get("config"));
                 LogConfig config = new LogConfig(props);
                 File dir = new File(req.get("dir").asText());
                 LogSegment seg = LogSegment.open(dir, req.get("baseOffset").asLong(), config, TIME, true, 0, false, "");
@@ -242,9 +207,7 @@ public final class KafkaLogOracle {
             }
             case "updateConfig": {
                 // what `kafka-configs --alter` ends in: UnifiedLog.updateConfig(new LogConfig(props))
-                Properties props = new Properties();
-                JsonNode cfg = req.get("config");
-                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                Properties props = JsonLines.props(req.get("config"));
                 log(req).updateConfig(new LogConfig(props));
                 return state(log(req), out);
             }
@@ -268,9 +231,7 @@ public final class KafkaLogOracle {
             }
             case "validateConfig": {
                 // LogConfig.validate(props) as the admin path runs it; the effective values when valid
-                Properties props = new Properties();
-                JsonNode cfg = req.get("config");
-                if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+                Properties props = JsonLines.props(req.get("config"));
                 LogConfig.validate(props);
                 LogConfig c = new LogConfig(props);
                 out.put("recordVersion", c.recordVersion().value);
@@ -295,33 +256,16 @@ public final class KafkaLogOracle {
     }
 
     static MemoryRecords records(JsonNode req) {
-        return MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(req.get("records").asText())));
+        return MemoryRecords.readableRecords(ByteBuffer.wrap(JsonLines.unhex(req.get("records").asText())));
     }
 
     static ObjectNode appendInfo(LogAppendInfo info, ObjectNode out) {
-        out.put("firstOffset", info.firstOffset());
-        out.put("lastOffset", info.lastOffset());
-        out.put("maxTimestamp", info.maxTimestamp());
-        out.put("logAppendTime", info.logAppendTime());
-        out.put("validBytes", info.validBytes());
-        return out;
+        return LogAnswers.appendInfo(info, out);
     }
 
-    static ObjectNode state(UnifiedLog log, ObjectNode out) throws Exception {
-        out.put("logEndOffset", log.logEndOffset());
-        out.put("logStartOffset", log.logStartOffset());
-        out.put("recoveryPoint", log.recoveryPoint());
-        out.put("highWatermark", log.highWatermark());
-        ArrayNode segs = out.putArray("segments");
-        Iterator<LogSegment> it = log.logSegments().iterator();
-        while (it.hasNext()) {
-            LogSegment s = it.next();
-            ObjectNode o = segs.addObject();
-            o.put("baseOffset", s.baseOffset());
-            o.put("size", s.size());
-            // nothing that would open (and so create) a lazily opened index file
-        }
-        return out;
+    static ObjectNode state(UnifiedLog log, ObjectNode out) {
+        return LogAnswers.state(log.logEndOffset(), log.logStartOffset(), log.recoveryPoint(), log.highWatermark(),
+                                log.logSegments(), out);
     }
 
     static byte[] bytesOf(Records records) throws Exception {
@@ -336,24 +280,6 @@ public final class KafkaLogOracle {
         fr.readInto(b, 0);
         byte[] a = new byte[b.remaining()];
         b.get(a);
-        return a;
-    }
-
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
-
-    static String hex(byte[] a) {
-        char[] c = new char[a.length * 2];
-        for (int i = 0; i < a.length; i++) {
-            c[2 * i] = HEX[(a[i] >> 4) & 15];
-            c[2 * i + 1] = HEX[a[i] & 15];
-        }
-        return new String(c);
-    }
-
-    static byte[] unhex(String s) {
-        byte[] a = new byte[s.length() / 2];
-        for (int i = 0; i < a.length; i++)
-            a[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
         return a;
     }
 

@@ -3,7 +3,8 @@
 //
 // This file is original kafkafmt code. It contains no Apache Kafka source; it only *calls* classes of the
 // jars that `make oracle` fetches into conformance/.cache/lib (kafka_2.13, kafka-storage, kafka-clients,
-// kafka-server-common 3.9.2). tests/log/kafka_cleaner_oracle.py starts it.
+// kafka-server-common 3.9.2). kafkarig.cleaner_oracle starts it; the line protocol is
+// oracle-shared/JsonLines.java, the request helpers oracle-shared/CleanerRequests.java.
 //
 // Protocol: one JSON request per line on stdin, one JSON response per line on stdout.
 //   {"op": "ping"}
@@ -27,9 +28,7 @@
 // scheduler fires.  Each clean drops the tasks the previous one left.  Periodic tasks never run.
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import kafka.log.LogCleaner;
@@ -46,58 +45,22 @@ import org.apache.kafka.storage.internals.log.LogOffsetsListener;
 import org.apache.kafka.storage.internals.log.LogSegment;
 import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.lang.reflect.Constructor;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.Iterator;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 
 public final class CleanerOracle {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-
     public static void main(String[] args) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
-        try {
-            org.apache.log4j.Logger.getRootLogger().setLevel(org.apache.log4j.Level.OFF);
-        } catch (Throwable ignored) {
-            // no reload4j: nothing to silence
-        }
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            ObjectNode out;
-            try {
-                out = serve(JSON.readTree(line));
-                out.put("ok", true);
-            } catch (Throwable t) {
-                Throwable c = t instanceof InvocationTargetException && t.getCause() != null ? t.getCause() : t;
-                out = NODES.objectNode();
-                out.put("ok", false);
-                out.put("error", c.getClass().getName());
-                out.put("message", String.valueOf(c.getMessage()));
-                if (c.getCause() != null) out.put("cause", String.valueOf(c.getCause()));
-            }
-            protocol.print(JSON.writeValueAsString(out));
-            protocol.print('\n');
-            protocol.flush();
-        }
+        JsonLines.silenceLog4j();
+        JsonLines.serve(CleanerOracle::serve);
     }
 
     static ObjectNode serve(JsonNode req) throws Exception {
         String op = req.get("op").asText();
-        ObjectNode out = NODES.objectNode();
+        ObjectNode out = JsonLines.NODES.objectNode();
         switch (op) {
             case "ping":
                 return out;
@@ -112,29 +75,14 @@ public final class CleanerOracle {
         }
     }
 
-    static Properties props(JsonNode cfg) {
-        Properties props = new Properties();
-        if (cfg != null) cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-        return props;
-    }
-
     static ObjectNode clean(JsonNode req, ObjectNode out) throws Exception {
         CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
         CleanerClock.InlineScheduler.PENDING.clear();
         File dir = new File(req.get("dir").asText()).getAbsoluteFile();
         File logDir = dir.getParentFile();
-        JsonNode c = req.path("cleaner");
-        CleanerConfig cleanerConfig = new CleanerConfig(
-            c.path("numThreads").asInt(1),
-            c.path("dedupeBufferSize").asLong(128L * 1024 * 1024),
-            c.path("loadFactor").asDouble(0.9),
-            c.path("ioBufferSize").asInt(512 * 1024),
-            c.path("maxMessageSize").asInt(1024 * 1024 + 12),
-            Double.MAX_VALUE,
-            c.path("backoffMs").asLong(15000),
-            true);
+        CleanerConfig cleanerConfig = CleanerRequests.cleanerConfig(req.path("cleaner"));
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
-            dir, new LogConfig(props(req.get("config"))),
+            dir, new LogConfig(JsonLines.props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
             new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
@@ -182,7 +130,7 @@ public final class CleanerOracle {
     static ObjectNode records(JsonNode req, ObjectNode out) throws Exception {
         CleanerClock.MutableTime time = new CleanerClock.MutableTime(req.get("now").asLong());
         UnifiedLog log = UnifiedLog$.MODULE$.apply(
-            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(props(req.get("config"))),
+            new File(req.get("dir").asText()).getAbsoluteFile(), new LogConfig(JsonLines.props(req.get("config"))),
             req.path("logStartOffset").asLong(0), req.path("recoveryPoint").asLong(0),
             new CleanerClock.InlineScheduler(time), new BrokerTopicStats(false), time, 60000,
             new ProducerStateManagerConfig(86400000, false), 600000, new LogDirFailureChannel(1),
@@ -194,10 +142,8 @@ public final class CleanerOracle {
             while (it.hasNext()) {
                 for (org.apache.kafka.common.record.RecordBatch b : it.next().log().batches()) {
                     for (org.apache.kafka.common.record.Record r : b) {
-                        ArrayNode rec = recs.addArray();
-                        rec.add(r.offset());
-                        rec.add(r.hasKey() ? hex(r.key()) : null);
-                        rec.add(r.hasValue() ? hex(r.value()) : null);
+                        CleanerRequests.recordRow(recs, r.offset(), r.hasKey() ? r.key() : null,
+                                                  r.hasValue() ? r.value() : null);
                     }
                 }
             }
@@ -207,12 +153,5 @@ public final class CleanerOracle {
             log.close();
         }
         return out;
-    }
-
-    static String hex(java.nio.ByteBuffer b) {
-        StringBuilder sb = new StringBuilder();
-        java.nio.ByteBuffer d = b.duplicate();
-        while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
-        return sb.toString();
     }
 }

@@ -62,7 +62,6 @@ public final class KafkaOracle {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     /** Signals a malformed request (missing field, unknown op, bad hex), as opposed to a Kafka error. */
     static final class BadRequest extends RuntimeException {
@@ -233,7 +232,7 @@ public final class KafkaOracle {
         }
         MemoryRecords built = builder.build();
         MemoryRecordsBuilder.RecordsInfo info = builder.info();
-        out.put("bytes", hex(built.buffer()));
+        out.put("bytes", JsonLines.hex(built.buffer()));
         out.put("sizeInBytes", built.sizeInBytes());
         out.put("maxTimestamp", info.maxTimestamp);
         out.put("shallowOffsetOfMaxTimestamp", info.shallowOffsetOfMaxTimestamp);
@@ -251,7 +250,7 @@ public final class KafkaOracle {
                 required(req, "producerId").asLong(),
                 (short) required(req, "producerEpoch").asInt(),
                 marker);
-        out.put("bytes", hex(records.buffer()));
+        out.put("bytes", JsonLines.hex(records.buffer()));
         out.put("sizeInBytes", records.sizeInBytes());
     }
 
@@ -310,13 +309,13 @@ public final class KafkaOracle {
         n.put("timestamp", r.timestamp());
         n.put("sequence", r.sequence());
         n.put("sizeInBytes", r.sizeInBytes());
-        n.put("key", r.hasKey() ? hex(r.key()) : null);
-        n.put("value", r.hasValue() ? hex(r.value()) : null);
+        n.put("key", r.hasKey() ? JsonLines.hex(r.key()) : null);
+        n.put("value", r.hasValue() ? JsonLines.hex(r.value()) : null);
         ArrayNode hs = n.putArray("headers");
         for (Header h : r.headers()) {
             ObjectNode hn = hs.addObject();
             hn.put("key", h.key());
-            hn.put("value", h.value() == null ? null : hex(h.value()));
+            hn.put("value", h.value() == null ? null : JsonLines.hex(h.value()));
         }
         if (control) {
             // Decoding the control key/value is what consumers and DumpLogSegments do; a failure here is
@@ -345,7 +344,7 @@ public final class KafkaOracle {
         }
         ByteBuffer buf = sink.buffer().duplicate();
         buf.flip();
-        out.put("data", hex(buf));
+        out.put("data", JsonLines.hex(buf));
     }
 
     static void decompress(JsonNode req, ObjectNode out) throws Exception {
@@ -358,7 +357,7 @@ public final class KafkaOracle {
             byte[] chunk = new byte[8192];
             int n;
             while ((n = is.read(chunk, 0, chunk.length)) != -1) plain.write(chunk, 0, n);
-            out.put("data", hex(plain.toByteArray()));
+            out.put("data", JsonLines.hex(plain.toByteArray()));
         }
     }
 
@@ -391,7 +390,7 @@ public final class KafkaOracle {
             err.put("nextOffset", offset.value);
             throw new Reported(err);
         }
-        out.put("validatedBytes", hex(result.validatedRecords.buffer()));
+        out.put("validatedBytes", JsonLines.hex(result.validatedRecords.buffer()));
         out.put("maxTimestampMs", result.maxTimestampMs);
         // 3.9 dropped the offset of the max timestamp from ValidationResult; report it only if present.
         for (String name : new String[] {"shallowOffsetOfMaxTimestamp", "shallowOffsetOfMaxTimestampMs", "offsetOfMaxTimestampMs"}) {
@@ -416,7 +415,7 @@ public final class KafkaOracle {
                 (byte) required(req, "toMagic").asInt(),
                 longValue(req, "firstOffset", 0L),
                 new FixedTime(longValue(req, "now", 0L)));
-        out.put("bytes", hex(converted.records().buffer()));
+        out.put("bytes", JsonLines.hex(converted.records().buffer()));
         out.set("recordConversionStats", stats(converted.recordConversionStats()));
     }
 
@@ -537,30 +536,11 @@ public final class KafkaOracle {
         return unhex(required(n, field).asText());
     }
 
-    static String hex(ByteBuffer buffer) {
-        ByteBuffer b = buffer.duplicate();
-        byte[] bytes = new byte[b.remaining()];
-        b.get(bytes);
-        return hex(bytes);
-    }
-
-    static String hex(byte[] bytes) {
-        char[] chars = new char[bytes.length * 2];
-        for (int i = 0; i < bytes.length; i++) {
-            chars[2 * i] = HEX[(bytes[i] >> 4) & 0xF];
-            chars[2 * i + 1] = HEX[bytes[i] & 0xF];
-        }
-        return new String(chars);
-    }
-
     static byte[] unhex(String s) {
-        if ((s.length() & 1) != 0) throw new BadRequest("odd-length hex string");
-        byte[] out = new byte[s.length() / 2];
-        for (int i = 0; i < out.length; i++) {
-            int hi = Character.digit(s.charAt(2 * i), 16), lo = Character.digit(s.charAt(2 * i + 1), 16);
-            if (hi < 0 || lo < 0) throw new BadRequest("invalid hex digit near position " + (2 * i));
-            out[i] = (byte) ((hi << 4) | lo);
+        try {
+            return JsonLines.unhex(s);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequest(e.getMessage());
         }
-        return out;
     }
 }

@@ -85,11 +85,12 @@ def execute_notebooks(out: Path, *, log=print) -> list[Path]:
 
 
 def sphinx_build(src: Path, out: Path, *, quiet: bool = True) -> int:
-    """Sphinx's HTML builder over the staged ``src`` into ``out``; returns its exit status (a docstring's markup
-    warning does not fail it)."""
+    """Sphinx's HTML builder over the staged ``src`` into ``out``; returns its exit status, which is not 0 when
+    Sphinx warned (``-W``: a docstring's broken markup, a link to a page that is not there, an ambiguous
+    reference), after reporting every warning of the build (``--keep-going``)."""
     from sphinx.cmd.build import build_main
 
-    args = ["-b", "html", "-c", str(DOCS), "-j", "auto", str(src), str(out)]
+    args = ["-b", "html", "-c", str(DOCS), "-j", "auto", "-W", "--keep-going", str(src), str(out)]
     return build_main((["-q"] if quiet else []) + args)
 
 
@@ -99,7 +100,7 @@ def build(build_dir: Path, *, log=print) -> Path:
     execute_notebooks(notebooks, log=log)
     log(f"docs: {stage(notebooks, src)} files staged in {src}")
     if sphinx_build(src, out) != 0:
-        raise RuntimeError("sphinx-build failed (its warnings are above)")
+        raise RuntimeError("sphinx-build failed or warned (its warnings are above)")
     return out / "index.html"
 
 

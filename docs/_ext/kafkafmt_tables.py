@@ -9,6 +9,8 @@ Directives (MyST: a fenced block ```` ```{kafka-lines} ````):
 - ``kafkafmt-errors``: every exception class of :mod:`kafkafmt.errors` (its base, the Kafka exception it mirrors,
   Kafka's error code, its docstring's first sentence).
 - ``decode-limits``: the fields of :class:`kafkafmt.limits.DecodeLimits` (default, environment variable).
+- ``spark-options``: the options of the Spark data source, from :mod:`kafkafmt.spark.options`; argument ``read``
+  (``READ_OPTIONS``) or ``write`` (``WRITE_OPTIONS``).
 - ``tutorial-list``: each tutorial (the staged ``tutorials/*.ipynb``) with its title as a link, its question
   and its finding, read from the notebook (:func:`kafkafmt.viz.report.notebook_summary` / ``notebook_finding``).
 - ``bench-table``: a benchmark's results from a JSON file (``docs/_data/bench/*.json``, the format
@@ -32,6 +34,9 @@ DOCS = Path(__file__).resolve().parents[1]
 
 def _cell(value) -> nodes.entry:
     entry = nodes.entry()
+    if isinstance(value, nodes.Node):
+        entry += value
+        return entry
     text = "" if value is None else str(value)
     if text.startswith("`") and text.endswith("`") and len(text) > 1:
         entry += nodes.paragraph("", "", nodes.literal(text=text[1:-1]))
@@ -40,12 +45,13 @@ def _cell(value) -> nodes.entry:
     return entry
 
 
-def table(headers: list[str], rows: list[list], *, caption: str = "", widths: list[int] | None = None) -> nodes.table:
+def table(headers: list[str], rows: list[list], *, caption: str = "", widths: list[int] | None = None,
+          wide: bool = False) -> nodes.table:
     """A docutils table of ``rows`` under ``headers``; a cell written ```x``` shows as code.  ``widths``: the
     columns' shares of the page's width (a long key then wraps in its column); else each column takes the width
-    its text needs."""
+    its text needs.  ``wide``: the table takes the whole width of the window, not the text's column."""
     sizing = ["colwidths-given", "kafkafmt-fixed"] if widths else ["colwidths-auto"]
-    tbl = nodes.table(classes=["kafkafmt-table", *sizing])
+    tbl = nodes.table(classes=["kafkafmt-table", *sizing, *(["kafkafmt-wide"] if wide else [])])
     if caption:
         tbl += nodes.title(text=caption)
     group = nodes.tgroup(cols=len(headers))
@@ -68,6 +74,16 @@ def table(headers: list[str], rows: list[list], *, caption: str = "", widths: li
     return tbl
 
 
+def inline_code(text: str) -> nodes.paragraph:
+    """A paragraph of ``text`` whose parts in double backquotes (reStructuredText's inline literals, as the
+    docstrings write them) show as code."""
+    para = nodes.paragraph()
+    for i, part in enumerate(text.split("``")):
+        if part:
+            para += nodes.literal(text=part) if i % 2 else nodes.Text(part)
+    return para
+
+
 def _code(value) -> str:
     return f"`{value}`"
 
@@ -78,8 +94,19 @@ def _first_sentence(doc: str | None) -> str:
     return text if end < 0 else text[:end + 1]
 
 
-#: a column's share of the Kafka-lines table's width (others: 8)
-_LINE_WIDTHS = {"key": 18, "what": 30, "where": 16, "source": 10}
+
+#: the shares of the Kafka-lines table's columns of prose and identifiers (which wrap); the others get their longest word
+_LINE_TEXT_WIDTHS = {"key": 16, "what": 24, "where": 16}
+
+
+def column_shares(columns: list[str], rows: list[dict], text: dict[str, int], *, cap: int = 10) -> list[int]:
+    """Each column's share of a fixed-layout table: ``text[column]`` for the columns of prose, else the longest
+    word of the column, header included (at most ``cap`` characters), plus three for the cell's padding, so that
+    neither a header nor a version breaks inside a word ("sinc/e", "0.10./0")."""
+    def longest(column):
+        words = [w for v in [column, *(r.get(column) for r in rows)] for w in str("" if v is None else v).split()]
+        return min(cap, max(map(len, words), default=1))
+    return [text.get(c) or longest(c) + 3 for c in columns]
 
 
 class KafkaLines(SphinxDirective):
@@ -91,7 +118,7 @@ class KafkaLines(SphinxDirective):
         rows = [c.to_dict() for c in kafka_lines.changes(self.options.get("area"))]
         columns = list(rows[0]) if rows else ["key"]
         body = [[_code(v) if k == "key" else v for k, v in r.items()] for r in rows]
-        return [table(columns, body, widths=[_LINE_WIDTHS.get(c, 8) for c in columns])]
+        return [table(columns, body, widths=column_shares(columns, rows, _LINE_TEXT_WIDTHS), wide=True)]
 
 
 def _check_text(check) -> str:
@@ -228,6 +255,20 @@ class BenchTable(SphinxDirective):
         return out
 
 
+class SparkOptions(SphinxDirective):
+    required_arguments = 1
+
+    def run(self):
+        from kafkafmt.spark import options
+
+        which = {"read": options.READ_OPTIONS, "write": options.WRITE_OPTIONS}.get(self.arguments[0])
+        if which is None:
+            raise self.error(f"spark-options takes read or write, not {self.arguments[0]!r}")
+        rows = [[_code(o.name), o.default if o.default.startswith("(") else _code(o.default), inline_code(o.meaning)]
+                for o in which]
+        return [table(["option", "default", "meaning"], rows, widths=[23, 13, 64])]
+
+
 class TutorialList(SphinxDirective):
     def run(self):
         from kafkafmt.viz.report import notebook_finding, notebook_summary
@@ -252,4 +293,5 @@ def setup(app):
     app.add_directive("decode-limits", DecodeLimitsTable)
     app.add_directive("bench-table", BenchTable)
     app.add_directive("tutorial-list", TutorialList)
+    app.add_directive("spark-options", SparkOptions)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

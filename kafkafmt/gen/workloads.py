@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..constants import CompressionType, TimestampType
-from ..records import MemoryRecordsBuilder
+from ..records import build_records
 
 CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
@@ -169,20 +169,15 @@ def stored_batch(records: Sequence[tuple[int, bytes | None, bytes | None]], *, b
     yields): offsets from ``base_offset``, the leader epoch stamped, and for LogAppendTime the LAT bit
     with maxTimestamp = the broker time (record timestamps/deltas unchanged; kafka-rules §11.3)."""
     ts_type = TimestampType.LOG_APPEND_TIME if timestamp_type == LOG_APPEND_TIME else TimestampType.CREATE_TIME
-    b = MemoryRecordsBuilder(magic, compression, ts_type, base_offset, log_append_time=log_append_time,
-                             partition_leader_epoch=partition_leader_epoch if magic >= 2 else -1)
-    for ts, k, v in records:
-        b.append(ts, k, v)
-    return b.build()
+    return build_records(records, magic=magic, compression=compression, timestamp_type=ts_type,
+                         base_offset=base_offset, log_append_time=log_append_time,
+                         partition_leader_epoch=partition_leader_epoch if magic >= 2 else -1)
 
 
 def client_batch(records: Sequence[tuple[int, bytes | None, bytes | None]], *, magic: int = 2,
                  compression: CompressionType | str = CompressionType.NONE) -> bytes:
     """What a producer sends: base offset 0, CreateTime, no leader epoch."""
-    b = MemoryRecordsBuilder(magic, compression, TimestampType.CREATE_TIME, 0)
-    for ts, k, v in records:
-        b.append(ts, k, v)
-    return b.build()
+    return build_records(records, magic=magic, compression=compression)
 
 
 def run_workload(log, workload: Workload, *, clock=None, via: str = "raft",
@@ -246,13 +241,18 @@ MAX_SKEW_MS = 100 * 365 * 24 * 3600 * 1000
 class ClockModel:
     """How a producer's clock differs from true time: ``CreateTime = true send time + skew``.
 
-    ``none``          skew 0.
-    ``normal``        per record, skew ~ Normal(``offset_ms``, ``sigma_ms``).
-    ``heavy_tailed``  per record, skew = ``offset_ms`` + ``scale_ms`` x Student-t(``df``) (df <= 2: infinite
-                      variance, the occasional wild timestamp of a real fleet).
-    ``wrong``         a badly wrong clock: a constant ``offset_ms`` (e.g. a day behind) plus Normal(0, ``sigma_ms``).
-    ``negative``      a KIP-228 producer (seed 002): timestamps ``base_ms`` + time since the start, with
-                      ``base_ms`` < 0 (before 1970); stored with the proposal's ``isTimestampExtended`` bit.
+    ``none``
+        skew 0.
+    ``normal``
+        per record, skew ~ Normal(``offset_ms``, ``sigma_ms``).
+    ``heavy_tailed``
+        per record, skew = ``offset_ms`` + ``scale_ms`` x Student-t(``df``) (df <= 2: infinite variance, the
+        occasional wild timestamp of a real fleet).
+    ``wrong``
+        a badly wrong clock: a constant ``offset_ms`` (e.g. a day behind) plus Normal(0, ``sigma_ms``).
+    ``negative``
+        a KIP-228 producer (seed 002): timestamps ``base_ms`` + time since the start, with ``base_ms`` < 0
+        (before 1970); stored with the proposal's ``isTimestampExtended`` bit.
 
     Seed 000 §7.1-7.2 (KIP-32): with CreateTime the broker keeps whatever the producer says.
     """

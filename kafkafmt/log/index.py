@@ -269,9 +269,11 @@ class AbstractIndex:
         self.resize(self.max_index_size)
 
     def truncate(self) -> None:
-        self._truncate_to_entries(0)
+        self.truncate_to_entries(0)
 
-    def _truncate_to_entries(self, entries: int) -> None:
+    def truncate_to_entries(self, entries: int) -> None:
+        """Keep the first ``entries`` entries (``AbstractIndex.truncateToEntries``); a recovery that finds
+        a crashed index's valid prefix (:mod:`kafkafmt.log.kip33`) cuts it here."""
         self._entries = entries
 
     def flush(self) -> None:
@@ -432,9 +434,9 @@ class OffsetIndex(AbstractIndex):
             new_entries = slot
         else:
             new_entries = slot + 1
-        self._truncate_to_entries(new_entries)
+        self.truncate_to_entries(new_entries)
 
-    def _truncate_to_entries(self, entries: int) -> None:
+    def truncate_to_entries(self, entries: int) -> None:
         self._entries = entries
         self._last_offset = self._last_entry().offset
 
@@ -542,8 +544,8 @@ class TimeIndex(AbstractIndex):
             new_entries = slot
         else:
             new_entries = slot + 1
-        self._truncate_to_entries(new_entries)
+        self.truncate_to_entries(new_entries)
 
-    def _truncate_to_entries(self, entries: int) -> None:
+    def truncate_to_entries(self, entries: int) -> None:
         self._entries = entries
         self._last_entry = self._last_entry_from_index()

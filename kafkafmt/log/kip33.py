@@ -215,7 +215,7 @@ class Kip33LogSegment(LogSegment):
                 if prev is not None and (e.offset <= prev.offset or e.timestamp < prev.timestamp):
                     break
                 good, prev = n + 1, e
-            ti._truncate_to_entries(good)
+            ti.truncate_to_entries(good)
             ti.truncate_to(next_offset)
             if ti.entries:
                 e = ti.last_entry

@@ -41,7 +41,6 @@ from .files import (
     is_log_file,
     log_file,
     offset_from_file_name,
-    offset_index_file,
     time_index_file,
 )
 from .segment import LogOffsetMetadata, LogSegment
@@ -142,15 +141,7 @@ class LogLoading:
                 if first.base_offset < 0:  # Kafka would name a segment file after it; kafkafmt refuses
                     raise KafkaStorageError(f"Failed to split {segment}: the batch at position {position} has a "
                                             f"negative base offset {first.base_offset}", position=position)
-                for f in (log_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
-                          offset_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX),
-                          time_index_file(self.dir, first.base_offset, CLEANED_FILE_SUFFIX)):
-                    delete_if_exists(f)
-                ns = self._policy.segment_class.open(
-                    self.dir, first.base_offset, self.config, self.clock, file_already_exists=False,
-                    init_file_size=self.config.init_file_size, preallocate=self.config.preallocate,
-                    suffix=CLEANED_FILE_SUFFIX, rng=self.rng, index_granularity=self.index_granularity,
-                    durable=self.durable, **self._policy.segment_options(self))
+                ns = self.create_cleaned_segment(first.base_offset)
                 new_segments.append(ns)
                 appended = ns.append_from_file(source, position)
                 if appended == 0:
@@ -168,9 +159,9 @@ class LogLoading:
         for ns in sorted(new_segments, key=lambda x: -x.base_offset):
             ns.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
         for ns in new_segments:
-            self._add_segment(ns)
+            self.add_segment(ns)
         if segment.base_offset != min(ns.base_offset for ns in new_segments):
-            self._remove_segment(segment.base_offset)
+            self.remove_segment(segment.base_offset)
         segment.mark_deleted_and_delete()
         for ns in new_segments:
             ns.change_file_suffixes(SWAP_FILE_SUFFIX, "")
@@ -251,7 +242,7 @@ class LogLoading:
                     seg.sanity_check(time_index_newly_created)
                 except NoSuchFileError:
                     self._recover_segment(seg, why="missing .index")
-                self._add_segment(seg)
+                self.add_segment(seg)
 
     def _recover_segment(self, seg: LogSegment, why: str) -> int:
         truncated = seg.recover(epoch_cache=self._epoch_cache)
@@ -280,7 +271,7 @@ class LogLoading:
                 self._remove_and_delete_segments(self.segments, reason="log end below log start")
                 self._epoch_cache.clear()
         if not self._bases:
-            self._add_segment(self._open_segment(log_start_ckpt))
+            self.add_segment(self._open_segment(log_start_ckpt))
         if had_clean and log_end_opt is not None:
             return log_end_opt, log_end_opt
         leo = log_end_opt if log_end_opt is not None else self.active_segment.read_next_offset()

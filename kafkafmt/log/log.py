@@ -60,6 +60,7 @@ from .clock import Clock, SystemClock
 from .epoch import LeaderEpochCache
 from .file_records import TimestampAndOffset
 from .files import (
+    CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     delete_if_exists,
     log_file,
@@ -255,12 +256,15 @@ class Log(LogLoading, LogRetention):
     def number_of_segments(self) -> int:
         return len(self._bases)
 
-    def _add_segment(self, seg: LogSegment) -> None:
+    def add_segment(self, seg: LogSegment) -> None:
+        """``LogSegments.add``: ``seg`` joins the segment table, replacing the one of its base offset (the
+        cleaner's and the offset-overflow split's swap, ``LocalLog.replaceSegments``)."""
         if seg.base_offset not in self._segments:
             bisect.insort(self._bases, seg.base_offset)
         self._segments[seg.base_offset] = seg
 
-    def _remove_segment(self, base: int) -> None:
+    def remove_segment(self, base: int) -> None:
+        """``LogSegments.remove``: the segment of base offset ``base`` leaves the table (its files stay)."""
         if base in self._segments:
             del self._segments[base]
             self._bases.remove(base)
@@ -280,13 +284,21 @@ class Log(LogLoading, LogRetention):
         return [self._segments[b] for b in self._bases[start:]]
 
     def _open_segment(self, base: int, *, file_already_exists: bool = False, init_file_size: int | None = None,
-                      preallocate: bool | None = None) -> LogSegment:
+                      preallocate: bool | None = None, suffix: str = "") -> LogSegment:
         return self._policy.segment_class.open(
             self.dir, base, self.config, self.clock, file_already_exists=file_already_exists,
             init_file_size=self.config.init_file_size if init_file_size is None else init_file_size,
-            preallocate=self.config.preallocate if preallocate is None else preallocate,
+            preallocate=self.config.preallocate if preallocate is None else preallocate, suffix=suffix,
             rng=self.rng, index_granularity=self.index_granularity, durable=self.durable,
             **self._policy.segment_options(self))
+
+    def create_cleaned_segment(self, base: int) -> LogSegment:
+        """``LocalLog.createNewCleanedSegment``: a new segment of base offset ``base`` whose files carry the
+        ``.cleaned`` suffix (leftover ``.cleaned`` files of that offset deleted first, as
+        ``LogSegment.deleteIfExists`` does), for the cleaner and the offset-overflow split to fill."""
+        for f in (log_file, offset_index_file, time_index_file, transaction_index_file):
+            delete_if_exists(f(self.dir, base, CLEANED_FILE_SUFFIX))
+        return self._open_segment(base, suffix=CLEANED_FILE_SUFFIX)
 
     @property
     def size(self) -> int:
@@ -479,7 +491,7 @@ class Log(LogLoading, LogRetention):
         self._policy.before_roll(self, active, new_offset, companion_entries)
         active.on_become_inactive()
         new_segment = self._open_segment(new_offset)
-        self._add_segment(new_segment)
+        self.add_segment(new_segment)
         self._update_log_end_offset(self.log_end_offset)
         # UnifiedLog.roll schedules flushUptoOffsetExclusive(newSegment.baseOffset); done at once here
         self._flush_up_to(new_segment.base_offset)
@@ -493,8 +505,8 @@ class Log(LogLoading, LogRetention):
             to_delete.change_file_suffixes("", DELETED_FILE_SUFFIX)
         new_segment = self._open_segment(new_offset)
         if new_offset != to_delete.base_offset:
-            self._remove_segment(to_delete.base_offset)
-        self._add_segment(new_segment)
+            self.remove_segment(to_delete.base_offset)
+        self.add_segment(new_segment)
         to_delete.mark_deleted_and_delete()
         return new_segment
 
@@ -673,6 +685,9 @@ class Log(LogLoading, LogRetention):
     source_dir: Path | None = None
     source_view: PartitionView | None = None
     recovery_changes: tuple[dict, ...] | list[dict] = ()
+    #: set by ``Log.open(..., read_only=True)``: deletes the private copy (a ``weakref.finalize``, so the copy
+    #: also goes when the log is dropped unclosed); :meth:`close` calls it
+    scratch_cleanup: Any = None
 
     def _check_writable(self, operation: str) -> None:
         if self.read_only:
@@ -685,7 +700,7 @@ class Log(LogLoading, LogRetention):
             return
         if self.read_only:  # nothing to write: drop the private copy
             self.close_handlers()
-            self._scratch_cleanup()
+            self.scratch_cleanup()
             return
         self.flush()
         for seg in self.segments:

@@ -20,7 +20,7 @@ the whole directory (Kafka 3.9; each written by one component):
     ``ReplicaManager``'s high watermarks (``kafkafmt gen`` writes it; a :class:`~kafkafmt.log.Log` has no
     replica manager).
 
-All the checkpoints are ``OffsetCheckpointFile``s (:func:`~kafkafmt.log.files.write_checkpoint`).
+All the checkpoints are ``OffsetCheckpointFile`` files (:func:`~kafkafmt.log.files.write_checkpoint`).
 
 A :class:`~kafkafmt.log.Log` plays the ``LogManager`` for its own partition: :func:`attach` takes the
 directory's lock (shared by every log of this process in that directory) and notes whether the directory

@@ -98,7 +98,7 @@ def open_read_only(cls, directory, *args, **kwargs):
     log.source_dir = src
     log.source_view = PartitionView.of_files(src)  # the directory as it is, unrecovered (log.view(): the copy)
     log.recovery_changes = describe_changes(before, file_states(scratch))
-    log._scratch_cleanup = weakref.finalize(log, shutil.rmtree, scratch_root, True)
+    log.scratch_cleanup = weakref.finalize(log, shutil.rmtree, scratch_root, True)
     return log
 
 

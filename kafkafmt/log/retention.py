@@ -114,7 +114,7 @@ class LogRetention:
         """Remove from the map, rename every file to ``.deleted``, then unlink (``deleteSegmentFiles``)."""
         segments = list(segments)
         for seg in segments:
-            self._remove_segment(seg.base_offset)
+            self.remove_segment(seg.base_offset)
         for seg in segments:
             if not seg.has_suffix(DELETED_FILE_SUFFIX):
                 seg.change_file_suffixes("", DELETED_FILE_SUFFIX)

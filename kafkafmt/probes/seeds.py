@@ -20,10 +20,9 @@ from ..broker.consumer import consumer_view
 from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..config import LogConfig
-from ..constants import CompressionType, TimestampType
 from ..errors import KafkaFmtError
 from ..line_verdicts import Outcome, Verdict, verdict
-from ..records.builder import MemoryRecordsBuilder
+from ..records.builder import build_records
 from ..records.memory import MemoryRecords
 from ..records.sample_sets import build, sample_records
 from .lines import NOW_MS, OLD_FORMAT, broker, topic
@@ -59,11 +58,7 @@ def _produce(line: str, magic: int, *, codec: str = "none", mfv: str | None = OL
 
 
 def _idempotent(recs, codec: str) -> bytes:
-    b = MemoryRecordsBuilder(2, CompressionType.from_name(codec), TimestampType.CREATE_TIME, 0,
-                             producer_id=1000, producer_epoch=0, base_sequence=0)
-    for ts, k, v, h in recs:
-        b.append(ts, k, v, h)
-    return b.build()
+    return build_records(recs, compression=codec, producer_id=1000, producer_epoch=0, base_sequence=0)
 
 
 def mixed_log(codec: str = "gzip") -> bytes:

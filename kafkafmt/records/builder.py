@@ -37,7 +37,7 @@ from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
 from ..varint import wrap64
 from .default import batch_attributes, encode_default_batch, encode_default_record
 from .legacy import encode_legacy_entry, legacy_attributes, record_overhead
-from .record import Header
+from .record import headers_of
 
 
 @dataclass(frozen=True)
@@ -46,21 +46,6 @@ class RecordsInfo:
 
     max_timestamp: int
     shallow_offset_of_max_timestamp: int
-
-
-def _headers(headers) -> tuple[Header, ...]:
-    if headers is None:
-        raise IllegalArgumentError("Headers cannot be null")
-    out = []
-    for h in headers:
-        if isinstance(h, Header):
-            out.append(h)
-        else:
-            k, v = h
-            if k is None:
-                raise IllegalArgumentError("Invalid null header key found in headers")
-            out.append(Header(k, None if v is None else bytes(v)))
-    return tuple(out)
 
 
 class MemoryRecordsBuilder:
@@ -140,7 +125,7 @@ class MemoryRecordsBuilder:
                                        "(Offsets must increase monotonically).")
         if not self.timestamp_extended and timestamp < 0 and timestamp != NO_TIMESTAMP:
             raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
-        headers = _headers(headers)
+        headers = headers_of(headers)
         if self.magic < 2 and headers:
             raise IllegalArgumentError(f"Magic v{self.magic} does not support record headers")
         key = None if key is None else bytes(key)

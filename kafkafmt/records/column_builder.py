@@ -30,9 +30,10 @@ from ..constants import (
 from ..crc import crc32c
 from ..errors import IllegalArgumentError
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
-from .builder import _headers
-from .default import _s16, batch_attributes, encode_headers, increment_sequence
+from ..varint import wrap16
+from .default import batch_attributes, encode_headers, increment_sequence
 from .fast.build_kernel import v2_record_sizes, write_v2_records
+from .record import headers_of
 
 #: the data buffer of a column with no bytes (all null or empty), read-only as every kernel input is
 _NO_BYTES = np.frombuffer(b"\x00", np.uint8)
@@ -74,7 +75,7 @@ def _header_column(headers, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         return _NO_BYTES, np.zeros(n, np.int64), np.full(n, -1, np.int64)
     if len(headers) != n:
         raise IllegalArgumentError(f"headers: {len(headers)} values for {n} timestamps")
-    encoded = [encode_headers(_headers(h)) if h else b"\x00" for h in headers]
+    encoded = [encode_headers(headers_of(h)) if h else b"\x00" for h in headers]
     lengths = np.fromiter((len(e) for e in encoded), np.int64, n)
     pos = np.zeros(n, np.int64)
     np.cumsum(lengths[:-1], out=pos[1:])
@@ -175,7 +176,7 @@ def build_v2_batches(timestamps, keys, values, headers: Sequence | None = None, 
     result, buf = _output(out, total)
     write_v2_records(np.frombuffer(buf, np.uint8, total), body, ts, offs, kd, kp, kl, vd, vp, vl, hd, hp, hl,
                      records_per_batch)
-    attrs = _s16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
+    attrs = wrap16(batch_attributes(CompressionType.NONE, TimestampType(timestamp_type), transactional=is_transactional))
     log_append = TimestampType(timestamp_type) == TimestampType.LOG_APPEND_TIME
     bounds, firsts = starts.tolist(), ts[first].tolist()
     max_ts = (np.full(len(first), log_append_time, np.int64) if log_append

@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START
 from ..limits import check_record_count
-from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, size_of_varint, wrap64
+from ..varint import decode_varint, decode_varlong, encode_varint, encode_varlong, size_of_varint, wrap16, wrap64
 from .batch import RecordBatch
 from .record import Header, Record, parse_control_record
 
@@ -223,16 +223,11 @@ def encode_default_batch(*, base_offset: int, partition_leader_epoch: int, attri
     size = RECORD_BATCH_OVERHEAD + len(payload)
     buf = bytearray(size)
     DEFAULT_BATCH.pack_into(buf, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, magic, 0,
-                            _s16(attributes), last_offset_delta, base_timestamp, max_timestamp, producer_id,
+                            wrap16(attributes), last_offset_delta, base_timestamp, max_timestamp, producer_id,
                             producer_epoch, base_sequence, records_count)
     buf[RECORD_BATCH_OVERHEAD:] = payload
     DEFAULT_BATCH.put(buf, 0, "crc", crc32c(memoryview(buf)[DEFAULT_BATCH_CRC_START:]) if crc is None else crc)
     return bytes(buf)
-
-
-def _s16(v: int) -> int:
-    v &= 0xFFFF
-    return v - 0x10000 if v > 0x7FFF else v
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..constants import ControlRecordType, TimestampType
-from ..errors import InvalidRecordError
+from ..errors import IllegalArgumentError, InvalidRecordError
 from ..layout import CONTROL_RECORD_KEY, END_TXN_MARKER_VALUE
 
 
@@ -29,6 +29,23 @@ class Header:
     def key_bytes(self) -> bytes:
         return self.key.encode("utf-8", "surrogateescape")
 
+
+
+def headers_of(headers) -> tuple[Header, ...]:
+    """A record's headers from :class:`Header` objects or ``(key, value)`` pairs, refused as Kafka's
+    ``RecordHeaders`` and ``DefaultRecord.writeTo`` refuse them (no null header list, no null key)."""
+    if headers is None:
+        raise IllegalArgumentError("Headers cannot be null")
+    out = []
+    for h in headers:
+        if isinstance(h, Header):
+            out.append(h)
+        else:
+            k, v = h
+            if k is None:
+                raise IllegalArgumentError("Invalid null header key found in headers")
+            out.append(Header(k, None if v is None else bytes(v)))
+    return tuple(out)
 
 @dataclass(frozen=True, slots=True)
 class ControlRecord:

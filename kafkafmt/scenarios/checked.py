@@ -4,7 +4,8 @@ kafkafmt's rules are a model; the test rig of a source checkout runs the same pr
 scenarios on real brokers and clients of Kafka 0.9.0.1 … 2.8.2 and writes what each release did to one JSON
 record (``conformance/history/last-live-run.json``, ``make history-record``; its schema is in the docstring
 of ``conformance/history/record.py``).  This module reads such a record, given by path, and answers for a
-scenario's step or row, a release check or a phase of seed 000's mixed cluster:
+scenario's step or row, a release check, a phase of seed 000's mixed cluster or a check of the time index's
+upgrade from 0.10.0.1 to 0.10.1.1 (KIP-33):
 
 * ``checked on 0.10.2.2``: the release did what the model says;
 * ``0.10.0.1 did otherwise: …``: what the release did instead, with its bytes where it stored or served
@@ -23,6 +24,7 @@ seed and Kafka differ.  The product never runs the rig; it only reads the file t
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -31,12 +33,14 @@ from ..errors import KafkaFmtError
 from ..kafka_lines import order
 
 __all__ = ["RecordError", "Verdict", "LiveRecord", "load_record", "seed_vs_release", "SCHEMA", "BYTES_SHOWN",
-           "AGREEMENT"]
+           "AGREEMENT", "TIME_INDEX"]
 
 #: the record schema this module reads (``conformance/history/record.py``)
 SCHEMA = 2
 #: how many bytes a label quotes (a panel shows them all)
 BYTES_SHOWN = 16
+#: the record's key of the time index's upgrade from 0.10.0.1 to 0.10.1.1 (``kafkarig.time_index``)
+TIME_INDEX = "time_index_upgrade"
 
 
 class RecordError(KafkaFmtError):
@@ -148,6 +152,25 @@ def _short(v) -> str:
     return str(v)
 
 
+def time_index_release(check: dict) -> str:
+    """The release of the broker a check of the time index's upgrade ran on (its ``client``, ``broker 1
+    (0.10.1.1)``), else the last release of its ``release`` (``0.10.0.1 -> 0.10.1.1``)."""
+    m = re.search(r"\(([0-9.]+)\)$", check.get("client", ""))
+    return m.group(1) if m else check["release"].split()[-1]
+
+
+def _time_index_side(v) -> str:
+    """A side of a time index check in words: a partition's files (the ``.timeindex`` sizes) or ListOffsets
+    answers (their offsets)."""
+    if isinstance(v, dict):
+        logs = [n for n in v if n.endswith(".log")]
+        sizes = [str(f["size"]) for n, f in sorted(v.items()) if n.endswith(".timeindex")]
+        return f"{len(logs)} segment{'s' if len(logs) != 1 else ''}, .timeindex sizes {', '.join(sizes) or 'none'}"
+    if isinstance(v, list):
+        return "offsets " + ", ".join(str(a[3]) for a in v)
+    return str(v)
+
+
 class LiveRecord:
     """A record of the last live run (:func:`load_record`)."""
 
@@ -236,6 +259,56 @@ class LiveRecord:
         if not found:
             return _not_run(f"no check {check} in phase {phase!r} of seed 000's mixed cluster")
         return _from_rows(_check_rows(found), tuple(self.data["seed000"]["cluster"].split("+")))
+
+    # -- the time index on an upgrade from 0.10.0.1 to 0.10.1.1 -----------------------------------------------
+    @property
+    def time_index_phases(self) -> list[str]:
+        """The phases of the time index's upgrade the record holds, in the order they ran (``0.10.0``,
+        ``binaries``, ``protocol``, ``written``, ``stopped``)."""
+        return list(((self.data.get(TIME_INDEX) or {}).get("phases") or {}))
+
+    def time_index_checks(self, phase: str) -> list[dict]:
+        """The checks (the record's dicts) of one phase of the time index's upgrade."""
+        return list((((self.data.get(TIME_INDEX) or {}).get("phases") or {}).get(phase) or {}).get("checks", []))
+
+    def time_index_check(self, check: str) -> Verdict:
+        """One check of the time index's upgrade (``written/list-offsets/ti-crash``, ``binaries/files/ti-clean``;
+        the phase is its first part), labelled with the release its broker ran: ``checked on 0.10.1.1``, or what
+        the release did instead."""
+        c = self._time_index_found(check)
+        if c is None:
+            return _not_run(f"no check {check} of the time index's upgrade in the record")
+        real = c["expected"] if c["real"] == "= expected" else c["real"]
+        row = {"what": check, "model": _time_index_side(c["expected"]), "real": _time_index_side(real),
+               "agree": bool(c["agree"]), "detail": c.get("detail", "")}
+        return _from_rows([row], (time_index_release(c),))
+
+    def time_index_phase(self, phase: str) -> Verdict:
+        """Every check of one phase of the time index's upgrade, labelled with the release its brokers ran."""
+        checks = self.time_index_checks(phase)
+        if not checks:
+            return _not_run(f"no phase {phase!r} of the time index's upgrade in the record")
+        rows = [{"what": c["check"], "model": _time_index_side(c["expected"]),
+                 "real": _time_index_side(c["expected"] if c["real"] == "= expected" else c["real"]),
+                 "agree": bool(c["agree"]), "detail": c.get("detail", "")} for c in checks]
+        return _from_rows(rows, tuple(sorted({time_index_release(c) for c in checks}, key=order)))
+
+    def time_index_real(self, check: str):
+        """What the release did in one check of the time index's upgrade: its files (``{name: {"size", "hex"}}``)
+        or its ListOffsets answers (``[[target, error, timestamp, offset], ...]``); None if not recorded."""
+        c = self._time_index_found(check)
+        if c is None:
+            return None
+        return c["expected"] if c["real"] == "= expected" else c["real"]
+
+    def time_index_model(self, check: str):
+        """The model's side of one check of the time index's upgrade (None if not recorded)."""
+        c = self._time_index_found(check)
+        return None if c is None else c["expected"]
+
+    def _time_index_found(self, check: str) -> dict | None:
+        phase = check.split("/", 1)[0]
+        return next((c for c in self.time_index_checks(phase) if c["check"] == check), None)
 
     @staticmethod
     def describe(value) -> str:

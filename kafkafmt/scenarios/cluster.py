@@ -51,7 +51,7 @@ from ..broker.idempotence import drop_producer_state
 from ..constants import NO_TIMESTAMP, CompressionType, TimestampType
 from ..errors import BrokerConfigRefusedError, ConfigError, KafkaFmtError, UnsupportedForMessageFormatError
 from ..log import Log, SimulatedClock
-from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
+from ..records import MemoryRecords, build_records, kip228
 from .model import (
     START_MS,
     BrokerSpec,
@@ -467,10 +467,10 @@ def _build(producer: ProducerSpec, magic: int, timestamps: list[int], idempotent
     kw = {}
     if idempotent:
         kw = {"producer_id": _PRODUCER_ID, "producer_epoch": 0, "base_sequence": 0}
-    b = MemoryRecordsBuilder(magic, codec, ts_type, 0, timestamp_extended=producer.kip228, **kw)
-    for ts, k, v in zip(timestamps, *_record_texts(producer, len(timestamps))):
-        b.append(NO_TIMESTAMP if magic == 0 else ts, k.encode(), v.encode())
-    return b.build()
+    keys, values = _record_texts(producer, len(timestamps))
+    return build_records([(NO_TIMESTAMP if magic == 0 else ts, k.encode(), v.encode())
+                          for ts, k, v in zip(timestamps, keys, values)],
+                         magic=magic, compression=codec, timestamp_type=ts_type, timestamp_extended=producer.kip228, **kw)
 
 
 def _record_texts(producer: ProducerSpec, count: int) -> tuple[list[str], list[str]]:

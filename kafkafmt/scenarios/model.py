@@ -51,7 +51,7 @@ class ProducerSpec:
 
     name: str
     version: str = "3.9"
-    produce_version: int | None = None  #: default: the newest both sides speak
+    produce_version: int | None = None  #: None: the newest version both sides speak
     compression: str = "none"
     idempotence: str = "off"  #: off | safe | required | true | false (seed 003)
     kip228: bool = False  #: seed 002's "new producer": sets isTimestampExtended

@@ -6,23 +6,27 @@ with the ``kafkafmt`` data source and runs them in one Spark pass (``groupBy(top
 partition).applyInPandas``; :func:`partition_tables` per group, which also reads that partition's
 segment files for the fetch costs).
 
-=====================  ======================================================================================
-``segments``           per segment: records, size, first / last / max timestamp, Kafka's ``largestTimestamp``,
-                       when retention deletes it by time (from its largest timestamp, and under
-                       LogAppendTime from its last append) and by size (:func:`segment_retention`)
-``producer_skew``      per producer (producer id; -1 for v0/v1 batches, which carry none): skew against the
-                       partition's rolling median timestamp, out-of-order records and lateness
-                       (:func:`producer_skew`)
-``offsets_for_times``  per target timestamp: the ListOffsets answer and the earlier records a consumer
-                       starting there still sees (KIP-32's "might see earlier messages"; :func:`offsets_for_times`)
-``conversion_costs``   per segment and fetch version: the fetch path's cost model
-                       (:func:`kafkafmt.broker.fetch.fetch`): bytes, records rebuilt, recompressions
-``compaction``         per compacted partition: records, keys, bytes and tombstones before and after the
-                       cleaner's passes on a copy, tombstones waiting and their horizon, the oldest retained
-                       record and its magic (:func:`kafkafmt.spark.compaction.partition_compaction`)
-``conversion_timings`` measured, kept apart: kafkafmt's own down-conversion timed on a sample, the
-                       resulting ns per record, and the time the whole log's conversions would take
-=====================  ======================================================================================
+``segments``
+    per segment: records, size, first / last / max timestamp, Kafka's ``largestTimestamp``,
+    when retention deletes it by time (from its largest timestamp, and under
+    LogAppendTime from its last append) and by size (:func:`segment_retention`)
+``producer_skew``
+    per producer (producer id; -1 for v0/v1 batches, which carry none): skew against the
+    partition's rolling median timestamp, out-of-order records and lateness
+    (:func:`producer_skew`)
+``offsets_for_times``
+    per target timestamp: the ListOffsets answer and the earlier records a consumer
+    starting there still sees (KIP-32's "might see earlier messages"; :func:`offsets_for_times`)
+``conversion_costs``
+    per segment and fetch version: the fetch path's cost model
+    (:func:`kafkafmt.broker.fetch.fetch`): bytes, records rebuilt, recompressions
+``compaction``
+    per compacted partition: records, keys, bytes and tombstones before and after the
+    cleaner's passes on a copy, tombstones waiting and their horizon, the oldest retained
+    record and its magic (:func:`kafkafmt.spark.compaction.partition_compaction`)
+``conversion_timings``
+    measured, kept apart: kafkafmt's own down-conversion timed on a sample, the
+    resulting ns per record, and the time the whole log's conversions would take
 """
 from __future__ import annotations
 

@@ -1,34 +1,7 @@
 """Options of the ``kafkafmt`` data source and the read plan: which byte ranges of which segments.
 
-Option names and meanings follow Spark's Kafka source (``KafkaSourceProvider``,
-``KafkaOffsetRangeLimit``) and Spark's file sources (``mode``):
-
-``startingOffsets`` / ``endingOffsets``
-    ``earliest`` (the log start offset, with the log-start checkpoint as Kafka loads it), ``latest``,
-    or JSON ``{"topic": {"0": 23, "1": -2}}`` with -2 = earliest and -1 = latest; the end is
-    exclusive.  As in Spark's batch queries, ``latest`` cannot start and ``earliest`` cannot end a
-    read.  Partitions a JSON leaves out read from the earliest / to the latest offset (Spark requires
-    every partition; kafkafmt is lenient).
-``startingTimestamp`` / ``endingTimestamp``
-    milliseconds; each partition's offset is what ListOffsets (``offsetsForTimes``) would answer,
-    computed like ``UnifiedLog.fetchOffsetByTimestamp`` from the ``.timeindex`` and ``.index``:
-    segments wholly before it are not opened.  No answer: the start is the log end (an empty read),
-    the end is the log end.  They take precedence over ``startingOffsets`` / ``endingOffsets``.
-``maxBytesPerPartition``
-    the largest byte range one Spark partition reads (default 128 MiB, as
-    ``spark.sql.files.maxPartitionBytes``); larger segment ranges are cut at batch boundaries taken
-    from the ``.index``; small ranges of one topic-partition are packed together up to it (each
-    topic-partition gets at least one Spark partition, as in Spark's Kafka source).
-``minPartitions``
-    at least this many Spark partitions when the data allows it (as Spark's Kafka source).
-``level``
-    ``record`` (default) or ``batch`` (one row per batch, nothing decompressed).
-``includeData``
-    ``false`` leaves ``key``, ``value`` and ``headers`` null.
-``mode``
-    ``FAILFAST`` (default): a corrupt or truncated batch fails the read with kafkafmt's error naming
-    the file and byte position.  ``PERMISSIVE``: rows before it are kept and one row with ``error``
-    set reports the rest of that byte range.
+The options, their defaults and meanings (named as Spark's Kafka source and file sources name theirs) are
+:data:`kafkafmt.spark.options.READ_OPTIONS`; :meth:`ReadOptions.parse` reads them from Spark's option map.
 """
 from __future__ import annotations
 
@@ -40,16 +13,19 @@ from typing import Mapping
 
 from ..errors import ConfigError
 from ..log.view import PartitionView, discover
+from .options import READ_OPTIONS
 
 EARLIEST, LATEST = -2, -1
-DEFAULT_MAX_BYTES = 128 * 1024 * 1024
+#: each option's documented default, by its lower-case name (Spark's option map is case-insensitive)
+_DEFAULTS = {o.name.lower(): o.default for o in READ_OPTIONS}
+DEFAULT_MAX_BYTES = int(_DEFAULTS["maxbytesperpartition"])
 MODES = ("FAILFAST", "PERMISSIVE")
 LEVELS = ("record", "batch")
 
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """The parsed options (see the module docstring)."""
+    """The parsed options (:data:`kafkafmt.spark.options.READ_OPTIONS`)."""
 
     paths: tuple[str, ...]
     starting_offsets: object = "earliest"   # "earliest" or {topic: {partition: offset}}
@@ -67,14 +43,14 @@ class ReadOptions:
         """From Spark's (case-insensitive) option map; ``path`` or ``paths`` (a JSON list) name the input."""
         o = {k.lower(): v for k, v in options.items()}
         paths = _paths(o)
-        mode = o.get("mode", "FAILFAST").upper()
+        mode = o.get("mode", _DEFAULTS["mode"]).upper()
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        level = o.get("level", "record").lower()
+        level = o.get("level", _DEFAULTS["level"]).lower()
         if level not in LEVELS:
             raise ConfigError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-        start = _offsets(o.get("startingoffsets", "earliest"), "startingOffsets")
-        end = _offsets(o.get("endingoffsets", "latest"), "endingOffsets")
+        start = _offsets(o.get("startingoffsets", _DEFAULTS["startingoffsets"]), "startingOffsets")
+        end = _offsets(o.get("endingoffsets", _DEFAULTS["endingoffsets"]), "endingOffsets")
         if start == "latest":
             raise ConfigError("starting offset can't be latest for batch queries on Kafka (as Spark's Kafka source)")
         if end == "earliest":
@@ -88,7 +64,7 @@ class ReadOptions:
         if min_parts is not None and min_parts <= 0:
             raise ConfigError(f"minPartitions must be positive, not {min_parts}")
         return cls(paths, start, end, _int(o, "startingtimestamp", None), _int(o, "endingtimestamp", None),
-                   max_bytes, min_parts, level, _bool(o.get("includedata", "true"), "includeData"), mode)
+                   max_bytes, min_parts, level, _bool(o.get("includedata", _DEFAULTS["includedata"]), "includeData"), mode)
 
 
 def _paths(o: Mapping[str, str]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ bounded and no per-record Python row is ever built for Spark.
 
 A split that ends where its segment ended when the read was planned (a live broker's active segment)
 reads a consistent prefix: a last batch whose bytes are not all there yet, but arriving (the file has
-grown past the planned size, now or 50 ms later), is left out, as Kafka's ``FileRecords`` /
+grown past the planned size, now or within 250 ms), is left out, as Kafka's ``FileRecords`` /
 ``FileLogInputStream`` leave it out, and comes with the next read.  A short last batch that does not grow
 (a stopped log's torn tail, which the broker's recovery would truncate) and anything else corrupt,
 truncated or CRC-failing raises :class:`~kafkafmt.errors.KafkaFmtError` naming
@@ -84,8 +84,11 @@ def _scan(data: bytes, split: Split) -> tuple[pa.Table, tuple[int, str] | None]:
     return table, problem
 
 
-#: how long a reader waits, once, for the rest of a last batch before calling its tail torn
-ARRIVAL_GRACE_S = 0.05
+#: how long a reader waits, once, for the rest of a last batch before calling its tail torn (a writer on a
+#: loaded machine can be descheduled for tens of milliseconds between two writes of one batch)
+ARRIVAL_GRACE_S = 0.25
+#: how often the size is looked at during that wait
+ARRIVAL_POLL_S = 0.01
 
 
 def _arriving(split: Split, data: bytes, position: int) -> bool:
@@ -99,15 +102,16 @@ def _arriving(split: Split, data: bytes, position: int) -> bool:
     if not isinstance(step, NeedMore):
         return False
     planned_end = split.start + len(data)
-    for attempt in range(2):
+    deadline = time.monotonic() + ARRIVAL_GRACE_S
+    while True:
         try:
             if os.stat(split.segment).st_size > planned_end:
                 return True
         except OSError:
             return False
-        if attempt == 0:
-            time.sleep(ARRIVAL_GRACE_S)
-    return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(ARRIVAL_POLL_S)
 
 
 def _in_range_mask(rows: pa.RecordBatch, first_col: str, last_col: str, split: Split) -> pa.Array:

@@ -12,10 +12,8 @@ directory into place; nothing is visible under ``<path>`` before the renames, an
 leaves nothing behind.  The path must be on a file system that every executor and the driver share
 (as for Spark's file sinks).
 
-Options: ``magic`` (0, 1, 2; default 2), ``codec`` (none, gzip, snappy, lz4, zstd), ``batchSize``
-(bytes of record data per batch, default 16384 as the producer's ``batch.size``), ``segmentBytes``
-(``segment.bytes``, default 1 GiB), ``topic``, and ``defaultTimestamp`` (ms) for rows without a
-timestamp (default: the time of the commit, read once from the system clock).
+Options: :data:`kafkafmt.spark.options.WRITE_OPTIONS` (``magic``, ``codec``, ``batchSize``, ``segmentBytes``,
+``topic``, ``defaultTimestamp``).
 
 Save modes (a Python data source is written with ``append`` or ``overwrite``): ``append`` adds the rows
 to an existing ``topic-partition`` directory, offsets continuing from its log end offset (as a
@@ -42,15 +40,16 @@ from ..log import lock as dirlock
 from ..log.files import CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 from ..log.logdir import merge_offsets, read_offsets, write_clean_shutdown
 from ..records.builder import MemoryRecordsBuilder
+from .options import WRITE_OPTIONS, default
 
 STAGING_PREFIX = ".kafkafmt-staging-"
 TMP_PREFIX = ".kafkafmt-tmp-"
-DEFAULT_BATCH_SIZE = 16384
+DEFAULT_BATCH_SIZE = int(default(WRITE_OPTIONS, "batchSize"))
 
 
 @dataclass(frozen=True)
 class WriteOptions:
-    """The writer's options (see the module docstring)."""
+    """The writer's options (:data:`kafkafmt.spark.options.WRITE_OPTIONS`)."""
 
     path: str
     magic: int = 2
@@ -68,7 +67,7 @@ class WriteOptions:
         if "path" not in o:
             raise ConfigError("no output: use .save(path) or .option('path', ...)")
         try:
-            magic = int(o.get("magic", 2))
+            magic = int(o.get("magic", default(WRITE_OPTIONS, "magic")))
             batch_size = int(o.get("batchsize", DEFAULT_BATCH_SIZE))
             segment_bytes = int(o.get("segmentbytes", LogConfig().segment_bytes))
             default_ts = int(o["defaulttimestamp"]) if o.get("defaulttimestamp") else None
@@ -76,7 +75,7 @@ class WriteOptions:
             raise ConfigError(f"writer option is not an integer: {e}") from None
         if magic not in (0, 1, 2):
             raise ConfigError(f"magic must be 0, 1 or 2, not {magic}")
-        codec = str(o.get("codec", "none")).lower()
+        codec = str(o.get("codec", default(WRITE_OPTIONS, "codec"))).lower()
         try:
             CompressionType.from_name(codec)
         except ValueError:

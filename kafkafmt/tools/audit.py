@@ -24,7 +24,7 @@ def register(sub) -> None:
                         "self-contained page with a plot)")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write there (atomically) instead of stdout")
     p.add_argument("-c", "--config", action="append", default=[], metavar="TOPIC:KEY=VALUE",
-                   help="a topic setting, e.g. orders:cleanup.policy=compact or '*:retention.ms=86400000' (repeatable)")
+                   help="a topic setting, e.g. orders:cleanup.policy=compact; TOPIC * sets it for every topic (repeatable)")
     p.add_argument("--compacted", action="append", default=[], metavar="TOPIC",
                    help="the topic is compacted (same as -c TOPIC:cleanup.policy=compact; repeatable)")
     p.add_argument("--now-ms", type=int, default=None, help="the broker clock in epoch ms (default: now)")

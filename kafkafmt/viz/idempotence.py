@@ -7,7 +7,7 @@ a computed scenario table the notebook keeps working.
 from __future__ import annotations
 
 from ..broker import idempotence as _idem
-from ..records import MemoryRecordsBuilder
+from ..records import build_records
 
 VARIANTS = _idem.VARIANTS
 CLIENTS = _idem.CLIENT_VERSIONS
@@ -123,11 +123,8 @@ LIVE_COLUMN = "checked on a real release"
 
 def idempotent_batch(n: int = 3, *, producer_id: int = 4242, producer_epoch: int = 0, base_sequence: int = 0) -> bytes:
     """A v2 batch as an idempotent producer sends it (producer id, epoch and sequence set)."""
-    b = MemoryRecordsBuilder(2, "none", base_offset=0, producer_id=producer_id, producer_epoch=producer_epoch,
-                             base_sequence=base_sequence)
-    for i in range(n):
-        b.append(1_700_000_000_000 + i, f"k{i}".encode(), f"v{i}".encode())
-    return b.build()
+    return build_records([(1_700_000_000_000 + i, f"k{i}".encode(), f"v{i}".encode()) for i in range(n)],
+                         producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence)
 
 
 def downgrade(to_magic: int, n: int = 3) -> dict:

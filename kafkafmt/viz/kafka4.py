@@ -186,7 +186,7 @@ def audit_plot(report):
     from . import plots
     rows = audit_rows(report)
     names = [r["partition"] for r in rows]
-    fig, ax = plots._figure((7.2, 0.42 * len(names) + 2.0))
+    fig, ax = plots.new_figure((7.2, 0.42 * len(names) + 2.0))
     left = [0.0] * len(rows)
     for col, colour in (("v0 bytes", plots.RED), ("v1 bytes", plots.AMBER), ("v2 bytes", "#1f77b4")):
         vals = [r[col] / 1024 for r in rows]
@@ -200,7 +200,7 @@ def audit_plot(report):
         ax.scatter([a for a, _ in after], [n for _, n in after], marker="|", s=300, color="black", zorder=3,
                    label="v0/v1 after the 4.4 cleaner")
     ax.invert_yaxis()
-    plots._axes(ax, title=f"the sample logs on disk (target Kafka {report.target})", xlabel="KiB on disk",
+    plots.label_axes(ax, title=f"the sample logs on disk (target Kafka {report.target})", xlabel="KiB on disk",
                 ylabel="topic-partition")
     ax.grid(False, axis="y")
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4, frameon=False)

@@ -20,7 +20,7 @@ from ..constants import (
 from ..crc import crc32c
 from ..errors import KafkaFmtError
 from ..layout import DEFAULT_BATCH
-from ..records import MemoryRecords, MemoryRecordsBuilder, kip228
+from ..records import MemoryRecords, build_records, kip228
 from ..records.annotate import annotate
 
 NOW_MS = 1_700_000_000_000
@@ -30,9 +30,7 @@ PRODUCER_ROWS = (("old", NO_TIMESTAMP, False), ("new", NO_TIMESTAMP_EXTENDED, Tr
 
 def batch(timestamp: int, *, extended: bool) -> bytes:
     """One v2 record stamped ``timestamp``, with or without the KIP-228 bit."""
-    b = MemoryRecordsBuilder(2, "none", timestamp_extended=extended)
-    b.append(timestamp, b"k", b"v")
-    return b.build()
+    return build_records([(timestamp, b"k", b"v")], timestamp_extended=extended)
 
 
 def kafka_broker(timestamp: int, extended: bool, *, now: int = NOW_MS) -> dict:
@@ -148,10 +146,8 @@ SEED_BIT, KAFKAFMT_BIT = V2_DELETE_HORIZON_FLAG_MASK, V2_TIMESTAMP_EXTENDED_FLAG
 def bit6_batch(timestamp: int, *, bit: int = SEED_BIT, base_offset: int = 0) -> bytes:
     """A v2 batch of a record (key ``a``) and a tombstone (key ``gone``) stamped ``timestamp``, with the
     extended-timestamp flag on ``bit`` (seed 002's 0x40 or kafkafmt's 0x80), CRC recomputed."""
-    b = MemoryRecordsBuilder(2, "none", base_offset=base_offset, partition_leader_epoch=0, timestamp_extended=True)
-    b.append(timestamp, b"a", b"v")
-    b.append(timestamp, b"gone", None)
-    data = bytearray(b.build())
+    data = bytearray(build_records([(timestamp, b"a", b"v"), (timestamp, b"gone", None)], base_offset=base_offset,
+                                   partition_leader_epoch=0, timestamp_extended=True))
     attrs = DEFAULT_BATCH.field("attributes")
     value = (int.from_bytes(data[attrs.offset:attrs.offset + 2], "big") & ~KAFKAFMT_BIT) | bit
     data[attrs.offset:attrs.offset + 2] = value.to_bytes(2, "big")
@@ -174,10 +170,10 @@ def bit6_clean(timestamp: int, bit: int = SEED_BIT, *, now: int = NOW_MS,
     cleaner at ``now``: is the tombstone kept, and with which attributes and delete horizon."""
     from .compaction import append, batches, clean, new_partition, topic_props
     props = topic_props(2, **{"delete.retention.ms": delete_retention_ms})
-    filler = MemoryRecordsBuilder(2, "none", base_offset=2, partition_leader_epoch=0)
-    filler.append(now - 1000, b"f", b"x" * 900)  # rolls the segment: the batch becomes cleanable
+    # the filler rolls the segment: the batch becomes cleanable
+    filler = build_records([(now - 1000, b"f", b"x" * 900)], base_offset=2, partition_leader_epoch=0)
     with new_partition() as d:
-        append(d, props, [bit6_batch(timestamp, bit=bit), filler.build()], now - 1000)
+        append(d, props, [bit6_batch(timestamp, bit=bit), filler], now - 1000)
         try:
             result = clean(d, props, now)
         except KafkaFmtError as e:  # the cleaner thread's LogCleaningException: the partition is marked uncleanable

@@ -22,14 +22,17 @@ SCALE = 2
 GREEN, RED, AMBER, GREY = "#2e7d32", "#c62828", "#ef8f00", "#9e9e9e"
 
 
-def _figure(size=(7.2, 3.8)):
+def new_figure(size=(7.2, 3.8)):
+    """A figure and its axes in the workbench's size and resolution (closed to pyplot: shown only when returned)."""
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=size, layout="constrained", dpi=DISPLAY_DPI)
     plt.close(fig)
     return fig, ax
 
 
-def _axes(ax, *, title: str, xlabel: str, ylabel: str, integer_y: bool = False) -> None:
+def label_axes(ax, *, title: str, xlabel: str, ylabel: str, integer_y: bool = False) -> None:
+    """Title and name both axes (a plot without an axis name and unit is refused); ``integer_y``: whole-number
+    ticks with thousands separators."""
     if not xlabel or not ylabel:
         raise ValueError("every axis needs a name and a unit")
     if integer_y:
@@ -76,7 +79,7 @@ def show(fig):
 def line_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None = None, hue_label: str | None = None,
               title: str = "", logx: bool = False, marker: str = "o", hline: float | None = None):
     """One connected line per ``hue`` value (for a quantity that evolves along ``x``); returns the figure."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
     for name, part in groups:
         ax.plot(part[x], part[y], marker=marker, label=None if name is None else str(name))
@@ -86,7 +89,7 @@ def line_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None =
         from matplotlib.ticker import FormatStrFormatter
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
+    label_axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
     if hue is not None:
         ax.legend(title=hue_label or hue, fontsize="small")
     return fig
@@ -95,7 +98,7 @@ def line_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None =
 def points_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None = None, hue_label: str | None = None,
                 title: str = "", hline: float | None = None, hline_label: str = "", size: float = 24):
     """One point per row (independent samples: records, lookups), never joined by lines."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
     markers = "os^Dv"
     for i, (name, part) in enumerate(groups):
@@ -103,7 +106,7 @@ def points_plot(df, *, x: str, y: str, xlabel: str, ylabel: str, hue: str | None
                    label=None if name is None else str(name))
     if hline is not None:
         ax.axhline(hline, color="grey", linestyle="--", linewidth=1, label=hline_label or None)
-    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(df[y]))
+    label_axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(df[y]))
     if hue is not None or hline_label:  # below the axes: a cloud of points leaves no empty corner for it
         fig.legend(title=hue_label or hue, fontsize="small", loc="outside lower center", ncols=5)
     return fig
@@ -127,7 +130,7 @@ def bar_plot(labels: Sequence[str], values: Sequence[float], *, xlabel: str, yla
     ``(colour, meaning)`` pairs for the bar colours.
     """
     from matplotlib.patches import Patch
-    fig, ax = _figure()
+    fig, ax = new_figure()
     values = [float(v) for v in values]
     bars = ax.bar([str(v) for v in labels], values, color=colors, edgecolor="#333", linewidth=0.6)
     texts = list(bar_text) if bar_text is not None else [_bar_label(v, value_fmt) for v in values]
@@ -142,7 +145,7 @@ def bar_plot(labels: Sequence[str], values: Sequence[float], *, xlabel: str, yla
     else:
         ax.margins(y=0.15)
     ax.axhline(0, color="#333", linewidth=0.8)
-    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(values))
+    label_axes(ax, title=title, xlabel=xlabel, ylabel=ylabel, integer_y=_integral(values))
     ax.grid(False, axis="x")
     if len(labels) > 5 or max((len(str(v)) for v in labels), default=0) > 12:
         ax.tick_params(axis="x", labelrotation=20)
@@ -154,15 +157,15 @@ def bar_plot(labels: Sequence[str], values: Sequence[float], *, xlabel: str, yla
 def histogram(values: Sequence[float], *, xlabel: str, ylabel: str = "records", bins: int = 20, title: str = "",
               vline: float | None = None, vline_label: str = ""):
     """A histogram of ``values`` with an optional reference line."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     ax.hist(list(values), bins=bins, color="C0", edgecolor="white")
     if vline is not None:
         ax.axvline(vline, color="C3", linestyle="--", label=vline_label or None)
         if vline_label:
             ax.legend(fontsize="small")
-    _axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
+    label_axes(ax, title=title, xlabel=xlabel, ylabel=ylabel)
     return fig
 
 
-__all__ = ["line_plot", "points_plot", "bar_plot", "histogram", "figure_png", "figure_html", "show", "display_size",
-           "GREEN", "RED", "AMBER", "GREY"]
+__all__ = ["new_figure", "label_axes", "line_plot", "points_plot", "bar_plot", "histogram", "figure_png", "figure_html", "show",
+           "display_size", "GREEN", "RED", "AMBER", "GREY"]

@@ -258,8 +258,10 @@ def live_html(rec) -> str:
                               max_cell_em=30)
     names = time_index_scenarios(rec)
     if not names:
-        return html_ + ("<p>No scenario of the time index upgrade (0.10.0 → 0.10.1) is shipped yet: the index "
-                        "files themselves are not yet compared with a release's.</p>")
+        compared = ("the index files themselves are compared with the releases' in the live run of the upgrade "
+                    "(time_index_upgrade.upgrade_html)" if rec.time_index_phases else
+                    "the index files themselves are not yet compared with a release's")
+        return html_ + f"<p>No scenario of the time index upgrade (0.10.0 → 0.10.1) is shipped yet: {compared}.</p>"
     return html_ + "".join(steps_html(rec, n) for n in names)
 
 

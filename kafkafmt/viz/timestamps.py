@@ -12,9 +12,9 @@ from ..broker.consumer import consumer_view
 from ..broker.fetch import fetch
 from ..broker.validator import validate_messages_and_assign_offsets
 from ..config import LogConfig
-from ..constants import INT64_MAX, CompressionType, TimestampType
+from ..constants import INT64_MAX
 from ..errors import KafkaFmtError
-from ..records import MemoryRecords, MemoryRecordsBuilder
+from ..records import MemoryRecords, build_records
 
 NOW_MS = 1_700_000_000_000
 HOUR_MS = 3_600_000
@@ -33,10 +33,8 @@ def topic_config(*, timestamp_type: str = "CreateTime", difference_max_ms: int =
 
 def producer_batch(create_times: list[int], *, codec: str = "none", magic: int = 2) -> bytes:
     """What a producer sends: one batch of records stamped ``create_times`` (base offset 0)."""
-    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, 0)
-    for i, ts in enumerate(create_times):
-        b.append(ts, f"k{i}".encode(), f"value-{i}".encode())
-    return b.build()
+    return build_records([(ts, f"k{i}".encode(), f"value-{i}".encode()) for i, ts in enumerate(create_times)],
+                         magic=magic, compression=codec)
 
 
 def skew_outcomes(skews_ms, config: LogConfig, *, now: int = NOW_MS) -> list[dict]:

@@ -15,28 +15,22 @@ import pytest
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.dirname(HERE))  # tests/
 
-from ci_mode import skip_or_fail  # noqa: E402  (the one CI-mode helper)
-from kafkarig.broker import Cluster, java_missing_reason, pid_alive, port_is_listening  # noqa: E402
+from kafkarig.broker import pid_alive, port_is_listening  # noqa: E402
 from kafkarig.oracle import oracle_missing_reason, shared_oracle  # noqa: E402
+from live_broker import zookeeper_cluster  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def kafka_cluster():
     """ZooKeeper + brokers started on demand (one per profile); stopped by PID and checked at the end."""
-    reason = java_missing_reason()
-    if reason:
-        skip_or_fail(reason)
-    cluster = Cluster()
-    try:
+    with zookeeper_cluster() as cluster:
         yield cluster
-    finally:
         pids, ports, root = cluster.pids(), cluster.ports(), cluster.root
-        cluster.close()
-        left = [p for p in pids if pid_alive(p)]
-        listening = [p for p in ports if port_is_listening(p)]
-        assert not left, f"broker/ZooKeeper processes left running: {left}"
-        assert not listening, f"ports still listening after the cluster stopped: {listening}"
-        assert not root.exists(), f"temp dir left behind: {root}"
+    left = [p for p in pids if pid_alive(p)]
+    listening = [p for p in ports if port_is_listening(p)]
+    assert not left, f"broker/ZooKeeper processes left running: {left}"
+    assert not listening, f"ports still listening after the cluster stopped: {listening}"
+    assert not root.exists(), f"temp dir left behind: {root}"
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ from kafkafmt.log.cleaner import read_cleaner_checkpoint
 from kafkafmt.log.cleaner.offset_map import CleanerConfig
 from kafkafmt.log.clock import mtime_ms
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
+from live_broker import kafka_python_records, zookeeper_cluster
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -37,16 +38,8 @@ TOPIC_CONFIG = {"segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01", "f
 
 @pytest.fixture(scope="module")
 def cleaner_broker():
-    from ci_mode import skip_or_fail
-    from kafkarig.broker import Cluster, java_missing_reason
-    reason = java_missing_reason()
-    if reason:
-        skip_or_fail(reason)
-    cluster = Cluster()
-    try:
+    with zookeeper_cluster() as cluster:
         yield cluster
-    finally:
-        cluster.close()
 
 
 def _batches(magic: int, codec: str, seed: int, n: int = 50) -> list[bytes]:
@@ -67,24 +60,6 @@ def _records(d: Path) -> list:
         for b in MemoryRecords(p.read_bytes()).batches():
             out.extend((r.offset, r.key, r.value) for r in b.records())
     return out
-
-
-def _kafka_python_records(port: int, topic: str, end: int) -> list:
-    kafka = pytest.importorskip("kafka")
-    consumer = kafka.KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", enable_auto_commit=False,
-                                   auto_offset_reset="earliest", consumer_timeout_ms=5000)
-    try:
-        tp = kafka.TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        out = []
-        for msg in consumer:
-            out.append((msg.offset, msg.key, msg.value))
-            if msg.offset >= end - 1:
-                break
-        return out
-    finally:
-        consumer.close()
 
 
 def _horizon_now(d: Path) -> int | None:
@@ -118,7 +93,7 @@ def test_broker_compaction_equals_kafkafmt(cleaner_broker, tmp_path, profile, ma
     time.sleep(0.5)  # let the rename of the last .swap land
     theirs = _records(src)
     end = max(o for o, _, _ in theirs) + 1
-    assert _kafka_python_records(broker.port, topic, end) == [r for r in theirs if r[0] < end]
+    assert kafka_python_records(f"127.0.0.1:{broker.port}", topic, end) == [r for r in theirs if r[0] < end]
 
     now = _horizon_now(src)
     if magic >= 2:  # a kept tombstone's batch carries the broker's horizon; kafkafmt must write the same

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from kafkafmt.records import MemoryRecords
+from live_broker import kafka_python_records, zookeeper_cluster
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -76,25 +77,6 @@ def _produce(bootstrap: str, topic: str, n: int, keys: int, pad: int = 0) -> int
         producer.close()
 
 
-def _consume(bootstrap: str, topic: str) -> list[tuple[int, bytes, bytes | None]]:
-    kafka = pytest.importorskip("kafka")
-    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                   auto_offset_reset="earliest", consumer_timeout_ms=5000)
-    try:
-        tp = kafka.TopicPartition(topic, 0)
-        consumer.assign([tp])
-        end = consumer.end_offsets([tp])[tp]
-        consumer.seek_to_beginning(tp)
-        out = []
-        for msg in consumer:
-            out.append((msg.offset, msg.key, msg.value))
-            if msg.offset >= end - 1:
-                break
-        return out
-    finally:
-        consumer.close()
-
-
 class Live:
     """What the two brokers have in common for these tests."""
 
@@ -105,18 +87,10 @@ class Live:
 
 @pytest.fixture(scope="module")
 def zk_broker():
-    from ci_mode import skip_or_fail
-    from kafkarig.broker import Cluster, java_missing_reason
-    reason = java_missing_reason()
-    if reason:
-        skip_or_fail(reason)
-    cluster = Cluster()
-    try:
+    with zookeeper_cluster() as cluster:
         b = cluster.broker("modern", overrides=BROKER)
         yield Live("3.9.2", b.log_dir, f"127.0.0.1:{b.port}", lambda: b.process.pid, b.stop, b.start,
                    lambda: (b.dir / "kafka.log").read_text(errors="replace"), "3.9"), b
-    finally:
-        cluster.close()
 
 
 @pytest.fixture  # one test uses it: started once, and stopped before the next test needs the cores
@@ -195,7 +169,7 @@ def _refused_then_cleaned(live: Live, broker, topic: str, tmp_path: Path, oracle
         assert _states(part) == cleaned and sorted(os.listdir(live.log_dir)) == dir_names  # nothing lost
         mark = len(live.log_text())
     live.start()
-    got = _consume(live.bootstrap, topic)
+    got = kafka_python_records(live.bootstrap, topic)
     assert got == ours  # the broker serves exactly what kafkafmt reads in the cleaned files
     assert {k: v for _, k, v in got} == kept
     restart = live.log_text()[mark:]

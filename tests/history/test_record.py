@@ -104,7 +104,8 @@ def test_a_schema_1_record_is_upgraded_with_its_durations_moved_apart():
            "seed000": {"cluster": "0.9.0.1+0.10.2.2", "seconds": 80.0,
                        "phases": {"mixed": {"seconds": 7.5, "checks": [_check("00", "01", False)]}}}}
     rec, seconds = R.upgrade(old)
-    assert seconds == {"releases": {"0.9.0.1": 40.0}, "seed000": {"mixed": 7.5}, "scenarios": {}}
+    assert seconds == {"releases": {"0.9.0.1": 40.0}, "seed000": {"mixed": 7.5}, "time_index_upgrade": {},
+                       "scenarios": {}}
     assert rec["releases"]["0.9.0.1"] == {"checks": [R.slim_check(_check("00", "00", True))]}
     assert rec["seed000"] == {"cluster": "0.9.0.1+0.10.2.2", "phases": {"mixed": {"checks": [
         R.slim_check(_check("00", "01", False))]}}}
@@ -130,10 +131,54 @@ def test_the_arguments_name_releases_seed000_and_scenarios():
     assert everything["seed000"] and everything["scenarios"] == shipped and not everything["partial"]
     assert everything["releases"][0] == "0.9.0.1"
     some = R.parse_args(["0.10.2.2", "seed004-migration"], shipped)
-    assert some == {"releases": ["0.10.2.2"], "seed000": False, "scenarios": ["seed004-migration"], "partial": True}
+    assert some == {"releases": ["0.10.2.2"], "seed000": False, "time_index": False,
+                    "scenarios": ["seed004-migration"], "partial": True}
     assert R.parse_args(["scenarios", "seed000"], shipped)["scenarios"] == shipped
-    with pytest.raises(ValueError, match="^0.12: not a release, 'seed000', 'scenarios' nor a shipped scenario"):
+    assert everything["time_index"]
+    alone = R.parse_args(["time-index"], shipped)
+    assert alone["time_index"] and alone["partial"] and not alone["seed000"] and not alone["releases"]
+    with pytest.raises(ValueError, match="^0.12: not a release, 'seed000', 'time-index', 'scenarios' nor a shipped"):
         R.parse_args(["0.12"], shipped)
+
+
+def _files(**sizes):
+    return {name: {"size": size, "hex": "00" * 4} for name, size in sizes.items()}
+
+
+def _time_index_run():
+    same = _files(**{"00000000000000000000.log": 4, "00000000000000000000.timeindex": 1200})
+    files = {"release": "0.10.0.1 -> 0.10.1.1", "check": "binaries/files/ti-clean", "client": "broker 1 (0.10.1.1)",
+             "request": "just started", "expected": same, "real": dict(same), "agree": True, "detail": "",
+             "model_rule": "kafkafmt Log, --kafka-line 0.10.1", "extra": {"segments": ["00000000000000000000.log"]}}
+    offsets = {**files, "check": "written/list-offsets/ti-clean", "request": "ListOffsets v1",
+               "expected": [[5, 0, 5, 36]], "real": [[5, 0, -1, -1]], "agree": False, "detail": "target 5: ...",
+               "extra": {}}
+    return {"cluster": "0.10.0.1 -> 0.10.1.1", "seconds": 91.5,
+            "phases": {"binaries": {"seconds": 12.0, "checks": [files]},
+                       "written": {"seconds": 40.1, "checks": [offsets]}}}
+
+
+def test_the_time_index_run_is_recorded_per_phase_with_its_durations_apart():
+    run = _time_index_run()
+    part, seconds = R.shape_time_index(run)
+    assert seconds == {"total": 91.5, "binaries": 12.0, "written": 40.1}
+    assert part["cluster"] == "0.10.0.1 -> 0.10.1.1" and list(part["phases"]) == ["binaries", "written"]
+    files = part["phases"]["binaries"]["checks"][0]
+    assert files["real"] == "= expected" and files["expected"]["00000000000000000000.timeindex"]["size"] == 1200
+    assert files["extra"] == {"segments": ["00000000000000000000.log"]}, "the segment list is kept"
+    offsets = part["phases"]["written"]["checks"][0]
+    assert offsets["expected"] == [[5, 0, 5, 36]] and offsets["real"] == [[5, 0, -1, -1]], "a difference stays whole"
+    assert "seconds" not in json.dumps(part)
+
+
+def test_the_time_index_part_is_kept_by_a_partial_run_and_written_before_the_scenarios():
+    part, secs = R.shape_time_index(_time_index_run())
+    rec = {"releases": {}, "scenarios": {"a": {}}, R.TIME_INDEX: part}
+    out = R.finish(rec, {"releases": {}, "seed000": {}, R.TIME_INDEX: secs, "scenarios": {}}, dt.date(2026, 11, 27))
+    assert list(out) == ["schema", "recorded", "releases", "time_index_upgrade", "scenarios", "seconds"]
+    assert out["seconds"]["time_index_upgrade"]["total"] == 91.5
+    again, seconds = R.upgrade(out)
+    assert again[R.TIME_INDEX] == part and seconds[R.TIME_INDEX] == secs
 
 
 def test_the_committed_record_is_of_the_schema_the_product_reads():

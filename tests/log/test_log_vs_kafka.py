@@ -16,7 +16,7 @@ import pytest
 
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, SimulatedClock, dump_index, dump_time_index
-from kafkarig.log_oracle import LogOracleError
+from kafkarig.jsonl_jvm import OracleError
 from log_helpers import batch
 
 pytestmark = pytest.mark.java
@@ -60,7 +60,7 @@ class Pair:
         k_err = p_err = None
         try:
             self.o.call(op, log=self.key, **kw)
-        except LogOracleError as e:
+        except OracleError as e:
             k_err = e
         try:
             fn()
@@ -118,7 +118,7 @@ class Pair:
         try:
             self.o.call("open", log=self.key, dir=str(self.kd), config=self.props, clean=clean, recoveryPoint=rp,
                         logStartOffset=lso)
-        except LogOracleError as e:
+        except OracleError as e:
             k_err = e
         try:
             self.log = Log.open(self.pd, self.cfg, self.clock, clean_shutdown=clean)
@@ -224,7 +224,7 @@ def test_recovery_of_every_damaged_byte_matches_kafka(log_oracle, fast_dir):
             k_err = p_err = None
             try:
                 st = log_oracle.call("open", log="rec", dir=str(kd), config=props, clean=False, recoveryPoint=rp)
-            except LogOracleError as e:
+            except OracleError as e:
                 k_err = e
             try:
                 mine = Log.open(pd, cfg, clock, clean_shutdown=False)

@@ -205,3 +205,77 @@ def test_seed_004s_step_5_was_checked_on_0_10_0_1_with_151_bytes(committed):
     assert v.label == "checked on 0.10.0.1"
     (row,) = v.rows
     assert row["real"].startswith("151 bytes, ") and len(bytes.fromhex(row["real_hex"])) == 151
+
+
+# ------------------------------------------------------------------- the time index's upgrade (KIP-33)
+def _ti_check(check, client, expected, real="= expected", agree=True):
+    return {"release": "0.10.0.1 -> 0.10.1.1", "check": check, "client": client, "request": "…",
+            "expected": expected, "real": real, "agree": agree, "detail": "" if agree else "target 5: …",
+            "model_rule": "Log.fetch_offset_by_timestamp", "extra": {}}
+
+
+def _ti_record(tmp_path, offsets_real="= expected", agree=True):
+    files = {"00000000000000000000.log": {"size": 611, "hex": "00"},
+             "00000000000000000000.timeindex": {"size": 1200, "hex": ""}}
+    data = {**FIXTURE, "time_index_upgrade": {"cluster": "0.10.0.1 -> 0.10.1.1", "phases": {
+        "0.10.0": {"checks": [_ti_check("0.10.0/files/ti-clean", "broker 1 (0.10.0.1)", {})]},
+        "binaries": {"checks": [_ti_check("binaries/files/ti-clean", "broker 1 (0.10.1.1)", files)]},
+        "written": {"checks": [_ti_check("written/list-offsets/ti-clean", "broker 1 (0.10.1.1)",
+                                         [[-2, 0, -1, 0], [5, 0, 5, 36]], offsets_real, agree)]}}}}
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    return load_record(path)
+
+
+def test_a_time_index_check_is_labelled_with_the_release_its_broker_ran(tmp_path):
+    rec = _ti_record(tmp_path)
+    assert rec.time_index_phases == ["0.10.0", "binaries", "written"]
+    assert rec.time_index_check("0.10.0/files/ti-clean").label == "checked on 0.10.0.1"
+    v = rec.time_index_check("binaries/files/ti-clean")
+    assert v.label == "checked on 0.10.1.1" and v.rows[0]["real"] == "1 segment, .timeindex sizes 1200"
+    assert rec.time_index_real("binaries/files/ti-clean")["00000000000000000000.timeindex"]["size"] == 1200
+    assert rec.time_index_phase("written").label == "checked on 0.10.1.1"
+
+
+def test_a_time_index_check_the_release_did_otherwise_says_what(tmp_path):
+    rec = _ti_record(tmp_path, [[-2, 0, -1, 0], [5, 0, -1, -1]], agree=False)
+    v = rec.time_index_check("written/list-offsets/ti-clean")
+    assert v.state == "differs"
+    assert v.label == "0.10.1.1 did otherwise: written/list-offsets/ti-clean: offsets 0, -1"
+    assert v.model == "offsets 0, 36" and rec.time_index_model("written/list-offsets/ti-clean")[1][3] == 36
+    assert rec.time_index_check("stopped/files/ti-clean").label.startswith("not run live: no check stopped/")
+    assert rec.time_index_phase("protocol").state == "not run"
+
+
+def test_the_committed_time_index_upgrade_agrees_with_the_model_in_every_phase(committed):
+    assert committed.time_index_phases == ["0.10.0", "binaries", "protocol", "written", "stopped"]
+    assert committed.time_index_phase("0.10.0").label == "checked on 0.10.0.1"
+    for phase in committed.time_index_phases[1:]:
+        assert committed.time_index_phase(phase).label == "checked on 0.10.1.1"
+
+
+def test_0_10_1_1_preallocates_an_empty_time_index_for_a_cleanly_stopped_segment_and_rebuilds_a_killed_ones(
+        committed):
+    """0.10.1.1's LogSegment opens a missing .timeindex preallocated (segment.index.bytes = 1200) with no entry;
+    a killed broker's segments are recovered, their indexes rebuilt (three 12-byte entries)."""
+    seg = "00000000000000000000.timeindex"
+    clean, killed = (committed.time_index_real(f"binaries/files/{t}") for t in ("ti-clean", "ti-crash"))
+    assert clean[seg] == {"size": 1200, "hex": ""}
+    assert killed[seg]["size"] == 36
+    assert committed.time_index_real("protocol/files/ti-clean")[seg]["size"] == 0, "trimmed once closed"
+    assert not any(n.endswith(".timeindex") for n in committed.time_index_real("0.10.0/files/ti-clean"))
+
+
+def test_0_10_1_1_retention_keeps_the_clean_brokers_old_segments_and_deletes_the_killed_ones(committed):
+    old = {n for n in committed.time_index_real("0.10.0/files/ti-clean") if n.endswith(".log")}
+    assert old == {"00000000000000000000.log", "00000000000000000015.log"}
+    assert old <= set(committed.time_index_real("written/files/ti-clean"))
+    assert not old & set(committed.time_index_real("written/files/ti-crash"))
+
+
+def test_list_offsets_v1_answers_minus_1_on_the_clean_broker_and_the_offset_on_the_killed_one(committed):
+    clean = committed.time_index_real("written/list-offsets/ti-clean")
+    killed = committed.time_index_real("written/list-offsets/ti-crash")
+    assert [a[0] for a in clean] == [a[0] for a in killed]
+    differ = [(c[0], c[3], k[3]) for c, k in zip(clean, killed) if c[3] != k[3] and c[0] >= 0]
+    assert (differ[-1][1], differ[-1][2]) == (-1, 36)

@@ -36,11 +36,11 @@ def kafka(monkeypatch, tmp_path):
         copy = tmp_path / "kafka"
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(d.parent, copy)  # copy2: modification times kept
-        from kafkarig.cleaner_oracle import CleanerOracleError
+        from kafkarig.jsonl_jvm import OracleError
         try:
             k = oracle.clean(copy / d.name, now=now, config=props,
                              cleaner={"dedupeBufferSize": dedupe_buffer_size, "ioBufferSize": 512 * 1024})
-        except CleanerOracleError as e:  # Kafka's pass failed: kafkafmt's must fail with the same reason
+        except OracleError as e:  # Kafka's pass failed: kafkafmt's must fail with the same reason
             with pytest.raises(KafkaFmtError) as ours:
                 real(d, props, now, dedupe_buffer_size=dedupe_buffer_size)
             assert e.response["error"] == "kafka.log.LogCleaningException"

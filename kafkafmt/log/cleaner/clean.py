@@ -437,22 +437,11 @@ def _grown(cap: int, data: bytes, position: int, topic_max: int, broker_max: int
     return min(cap * 2, limit)
 
 
-def _open_cleaned(log, base: int):
-    for f in (log_file(log.dir, base, CLEANED_FILE_SUFFIX), offset_index_file(log.dir, base, CLEANED_FILE_SUFFIX),
-              time_index_file(log.dir, base, CLEANED_FILE_SUFFIX),
-              transaction_index_file(log.dir, base, CLEANED_FILE_SUFFIX)):
-        delete_if_exists(f)
-    return log._policy.segment_class.open(
-        log.dir, base, log.config, log.clock, file_already_exists=False, init_file_size=log.config.init_file_size,
-        preallocate=log.config.preallocate, suffix=CLEANED_FILE_SUFFIX, rng=log.rng,
-        index_granularity=log.index_granularity, durable=log.durable, **log._policy.segment_options(log))
-
-
 def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cfg: CleanerConfig, hook,
                    progress: PassProgress | None = None) -> list:
     """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in; returns the files
     left renamed ``.deleted`` (:func:`_replace_segments`)."""
-    cleaned = _open_cleaned(log, group[0].base_offset)
+    cleaned = log.create_cleaned_segment(group[0].base_offset)
     flt.txn.cleaned_index = []
     try:
         for i, seg in enumerate(group):
@@ -489,10 +478,10 @@ def _replace_segments(log, cleaned, old: list, hook) -> list:
     left = []
     cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
     hook("swap")
-    log._add_segment(cleaned)
+    log.add_segment(cleaned)
     for seg in old:
         if seg.base_offset != cleaned.base_offset:
-            log._remove_segment(seg.base_offset)
+            log.remove_segment(seg.base_offset)
         seg.close_handlers()
         if not seg.has_suffix(DELETED_FILE_SUFFIX):
             seg.change_file_suffixes("", DELETED_FILE_SUFFIX)

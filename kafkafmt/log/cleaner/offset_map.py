@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -22,8 +22,8 @@ from .table import BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, n
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS", "InflatedValues", "release_offset_map"]
 
-#: broker setting (Kafka name) -> (CleanerConfig field, type, Kafka 3.9 default)
-CLEANER_KEYS: dict[str, tuple[str, type, Any]] = {
+#: broker setting (Kafka name) -> (CleanerConfig field, type (int or float), Kafka 3.9 default)
+CLEANER_KEYS: dict[str, tuple[str, Callable[[str], Any], Any]] = {
     "log.cleaner.threads": ("num_threads", int, 1),
     "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", int, 128 * 1024 * 1024),
     "log.cleaner.io.buffer.load.factor": ("load_factor", float, 0.9),

@@ -3,10 +3,10 @@ decides of a batch and of each of its records (Kafka 3.9 ``Cleaner.shouldRetainR
 ``checkBatchRetention``, ``MemoryRecords.filterTo``'s ``needToSetDeleteHorizon``; the same in 4.4.0's
 ``org.apache.kafka.storage.internals.log.Cleaner``).
 
-Each rule is a plain Python function over scalars.  The per-batch paths (:mod:`.filter`, :mod:`.scan`)
-call it as it is; the compiled runs (:mod:`.kernels`) call its compiled form (the ``compiled_*`` names:
-the same function, compiled by numba and inlined into each kernel), so the fast paths compile this one
-definition rather than restating it.
+Each rule is a plain Python function over scalars.  The per-batch paths (:mod:`kafkafmt.log.cleaner.filter`,
+:mod:`kafkafmt.log.cleaner.scan`) call it as it is; the compiled runs (:mod:`kafkafmt.log.cleaner.kernels`)
+call its compiled form (the ``compiled_*`` names: the same function, compiled by numba and inlined into each
+kernel), so the fast paths compile this one definition rather than restating it.
 
 Per batch (``checkBatchRetention``): :func:`batch_retention` gives :data:`RETAIN_EMPTY` (an empty batch
 is written when no record is kept: the batch holding an active producer's last sequence, KAFKA-5196; the

@@ -373,8 +373,8 @@ def _crc32_finish(t, c, data, p, end):
 
 @inner
 def crc32_span_range(data, starts, ends, first, last, crcs):
-    """``crcs[i]`` = CRC-32 of ``data[starts[i]:ends[i]]`` for ``first <= i < last`` (``LegacyRecord.
-    computeChecksum``, ``java.util.zip.CRC32``).  Four spans at a time over their common length: four
+    """``crcs[i]`` = CRC-32 of ``data[starts[i]:ends[i]]`` for ``first <= i < last``
+    (``LegacyRecord.computeChecksum``, ``java.util.zip.CRC32``).  Four spans at a time over their common length: four
     independent register chains the CPU overlaps (measured 1.8x faster than one span after the other)."""
     t = _CRC32_TABLES
     i = first
