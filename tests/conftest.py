@@ -3,6 +3,8 @@
 ``kafka_oracle``: Apache Kafka 3.9's own classes (MemoryRecordsBuilder, LogValidator, RecordsUtil,
 the codecs) in a long-running JVM (see conformance/README.md).  Skipped with a clear reason when
 the oracle is not built locally; a failure when ``CI=true``.
+
+``chromium``: one headless Debian Chromium per test module that asks for it (tests/browser_session.py).
 """
 import os
 import sys
@@ -10,6 +12,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+from browser_session import launched_chromium  # noqa: E402
 from kafkarig.oracle import close_shared_oracle, oracle_or_skip  # noqa: E402
 
 
@@ -19,3 +22,10 @@ def kafka_oracle():
     oracle = oracle_or_skip()
     yield oracle
     close_shared_oracle()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium through Playwright, launched once for the module: skipped locally without it, fails in CI."""
+    with launched_chromium() as browser:
+        yield browser

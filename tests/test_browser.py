@@ -26,13 +26,10 @@ from pathlib import Path
 import pytest
 
 from browser_drive import exercise, panels
-from ci_mode import skip_or_fail
+from browser_session import chromium_or_skip, refuse_others
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("KAFKAFMT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "build" / "screenshots"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 VIEWPORT = {"width": 1280, "height": 900}
 
@@ -61,12 +58,7 @@ def _stop_kernels(base: str, token: str) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
+    chromium_or_skip()
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(ROOT / "notebooks", work)  # the browser may autosave: never let it touch the stored notebooks
@@ -143,17 +135,6 @@ def _run_all(page, path: str) -> None:
     page.wait_for_function(_ALL_RAN, arg=path, timeout=240_000, polling=500)
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    """One Chromium for the whole file (a new page per notebook)."""
-    with _playwright() as p:
-        browser = _browser(p)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def _first_panel_on_top(page) -> None:
     found = panels(page)
     if found:
@@ -186,39 +167,10 @@ def test_every_notebook_in_jupyterlab(lab, chromium, nb):
 
 # ================================================================================================
 # the presentation mode (Voilà)
-def _browser(p):
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
-    return p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-
-
-def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
-    return sync_playwright()
-
-
-def _only(page, allowed: tuple[str, ...]) -> list[str]:
-    """Abort every request whose URL does not start with one of ``allowed``; returns the list of those aborted."""
-    blocked: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(allowed):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-    page.route("**/*", route)
-    return blocked
-
-
 @pytest.fixture(scope="module")
 def presentation(tmp_path_factory):
     """``python -m kafkafmt.viz.present`` (what ``make present`` runs) on a free port; stopped with SIGINT (Ctrl-C)."""
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
+    chromium_or_skip()
     home = tmp_path_factory.mktemp("present")
     port = _free_port()
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"), PYTHONPATH=os.pathsep.join(
@@ -266,7 +218,7 @@ def test_the_presentation_landing_page(presentation, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = chromium.new_page(viewport=VIEWPORT)
     try:
-        blocked = _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+        blocked = refuse_others(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
         page.goto(f"{base}/")
         page.screenshot(path=str(SHOTS / "present-index.png"))
         assert blocked == [], f"the landing page asked the network for {blocked[:3]}"
@@ -282,7 +234,7 @@ def test_every_notebook_in_the_presentation_mode(presentation, chromium, nb):
     page = chromium.new_page(viewport=VIEWPORT)
     loaded: list[str] = []
     try:
-        blocked = _only(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+        blocked = refuse_others(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
         page.on("request", lambda r: loaded.append(r.url))
         # Voilà streams the page while it runs the notebook: "load" comes only at the end
         page.goto(f"{base}/voila/render/{nb.name}", wait_until="commit", timeout=60_000)

@@ -3,17 +3,12 @@ showing the defect and its fix, and on the real :class:`kafkafmt.viz.Panel` view
 from __future__ import annotations
 
 import base64
-import os
 import struct
 import zlib
 
 import pytest
 
 from browser_checks import PANEL_STATE, problems
-from ci_mode import skip_or_fail
-
-CHROMIUM = os.environ.get("KAFKAFMT_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
 
 def _png(w: int, h: int) -> str:
@@ -26,24 +21,8 @@ def _png(w: int, h: int) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _state(browser, body: str, dpr: float = 1) -> dict:
-    page = browser.new_page(viewport={"width": 800, "height": 600}, device_scale_factor=dpr)
+def _state(chromium, body: str, dpr: float = 1) -> dict:
+    page = chromium.new_page(viewport={"width": 800, "height": 600}, device_scale_factor=dpr)
     try:
         page.set_content(f"<html><body><div id='panel'>{body}</div></body></html>")
         page.wait_for_load_state("load")
@@ -56,54 +35,54 @@ ERROR = "<div class='kf-error'>⚠ Nothing to show for this combination: ValueEr
 TABLE = "<table><tr><td>a result</td></tr></table>"
 
 
-def test_an_error_line_beside_a_stale_result_is_found(browser):
-    assert any("stale" in p for p in problems(_state(browser, ERROR + TABLE)))
+def test_an_error_line_beside_a_stale_result_is_found(chromium):
+    assert any("stale" in p for p in problems(_state(chromium, ERROR + TABLE)))
     # the issue's original defect: a bare error text above the previous figure
     bare = f"<div class='widget-html-content'><div>IllegalArgumentError: Invalid</div></div><img src='{_png(20, 10)}'>"
-    assert any("stale" in p for p in problems(_state(browser, bare)))
-    assert problems(_state(browser, ERROR)) == []
+    assert any("stale" in p for p in problems(_state(chromium, bare)))
+    assert problems(_state(chromium, ERROR)) == []
     # as ipywidgets 8 draws a Panel: the view is an HTML widget, which has the class of a control row too
     widget = f"<div class='widget-inline-hbox widget-html'><div class='widget-html-content'>{ERROR}{TABLE}</div></div>"
-    assert any("stale" in p for p in problems(_state(browser, widget)))
+    assert any("stale" in p for p in problems(_state(chromium, widget)))
     slider = "<div class='widget-inline-hbox widget-slider'><label>x</label><svg width='9' height='9'></svg></div>"
-    assert problems(_state(browser, ERROR + slider)) == []  # a control is no result
-    assert problems(_state(browser, TABLE)) == []
+    assert problems(_state(chromium, ERROR + slider)) == []  # a control is no result
+    assert problems(_state(chromium, TABLE)) == []
     hidden = f"<div style='display:none'>{TABLE}</div>"  # a result not shown is not stale
-    assert problems(_state(browser, ERROR + hidden)) == []
+    assert problems(_state(chromium, ERROR + hidden)) == []
 
 
-def test_a_cut_table_cell_is_found(browser):
+def test_a_cut_table_cell_is_found(chromium):
     long = "topic.segment.path.that.differs.only.at.its.end.0001"  # no break opportunity
     cut = f"<table><tr><td style='max-width:60px;white-space:nowrap;overflow:hidden'>{long}</td></tr></table>"
-    assert any("cut" in p for p in problems(_state(browser, cut)))
+    assert any("cut" in p for p in problems(_state(chromium, cut)))
     unbroken = f"<table style='table-layout:fixed;width:80px'><tr><td>{long}</td></tr></table>"
-    assert any("cut" in p for p in problems(_state(browser, unbroken)))
+    assert any("cut" in p for p in problems(_state(chromium, unbroken)))
     tooltip = cut.replace("<td ", f"<td title='{long}' ")
     wrapped = f"<table style='width:80px'><tr><td style='overflow-wrap:anywhere'>{long}</td></tr></table>"
     fits = f"<table><tr><td>{long}</td></tr></table>"
     for ok in (tooltip, wrapped, fits):
-        assert problems(_state(browser, ok)) == [], ok
+        assert problems(_state(chromium, ok)) == [], ok
 
 
-def test_an_upscaled_image_is_found(browser):
+def test_an_upscaled_image_is_found(chromium):
     src = _png(200, 100)
-    assert any("upscaled" in p for p in problems(_state(browser, f"<img src='{src}' style='width:400px'>")))
-    assert problems(_state(browser, f"<img src='{src}' style='width:200px'>")) == []
-    assert problems(_state(browser, f"<img src='{src}' style='width:100px'>")) == []
+    assert any("upscaled" in p for p in problems(_state(chromium, f"<img src='{src}' style='width:400px'>")))
+    assert problems(_state(chromium, f"<img src='{src}' style='width:200px'>")) == []
+    assert problems(_state(chromium, f"<img src='{src}' style='width:100px'>")) == []
     # on a HiDPI screen the same image at its own CSS size is upscaled; at half its size it is sharp
-    assert any("upscaled" in p for p in problems(_state(browser, f"<img src='{src}' style='width:200px'>", dpr=2)))
-    assert problems(_state(browser, f"<img src='{src}' style='width:100px'>", dpr=2)) == []
+    assert any("upscaled" in p for p in problems(_state(chromium, f"<img src='{src}' style='width:200px'>", dpr=2)))
+    assert problems(_state(chromium, f"<img src='{src}' style='width:100px'>", dpr=2)) == []
 
 
-def test_the_real_panel_views_pass_and_fail_as_they_should(browser):
+def test_the_real_panel_views_pass_and_fail_as_they_should(chromium):
     """The 08 panel in an invalid combination shows only its error line; the checks see no stale result."""
     pytest.importorskip("ipywidgets")
     from kafkafmt.viz import negative
     p = negative.bits_panel()
-    ok = _state(browser, p.view_html())
+    ok = _state(chromium, p.view_html())
     assert ok["results"] and not ok["errors"] and problems(ok) == []
     p.set(extended=False)  # a timestamp before 1970 without isTimestampExtended: Kafka's builder refuses it
-    bad = _state(browser, p.view_html())
+    bad = _state(chromium, p.view_html())
     assert bad["errors"] and not bad["results"] and problems(bad) == []
     p.set(extended=True)
-    assert problems(_state(browser, p.view_html())) == []
+    assert problems(_state(chromium, p.view_html())) == []

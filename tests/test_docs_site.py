@@ -2,9 +2,9 @@
 
 The site is built once for the session into ``build/`` as ``make docs`` builds it (``docs/_ext/build_site.py``:
 the notebooks executed with static panels, only those changed since the last build; Sphinx incremental), then
-every page is opened from ``file://`` with every other request refused and recorded.  The test fails on a
-console error or an uncaught script error on any page, on a notebook without its tutorial page, on a tutorial
-image that did not load, on a panel snapshot that shows nothing or fails the live panels' checks
+every page is opened from ``file://`` (four tabs at a time) in an offline context, every other request
+recorded.  The test fails on a console error or an uncaught script error on any page, on a notebook without
+its tutorial page, on a tutorial image that did not load, on a panel snapshot that shows nothing or fails the live panels' checks
 (tests/browser_checks.py), on a search for "timestamp" that finds nothing, and on any request off the machine.
 Screenshots go to ``build/screenshots/docs-*.png``.  Skipped locally (failing under ``CI=true``) without the
 ``docs`` extra, Chromium or Playwright.
@@ -12,25 +12,21 @@ Screenshots go to ``build/screenshots/docs-*.png``.  Skipped locally (failing un
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 from browser_checks import check
+from browser_session import OFFLINE, record_errors, record_others
 from ci_mode import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 SITE = BUILD / "docs"
 SHOTS = BUILD / "screenshots"
-CHROMIUM = os.environ.get("KAFKAFMT_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 VIEWPORT = {"width": 1280, "height": 900}
-OFFLINE = ("file://", "data:")
 #: a fresh clone executes the ten notebooks and builds every page first (minutes on two loaded cores)
 pytestmark = pytest.mark.timeout(1800)
 
@@ -50,43 +46,17 @@ def site() -> Path:
     return SITE
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get) when it can")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("the playwright Python package is missing: `make test` installs the tests extra")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture()
-def offline_page(browser):
-    """A page whose every request that is not ``file://`` or ``data:`` is refused; yields ``(page, refused,
-    errors)``: the refused URLs and the console errors and uncaught script errors seen."""
-    context = browser.new_context(viewport=VIEWPORT, offline=True)
-    page = context.new_page()
-    refused: list[str] = []
+def offline(chromium):
+    """An offline browser context (Chromium refuses every request off the machine) whose every request that is not
+    ``file://`` or ``data:`` is recorded; yields ``(context, refused, errors)``: those URLs, and the console errors
+    and uncaught script errors of its pages."""
+    context = chromium.new_context(viewport=VIEWPORT, offline=True)
+    refused = record_others(context, OFFLINE)
     errors: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(OFFLINE):
-            r.continue_()
-        else:
-            refused.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    context.on("page", lambda page: record_errors(page, errors))
     try:
-        yield page, refused, errors
+        yield context, refused, errors
     finally:
         context.close()
 
@@ -95,16 +65,37 @@ def _pages(site: Path) -> list[Path]:
     return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts)
 
 
-def test_every_page_renders_offline_without_errors(site, offline_page):
-    page, refused, errors = offline_page
+#: pages loading at once, each in a tab of the same context: Chromium renders them side by side
+TABS = 4
+
+
+def test_every_page_renders_offline_without_errors(site, offline):
+    context, refused, errors = offline
     pages = _pages(site)
     assert len(pages) > 30, f"only {len(pages)} pages"
-    for html in pages:
-        page.goto(html.as_uri(), wait_until="load")
-        title = page.title()
+
+    def rendered(tab, html: Path) -> None:
+        tab.wait_for_load_state("load")
+        title = tab.title()
         assert title and "404" not in title, f"{html}: no title"
-        assert page.locator("main, article, div.bd-content").count(), f"{html}: no content"
+        assert tab.locator("main, article, div.bd-content").count(), f"{html}: no content"
+
+    todo, loading = iter(pages), []
+
+    def load_next(tab) -> None:  # each tab takes the next page as soon as its page has loaded and passed
+        html = next(todo, None)
+        if html is not None:
+            tab.goto(html.as_uri(), wait_until="commit")
+            loading.append((tab, html))
+
+    for _ in range(TABS):
+        load_next(context.new_page())
+    while loading:
+        tab, html = loading.pop(0)
+        rendered(tab, html)
+        load_next(tab)
     SHOTS.mkdir(parents=True, exist_ok=True)
+    page = context.pages[0]
     for name, rel in (("index", "index.html"), ("how-to-dump", "how-to/dump.html"),
                       ("reference-kafka-lines", "reference/kafka-lines.html"), ("benchmarks", "benchmarks/index.html")):
         page.goto((site / rel).as_uri(), wait_until="load")
@@ -126,8 +117,9 @@ _SNAPSHOTS = """() => Array.from(document.querySelectorAll('.kf-panel-snapshot')
 })"""
 
 
-def test_every_notebook_is_a_tutorial_with_its_figures(site, offline_page):
-    page, refused, errors = offline_page
+def test_every_notebook_is_a_tutorial_with_its_figures(site, offline):
+    context, refused, errors = offline
+    page = context.new_page()
     page.goto((site / "tutorials" / "index.html").as_uri(), wait_until="load")
     listed = page.locator("article a.reference.internal").evaluate_all("(as) => as.map((a) => a.href)")
     for nb in NOTEBOOKS:
@@ -154,8 +146,9 @@ def test_every_notebook_is_a_tutorial_with_its_figures(site, offline_page):
     assert refused == [], f"the tutorials asked the network for {refused[:5]}"
 
 
-def test_search_finds_timestamp_offline(site, offline_page):
-    page, refused, errors = offline_page
+def test_search_finds_timestamp_offline(site, offline):
+    context, refused, errors = offline
+    page = context.new_page()
     page.goto((site / "search.html").as_uri() + "?q=timestamp", wait_until="load")
     # Sphinx's search adds results as it finds them, then writes its summary ("Search finished, found N pages")
     page.wait_for_function("() => /finished/i.test((document.querySelector('#search-results .search-summary')"

@@ -57,7 +57,8 @@ __all__ = [
 TS_BASE = 1700000000000
 #: the Produce version that carries each magic (v0/v1: magic 0 or 1; v2: magic 1 with timestamps; v3+: v2)
 PRODUCE_VERSION_FOR_MAGIC = {0: 0, 1: 2, 2: 3}
-#: how long a client the release is expected to refuse gets before it is declared refused (s)
+#: how long a client the release is expected to refuse gets before it is declared refused (s), unless the broker
+#: logs before that it could not read the client's request (a Java client's ApiVersions on 0.9: :func:`_refusal`)
 REFUSED_TIMEOUT = 2.0
 #: the fetch versions the checks send, one per client generation: 0.9 (v0, v1), 0.10 (v2, v3), 0.11+ (v4)
 FETCH_VERSIONS = (0, 1, 2, 3, 4)
@@ -254,16 +255,17 @@ def client_fetch_version(rel: Release, name: str) -> int:
 
 
 def run_client(name: str, bootstrap: str, topic: str, job: str, *, count: int = 3, compression: str = "none",
-               offset: int = 0, timeout: float = 15.0):
-    """Run client ``name`` (a row of :data:`CLIENTS`) once: ``produce`` 3 records or ``consume`` ``count``."""
+               offset: int = 0, timeout: float = 15.0, refused=None):
+    """Run client ``name`` (a row of :data:`CLIENTS`) once: ``produce`` 3 records or ``consume`` ``count``;
+    ``refused`` (a Java client's): :func:`kafkarig.oldclients.java_client`'s, the broker's word that it refused."""
     from .oldclients import java_client, python_consume, python_produce
     _, (kind, v), *_ = next(c for c in CLIENTS if c[0] == name)
     if kind == "java":
         if job == "produce":
             return java_client(v, ["produce", bootstrap, topic, "0", compression, str(count), str(TS_BASE)],
-                               timeout_ms=int(timeout * 1000))
+                               timeout_ms=int(timeout * 1000), refused=refused)
         return java_client(v, ["consume", bootstrap, topic, "0", str(offset), str(count)],
-                           timeout_ms=int(timeout * 1000))
+                           timeout_ms=int(timeout * 1000), refused=refused)
     if job == "produce":
         return python_produce(bootstrap, topic, 0, api_version=v, count=count, ts_base=TS_BASE,
                               compression=None if compression == "none" else compression, timeout=timeout)
@@ -278,7 +280,7 @@ def client_produce_check(broker: OldBroker, rel: Release, topic: str, name: str,
     before = seg.stat().st_size
     accepted = client_accepted(rel, name)
     run = run_client(name, broker.bootstrap, topic, "produce", compression=compression,
-                     timeout=15.0 if accepted else REFUSED_TIMEOUT)
+                     timeout=15.0 if accepted else REFUSED_TIMEOUT, refused=None if accepted else _refusal(broker))
     real_bytes = seg.read_bytes()[before:]
     magic = client_magic(rel, name)
     expected: object = f"refused ({rel.version} cannot serve it)"
@@ -303,7 +305,7 @@ def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str,
     (:func:`kafkafmt.broker.consumer.consumer_view`: a 0.9 Java client parses every entry as v0)."""
     accepted = client_accepted(rel, name, "consume")
     run = run_client(name, broker.bootstrap, topic, "consume", count=count,
-                     timeout=15.0 if accepted else REFUSED_TIMEOUT)
+                     timeout=15.0 if accepted else REFUSED_TIMEOUT, refused=None if accepted else _refusal(broker))
     sees_time = name not in ("java-0.9.0.1", "python-0.9")
     expected: object = f"refused ({rel.version} cannot serve it)"
     version = client_fetch_version(rel, name)
@@ -316,6 +318,13 @@ def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str,
     agree = (expected == real) if accepted else not run.ok
     return Check(rel.version, f"client-consume/{name}", run.client, f"{count} records from offset 0", expected,
                  real, agree, "" if agree else f"expected {expected!r}, real {real!r}", f"fetch v{version}")
+
+
+def _refusal(broker: OldBroker):
+    """For a client the release is expected to refuse: the broker's word that it could not read the client's
+    request, once it logged it (a refusal seen at once rather than waited out)."""
+    mark = broker.log_mark()
+    return lambda: broker.unreadable_request_since(mark)
 
 
 def client_reads_magic(name: str) -> int:

@@ -50,6 +50,7 @@ import shutil
 import struct
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 from kafkafmt.broker.fetch import fetch as model_fetch
 from kafkafmt.constants import CompressionType, TimestampType
@@ -339,10 +340,14 @@ class LiveScenario:
         for b in self.sc.brokers:
             rel, props = self.want[b.name]
             self.cluster.add_broker(self.ids[b.name], rel, {**LIVE_BROKER_CONFIG, **props}, start=False)
-        for b in self.sc.brokers:
-            if b.name not in self.down:
+        # the first broker alone (it becomes the controller, as when they start one by one), then the others at once
+        up = [b for b in self.sc.brokers if b.name not in self.down]
+        for group in (up[:1], up[1:]):
+            with ThreadPoolExecutor(max(1, len(group))) as pool:
+                started = [(b, pool.submit(self.cluster.brokers[self.ids[b.name]].start)) for b in group]
+            for b, done in started:  # the first broker that refused, in the scenario's order
                 try:
-                    self.cluster.brokers[self.ids[b.name]].start()
+                    done.result()
                 except BrokerError as e:
                     raise Refused(LiveRow(f"broker {b.name} started", f"{b.version} {b.properties}",
                                           f"Kafka {self.want[b.name][0]} refused to start: {_refusal(str(e))}", False,
@@ -383,15 +388,7 @@ class LiveScenario:
             time.sleep(0.2)
 
     def _wait_in_sync(self, timeout: float = 60.0) -> None:
-        live = {self.ids[n] for n in self.ids if n not in self.down}
-        deadline = time.monotonic() + timeout
-        while True:
-            parts = self._up().partitions(TOPIC)
-            if all(p["leader"] >= 0 and set(p["isr"]) >= (set(p["replicas"]) & live) for p in parts.values()):
-                return
-            if time.monotonic() > deadline:
-                raise BrokerError(f"topic {TOPIC}: replicas not back in sync within {timeout:.0f}s: {parts}")
-            time.sleep(0.2)
+        self._up().wait_in_sync(TOPIC, timeout, brokers={self.ids[n] for n in self.ids if n not in self.down})
 
     def _elect_preferred(self, model) -> None:
         want = {p: info["leader"] for p, info in model.partitions.items()}

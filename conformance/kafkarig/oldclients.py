@@ -15,10 +15,15 @@ Records are always key ``k<i>``, value ``value-<i>`` and, where the API has one,
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from kafkafmt import kafka_lines
 
@@ -97,28 +102,43 @@ def compile_java_client(version: str) -> Path:
 
 
 def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
-                producer: dict[str, str] | None = None) -> ClientRun:
+                producer: dict[str, str] | None = None,
+                refused: Callable[[], str | None] | None = None) -> ClientRun:
     """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients; ``producer``:
-    configuration it adds to its producer's (:func:`producer_settings`)."""
+    configuration it adds to its producer's (:func:`producer_settings`).
+
+    ``refused``, asked every 0.1 s while the client runs, says why the broker refused it (what the broker
+    logged), or None: then the client is stopped at once (its PID) and the run fails with that reason, without
+    waiting for its own timeout."""
     rel = release(version)
     classes = compile_java_client(version)
     log4j = rel.dir / "old-client-log4j.properties"
-    if not log4j.exists():
-        log4j.write_text("log4j.rootLogger=OFF\n")
+    if not log4j.exists():  # written whole before it is seen: clients of two runs may start at once
+        tmp = log4j.with_name(f"{log4j.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text("log4j.rootLogger=OFF\n")
+        tmp.replace(log4j)
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
            f"-Dlog4j.configuration=file:{log4j}",
            *(f"-Doldclient.producer.{k}={v}" for k, v in (producer or {}).items()),
            "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
     name = f"kafka-clients {rel.version}"
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_ms / 1000 + 30,
-                           stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        return ClientRun(name, False, f"no answer within {timeout_ms / 1000 + 30:.0f}s")
-    lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    limit = timeout_ms / 1000 + 30
+    deadline = time.monotonic() + limit
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    while True:
+        try:
+            stdout, stderr = p.communicate(timeout=0.1 if refused else limit)
+            break
+        except subprocess.TimeoutExpired:  # communicate again loses no output
+            why = refused() if refused else None
+            if why or time.monotonic() > deadline:
+                p.kill()
+                p.communicate()
+                return ClientRun(name, False, why or f"no answer within {limit:.0f}s")
+    lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
     if not lines or "ok" not in lines[-1]:
-        tail = (p.stderr or p.stdout).strip().splitlines()
+        tail = (stderr or stdout).strip().splitlines()
         return ClientRun(name, False, f"exit {p.returncode}: {tail[-1] if tail else 'no output'}")
     last = lines[-1]
     return ClientRun(name, bool(last["ok"]), last.get("error"), lines[:-1], last.get("version"))
@@ -136,6 +156,7 @@ def python_produce(bootstrap: str, topic: str, partition: int, *, api_version: t
 
     name = f"kafka-python api_version={api_version}"
     producer = None
+    sent = False
     try:
         producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version, acks="all",
                                  compression_type=compression, linger_ms=200, enable_idempotence=False,
@@ -145,12 +166,17 @@ def python_produce(bootstrap: str, topic: str, partition: int, *, api_version: t
                                  timestamp_ms=r["timestamp"])
                    for r in expected_records(count, ts_base)]
         producer.flush(timeout)
-        return ClientRun(name, True, records=[{"offset": f.get(timeout).offset} for f in futures])
+        run = ClientRun(name, True, records=[{"offset": f.get(timeout).offset} for f in futures])
+        sent = True
+        return run
     except KafkaError as e:
         return ClientRun(name, False, f"{type(e).__name__}: {e}")
     finally:
-        if producer is not None:
+        if producer is not None and sent:
             producer.close(timeout=5)
+        elif producer is not None:  # the run failed: its verdict is taken, the producer closed at once
+            with contextlib.suppress(KafkaError):
+                producer.close(timeout=0)
 
 
 def python_consume(bootstrap: str, topic: str, partition: int, *, api_version: tuple[int, int], offset: int,

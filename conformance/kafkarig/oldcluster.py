@@ -5,7 +5,7 @@ from :mod:`kafkarig.releases`, each a JVM capped at 256 MB of heap with its own 
 (``inter.broker.protocol.version``, ``log.message.format.version`` per broker).  A broker restarts on
 the same log dir with another release's jars (:meth:`OldBroker.restart`), which is how a rolling
 upgrade or a rollback swaps binaries; :meth:`OldCluster.rolling_restart` waits for every partition's
-ISR to hold all its replicas again, never a fixed sleep.
+ISR to hold all its replicas again (the ISR ZooKeeper holds, which the controller acts on), never a fixed sleep.
 
 Readiness is the broker's own "started (kafka.server.KafkaServer)" line in its ``kafka.log`` (a 0.9
 broker cannot answer ApiVersions, so the newer probe of :mod:`kafkarig.broker` does not fit); a broker
@@ -42,6 +42,7 @@ from .broker import (
 from .client import KafkaClient, ProtocolError, Writer
 from .properties import write_server_properties
 from .releases import Release, release, resolve
+from .zkread import partition_state
 
 __all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]
 
@@ -49,6 +50,10 @@ API_METADATA = 3
 #: each broker's JVM: the launcher's options (heap capped at 256 MB, serial GC, C1 only)
 BROKER_JVM_OPTS = [*JVM_OPTS]
 STARTED = re.compile(r"started \(kafka\.server\.KafkaServer\)")
+#: what a broker logs when it cannot read a request it received: 0.9 meets an API key newer than itself
+#: (ApiVersions, KIP-35, which every Java client from 0.10.0 sends first) in ``ApiKeys.forId``, and its network
+#: ``Processor`` logs the uncaught exception; a request it cannot parse closes the socket
+UNREADABLE_REQUEST = re.compile(r"Processor got uncaught exception|Closing socket for \S+ because of error")
 #: the admin tools' log: warnings and errors to stderr, nothing else
 TOOLS_LOG4J = """\
 log4j.rootLogger=WARN, stderr
@@ -146,6 +151,24 @@ class OldBroker:
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def log_mark(self) -> int:
+        """Where the broker's log ends now (for :meth:`unreadable_request_since`)."""
+        try:
+            return self.log_file.stat().st_size
+        except OSError:
+            return 0
+
+    def unreadable_request_since(self, mark: int) -> str | None:
+        """The broker's own words, when it logged since ``mark`` that it could not read a request
+        (:data:`UNREADABLE_REQUEST`: its line and the exception's), else None."""
+        text = self._log_since(mark)
+        found = UNREADABLE_REQUEST.search(text)
+        if found is None:
+            return None
+        lines = text[found.start():].splitlines()
+        return (f"Kafka {self.release.version} broker {self.id} could not read the client's request: "
+                + " ".join(line.strip() for line in lines[:2])[:300])
 
     def _tail(self, since: int, n: int = 2500) -> str:
         return f"--- kafka.log\n{self._log_since(since)[-n:]}\n{self.process.log_tail(800) if self.process else ''}"
@@ -282,18 +305,31 @@ class OldCluster:
         md = metadata_v0(self.live_broker().port, [topic])
         return md["topics"].get(topic, {}).get("partitions", {})
 
-    def wait_in_sync(self, topic: str, timeout: float = 60.0) -> dict[int, dict]:
-        """Wait until every partition of ``topic`` has a leader and its ISR holds all its replicas."""
+    def in_sync_state(self, topic: str) -> dict[int, dict]:
+        """Each partition of ``topic``: its replicas and leader from a broker's metadata (Metadata v0), its ISR and
+        ``zk_leader`` as ZooKeeper holds them (:mod:`kafkarig.zkread`: a broker's metadata shows an ISR grown back
+        only when the leader propagates it, seconds later)."""
+        out = {}
+        for n, p in self.partitions(topic).items():
+            state = partition_state(self.zk_connect, topic, n) or {"leader": -1, "isr": []}
+            out[n] = {**p, "isr": state["isr"], "zk_leader": state["leader"]}
+        return out
+
+    def wait_in_sync(self, topic: str, timeout: float = 60.0, brokers: set[int] | None = None) -> dict[int, dict]:
+        """Wait until every partition of ``topic`` has a leader, the same in the brokers' metadata and in ZooKeeper,
+        and its ISR (ZooKeeper's, what the controller acts on) holds all its replicas (those of ``brokers`` only,
+        when given: the others are down); returns :meth:`in_sync_state`."""
         deadline = time.monotonic() + timeout
         last: object = None
         while time.monotonic() < deadline:
             try:
-                parts = self.partitions(topic)
-                if parts and all(p["leader"] >= 0 and sorted(p["isr"]) == sorted(p["replicas"])
-                                 for p in parts.values()):
+                parts = self.in_sync_state(topic)
+                if parts and all(p["leader"] >= 0 and p["leader"] == p["zk_leader"] and set(p["isr"]) >= (
+                        set(p["replicas"]) if brokers is None else set(p["replicas"]) & brokers)
+                        for p in parts.values()):
                     return parts
                 last = parts
-            except (OSError, ProtocolError, BrokerError) as e:
+            except (OSError, ProtocolError, BrokerError, ValueError) as e:
                 last = e
             time.sleep(0.2)
         raise BrokerError(f"topic {topic}: partitions not in sync within {timeout:.0f}s: {last}")

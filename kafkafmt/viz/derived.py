@@ -18,6 +18,7 @@ Fetch costs (notebook 05): :func:`fetch_costs` sums ``conversion_costs`` per fet
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -68,6 +69,23 @@ def java_home() -> str:
         raise NoSuchFileError("no Java (JAVA_HOME unset, no java on PATH): Spark cannot build the pipeline's tables; "
                               "install Java 17, or run `make pipeline` where it is and copy data/derived/")
     return found
+
+
+@contextlib.contextmanager
+def _building(cache: Path):
+    """An exclusive lock for ``cache`` over the block (``flock`` on a file of the temp dir named by the cache's
+    path; released when the process ends, whatever happens): one process at a time builds ``cache`` or looks
+    whether it is complete."""
+    import fcntl
+    import hashlib
+
+    key = hashlib.sha256(str(cache.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"kafkafmt-derived-{key}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def build_derived(name: str, cache: Path, *, root: Path, bar=None) -> Path:
@@ -130,10 +148,11 @@ def load_derived(name: str = "default", *, root: str | os.PathLike | None = None
             source = data
             bar.update(2)
         else:
-            if not _complete(cache):
-                build_derived(name, cache, root=base, bar=bar)
-            else:
-                bar.update(2)
+            with _building(cache):  # notebooks run side by side build it once: the others wait, then read it
+                if not _complete(cache):
+                    build_derived(name, cache, root=base, bar=bar)
+                else:
+                    bar.update(2)
             source = cache
         tables = read_tables(source)
         bar.update(1)

@@ -231,25 +231,37 @@ def build_report(out_dir: str | Path, notebooks: list[str], *, timeout: int = 60
     return write_index(out, notebooks, executed)
 
 
-def build_notebooks(out_dir: str | Path, notebooks: list[str], *, timeout: int = 600, log=print) -> list[Path]:
+#: notebooks executed at once by :func:`build_notebooks`, each in its own kernel (a kernel mostly runs on one core)
+NOTEBOOKS_AT_ONCE = 2
+
+
+def build_notebooks(out_dir: str | Path, notebooks: list[str], *, timeout: int = 600, log=print,
+                    at_once: int = NOTEBOOKS_AT_ONCE) -> list[Path]:
     """Each notebook executed in a fresh kernel (:func:`execute`) and written as a notebook ``out_dir/<name>.ipynb``
     for the documentation site: its code kept, its panels as their static snapshots and other widgets as their
     final state (:func:`static_widgets`), the cells tagged ``remove-cell`` left out.  A copy newer than its notebook
-    is kept as it is (delete it, or touch the notebook, to execute it again).  Returns the copies' paths."""
+    is kept as it is (delete it, or touch the notebook, to execute it again).  ``at_once`` notebooks run side by
+    side.  Returns the copies' paths, in the order of ``notebooks``."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import nbformat
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for nb_path in notebooks:
-        target = out / f"{Path(nb_path).stem}.ipynb"
-        if target.exists() and target.stat().st_mtime >= Path(nb_path).stat().st_mtime:
-            written.append(target)
-            continue
+    targets = [out / f"{Path(nb_path).stem}.ipynb" for nb_path in notebooks]
+    stale = [(nb_path, target) for nb_path, target in zip(notebooks, targets)
+             if not (target.exists() and target.stat().st_mtime >= Path(nb_path).stat().st_mtime)]
+
+    def one(nb_path: str, target: Path) -> None:
         nb = static_widgets(reader_cells(execute(nb_path, timeout=timeout)))
-        written.append(_write(target, nbformat.writes(nb)))
+        _write(target, nbformat.writes(nb))
         log(f"report: {target}")
-    return written
+
+    # the snapshot mode set once for every kernel the pool starts (execute sets it too, for itself alone)
+    with _env(**{SNAPSHOT_ENV: "1"}), ThreadPoolExecutor(max(1, at_once)) as pool:
+        for f in [pool.submit(one, nb_path, target) for nb_path, target in stale]:
+            f.result()  # the first notebook that failed, in order, raises here
+    return targets
 
 
 def main(argv=None) -> int:

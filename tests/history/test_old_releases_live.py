@@ -1,8 +1,8 @@
 """kafkafmt's model against real brokers and clients of Kafka 0.9.0.1 ... 2.8.2, byte for byte.
 
-Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB), every check of
-:func:`kafkarig.history.plan` runs on it, the model configured as that release's Kafka line (``--kafka-line``)
-(kafkafmt-built produce requests of each magic, uncompressed
+Each release is started once (one ZooKeeper, one broker, JVMs capped at 256 MB; three releases at a time, each
+in its own cluster), every check of :func:`kafkarig.history.plan` runs on it, the model configured as that
+release's Kafka line (``--kafka-line``) (kafkafmt-built produce requests of each magic, uncompressed
 and gzip, on a topic of the release's default format and, from 0.10.0 on, on one of
 ``message.format.version=0.9.0``; fetches of each client generation; the release's DumpLogSegments;
 the Java kafka-clients of 0.9.0.1, 0.10.2.2 and 0.11.0.3 and kafka-python pinned to (0,9), (0,10),
@@ -40,32 +40,60 @@ def _cases():
             yield pytest.param(v, name, id=f"{v}-{name}", marks=marks)
 
 
-class _Runs:
-    """One live run per release, made the first time a test asks for it (tests come release by release)."""
+#: releases run at once, each in its own cluster: a run mostly waits (for JVMs to start, for clients), so
+#: three share two cores
+AT_ONCE = 3
+#: the releases whose Java kafka-clients the checks run (kafkarig.history.CLIENTS)
+CLIENT_RELEASES = ("0.9.0.1", "0.10.2.2", "0.11.0.3")
 
-    def __init__(self) -> None:
-        self.done: dict[str, dict] = {}
+
+def _run(version: str) -> dict:
+    """One live run of ``version``: one ZooKeeper and one broker, every check of its plan, everything stopped."""
+    from kafkarig.history import run_release
+    from kafkarig.oldcluster import OldCluster
+
+    with OldCluster(version) as cluster:
+        return run_release(cluster, cluster.add_broker(1, version), release(version))
+
+
+class _Runs:
+    """One live run per release, started for every release the session selected when the module begins,
+    :data:`AT_ONCE` at a time in release order; a test waits for its release's run (tests come release by release)."""
+
+    def __init__(self, versions: list[str]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from kafkarig.oldclients import compile_java_client
+        from kafkarig.releases import ReleaseError, resolve
+
+        # Maven and javac one at a time, before any run: runs only read the releases' jars and clients' classes
+        for v in dict.fromkeys([*versions, *CLIENT_RELEASES]):
+            try:
+                resolve(v)
+                if v in CLIENT_RELEASES:
+                    compile_java_client(v)
+            except ReleaseError:
+                pass  # said by releases_or_skip when a test of the release asks for its run
+        self.pool = ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="release-run")
+        self.runs = {v: self.pool.submit(_run, v) for v in versions}
 
     def get(self, version: str) -> dict:
-        if version not in self.done:
-            from kafkarig.history import run_release
-            from kafkarig.oldcluster import OldCluster
+        releases_or_skip(version)
+        return self.runs[version].result()  # every check of a release whose run failed reports the same failure
 
-            rel = releases_or_skip(version)
-            try:
-                with OldCluster(version) as cluster:
-                    self.done[version] = run_release(cluster, cluster.add_broker(1, version), rel)
-            except Exception as e:  # every later check of this release reports the same failure
-                self.done[version] = {"error": e}
-        run = self.done[version]
-        if "error" in run:
-            raise run["error"]
-        return run
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture(scope="module")
-def runs():
-    return _Runs()
+def runs(request):
+    wanted = {item.callspec.params["version"] for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")}
+    r = _Runs([v for v in RELEASES if v in wanted])
+    try:
+        yield r
+    finally:
+        r.close()
 
 
 @pytest.mark.parametrize("version,check", list(_cases()))
