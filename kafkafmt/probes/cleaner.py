@@ -9,28 +9,24 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-import numpy as np
-
 from .. import kafka_lines
-from ..constants import MAGIC_OFFSET
 from ..log.cleaner.kernels import Spans
 from ..log.view import PartitionView
+from ..records.walker import magic_at
 
 __all__ = ["partition_magics", "cleaner_line_notes"]
 
 
 def partition_magics(partition_dir: str | os.PathLike) -> Counter:
-    """``{magic: batches}`` of a partition directory's segments, as they are on disk: the magic byte at
-    :data:`~kafkafmt.constants.MAGIC_OFFSET` of every whole batch, the same place in a v0/v1 entry and a v2
-    batch, the batches found by the compiled walk (:class:`~kafkafmt.log.cleaner.kernels.Spans`) over the
-    mapped segment, so a large partition costs a header walk, not a batch object per batch."""
+    """``{magic: batches}`` of a partition directory's segments, as they are on disk: the walker's
+    :func:`~kafkafmt.records.walker.magic_at` of every whole batch the compiled walk
+    (:class:`~kafkafmt.log.cleaner.kernels.Spans`) finds in the mapped segment, so a large partition costs a
+    header walk, not a batch object per batch."""
     out: Counter = Counter()
     for seg in PartitionView.of_files(partition_dir).segments:
         with seg.reading() as records, records.mapped() as data:
             spans = Spans(data)
-            if len(spans):
-                magics = np.frombuffer(data, np.uint8)[spans.pos + MAGIC_OFFSET]
-                out.update({int(m): int(n) for m, n in zip(*np.unique(magics, return_counts=True))})
+            out.update(magic_at(data, int(p)) for p in spans.pos)
             del spans, data
     return out
 
