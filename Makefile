@@ -26,7 +26,7 @@
 #   make fuzz         long coverage-guided fuzzing of every target (FUZZ_SECONDS each; FUZZ_TARGETS=...)
 #   make history-record  run kafkafmt's live checks on real Kafka 0.9.0.1 ... 2.8.2 brokers and clients, seed 000's
 #                     rolling upgrade, the time index's upgrade from 0.10.0.1 to 0.10.1.1 and every shipped scenario
-#                     live, and write conformance/history/last-live-run.json
+#                     live, and write kafkafmt/scenarios/record/last-live-run.json
 #                     (about 10 min; the notebooks show it: then make notebooks)
 #   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash

@@ -1,4 +1,4 @@
-"""Write conformance/history/last-live-run.json: every live check of kafkafmt against old Kafka releases.
+"""Write kafkafmt/scenarios/record/last-live-run.json: every live check of kafkafmt against old Kafka releases.
 
     make history-record                       # everything below (about 10 min of live brokers)
     python conformance/history/record.py 0.10.2.2 0.11.0.3   # some releases (the rest of the record is kept)
@@ -74,7 +74,7 @@ sys.path.insert(0, str(HERE.parent.parent))   # kafkafmt of this checkout
 
 from kafkarig.releases import RELEASES, ReleaseError, release  # noqa: E402
 
-OUT = HERE / "last-live-run.json"
+OUT = HERE.parents[1] / "kafkafmt" / "scenarios" / "record" / "last-live-run.json"
 SCHEMA = 2
 #: agreeing bytes longer than this are recorded as their length and CRC-32, not their hex
 HEX_LIMIT = 256
@@ -319,7 +319,7 @@ def run_scenarios(names: list[str], record: dict, seconds: dict) -> None:
 USAGE = """usage: record.py [-h] [PART ...]
 
 Run the live checks against real Kafka releases and write what they found to
-conformance/history/last-live-run.json (make history-record).  With no PART, every part;
+kafkafmt/scenarios/record/last-live-run.json (make history-record).  With no PART, every part;
 otherwise only the parts named, the rest of the file kept as it was.
 
 PART is one of:

@@ -6,7 +6,7 @@ thing through kafkafmt's model (:func:`kafkafmt.broker.validator.validate_messag
 broker ``inter.broker.protocol.version`` = the release's), and returns a :class:`Check`: what the model
 expected, what the release really did, and whether they agree (bytes compared whole; the first
 difference located).  The tests assert :attr:`Check.agree`; ``make history-record`` writes every check
-of a run to ``conformance/history/last-live-run.json``.
+of a run to ``kafkafmt/scenarios/record/last-live-run.json``.
 
 The payloads are kafkafmt-built (:func:`payload`): ``count`` records ``k<i>`` / ``value-<i>`` with
 timestamps ``TS_BASE + i`` (magic 1 and 2), uncompressed or gzip; the real clients

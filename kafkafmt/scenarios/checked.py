@@ -2,7 +2,7 @@
 
 kafkafmt's rules are a model; the test rig of a source checkout runs the same produces, fetches, clients and
 scenarios on real brokers and clients of Kafka 0.9.0.1 … 2.8.2 and writes what each release did to one JSON
-record (``conformance/history/last-live-run.json``, ``make history-record``; its schema is in the docstring
+record (``kafkafmt/scenarios/record/last-live-run.json``, ``make history-record``; its schema is in the docstring
 of ``conformance/history/record.py``).  This module reads such a record, given by path, and answers for a
 scenario's step or row, a release check, a phase of seed 000's mixed cluster or a check of the time index's
 upgrade from 0.10.0.1 to 0.10.1.1 (KIP-33):
@@ -374,9 +374,14 @@ class LiveRecord:
         return out
 
 
-def load_record(path: str | PathLike) -> LiveRecord:
-    """The record at ``path`` (a :class:`RecordError`, one line, if it cannot be read)."""
-    p = Path(path)
+#: the committed record of the last live run, shipped with the package (``make history-record`` writes it)
+RECORD = Path(__file__).resolve().parent / "record" / "last-live-run.json"
+
+
+def load_record(path: str | PathLike | None = None) -> LiveRecord:
+    """The record at ``path``, by default the one shipped with kafkafmt (:data:`RECORD`); a
+    :class:`RecordError`, one line, if it cannot be read."""
+    p = RECORD if path is None else Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as e:

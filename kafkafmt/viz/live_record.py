@@ -5,7 +5,8 @@ instead, with its bytes); this module draws them: a grid of the shipped scenario
 the releases did (:func:`steps_figure`), a scenario's steps as a table (:func:`steps_html`), one step's
 comparisons (:func:`step_html`), the checks per release (:func:`releases_figure`) and, where a seed's text
 and the release disagree, the seed's sentence beside the release's bytes (:func:`seed_vs_release_html`).
-The notebooks pass the record's path (``conformance/history/last-live-run.json`` of a source checkout).
+The notebooks read the record shipped with the package (:data:`kafkafmt.scenarios.checked.RECORD`, written by
+``make history-record``), so they run from any directory, a copy of the notebooks included.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ __all__ = ["record", "model_steps", "steps_figure", "steps_html", "scenarios_htm
 STATE_COLOURS = {"checked": plots.GREEN, "differs": plots.RED, "not run": "#d0d0d0"}
 
 
-def record(path) -> LiveRecord:
-    """The record at ``path`` (:func:`kafkafmt.scenarios.checked.load_record`)."""
+def record(path=None) -> LiveRecord:
+    """The record at ``path``, by default the one shipped with kafkafmt
+    (:func:`kafkafmt.scenarios.checked.load_record`)."""
     return load_record(path)
 
 

@@ -15,7 +15,7 @@ decodes, in order.
 
 Where they do not, the check is an ``xfail(strict=True)`` naming the disagreement (:data:`DISAGREEMENTS`):
 the suite stays green, and the day the model is fixed the xfail turns into a failure, to be removed.
-``make history-record`` writes the same checks to conformance/history/last-live-run.json.
+``make history-record`` writes the same checks to kafkafmt/scenarios/record/last-live-run.json.
 """
 from __future__ import annotations
 

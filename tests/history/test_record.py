@@ -183,6 +183,6 @@ def test_the_time_index_part_is_kept_by_a_partial_run_and_written_before_the_sce
 
 def test_the_committed_record_is_of_the_schema_the_product_reads():
     from kafkafmt.scenarios.checked import SCHEMA
-    rec = json.loads((ROOT / "conformance" / "history" / "last-live-run.json").read_text())
+    rec = json.loads((ROOT / "kafkafmt" / "scenarios" / "record" / "last-live-run.json").read_text())
     assert rec["schema"] == R.SCHEMA == SCHEMA
     assert list(rec)[-1] == "seconds" and "seconds" not in json.dumps(rec["releases"])

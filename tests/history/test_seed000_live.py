@@ -24,7 +24,7 @@ _CHECKS = {
     "rollback": ["replicas-identical/p0", "replicas-identical/p1", "consume/java-0.9.0.1/p0",
                  "consume/java-0.9.0.1/p1"],
 }
-#: seed000/<phase>/<check> → the disagreement, as measured (conformance/history/last-live-run.json)
+#: seed000/<phase>/<check> → the disagreement, as measured (kafkafmt/scenarios/record/last-live-run.json)
 DISAGREEMENTS: dict[str, str] = {}
 
 

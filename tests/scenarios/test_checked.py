@@ -2,7 +2,7 @@
 
 Two records: a small fixture written here (every kind of verdict: checked, a release that did otherwise with
 its bytes, a step after a refusal, a scenario that cannot run live, a bad file), and the committed record of
-the last live run (``conformance/history/last-live-run.json``), whose facts were measured on real brokers."""
+the last live run (``kafkafmt/scenarios/record/last-live-run.json``), whose facts were measured on real brokers."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import pytest
 from kafkafmt.scenarios import load_scenario
 from kafkafmt.scenarios.checked import LiveRecord, RecordError, load_record, seed_vs_release
 
-COMMITTED = Path(__file__).resolve().parents[2] / "conformance" / "history" / "last-live-run.json"
+COMMITTED = Path(__file__).resolve().parents[2] / "kafkafmt" / "scenarios" / "record" / "last-live-run.json"
 
 
 def _check(release, check, agree, expected="0a0b", real="= expected"):

@@ -9,7 +9,7 @@ import pytest
 from kafkafmt import kafka_lines
 from kafkafmt.viz import arc, idempotence, live_record, timeindex, upgrade
 
-RECORD = Path(__file__).resolve().parents[2] / "conformance" / "history" / "last-live-run.json"
+RECORD = Path(__file__).resolve().parents[2] / "kafkafmt" / "scenarios" / "record" / "last-live-run.json"
 
 
 @pytest.fixture(scope="module")

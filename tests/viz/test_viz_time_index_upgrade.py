@@ -10,7 +10,7 @@ import pytest
 from kafkafmt.scenarios.checked import LiveRecord, load_record
 from kafkafmt.viz import time_index_upgrade as T
 
-COMMITTED = Path(__file__).resolve().parents[2] / "conformance" / "history" / "last-live-run.json"
+COMMITTED = Path(__file__).resolve().parents[2] / "kafkafmt" / "scenarios" / "record" / "last-live-run.json"
 
 
 def _files(**timeindex):
