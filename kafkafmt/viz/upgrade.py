@@ -152,16 +152,22 @@ def scenario_step(name: str, step: int, record=None) -> dict:
     """Step ``step`` (1-based) of a shipped scenario run by :mod:`kafkafmt.scenarios` on a simulated
     cluster: every hop (producer → leader → follower → consumer) with its conversion and bytes, the
     seed's warnings, where a Kafka release differs, and, at the last step of a run a broker
-    stopped by refusing to start, why and the steps not run; with a live ``record``, what the real releases
-    did (``live``: HTML)."""
+    stopped by refusing to start, why and the steps not run (a step after it: not run, and why); with a live
+    ``record``, what the real releases did (``live``: HTML)."""
     if name not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}")
     res = _scenario(name)
-    if not 1 <= step <= len(res.steps):
-        raise ValueError(f"{name} has steps 1..{len(res.steps)}")
+    total = scenario_steps(name)
+    if not 1 <= step <= total:
+        raise ValueError(f"{name} has steps 1..{total}")
+    if step > len(res.steps):  # after the step where a broker refused to start: the plan goes no further
+        n, title = res.not_run[step - len(res.steps) - 1]
+        return {"scenario": name, "steps": total, "name": f"{n}. {title} (not run)", "ok": False, "warnings": [],
+                "seed_vs_kafka": "", "stopped": res.stopped, "not_run": [f"{k}. {x}" for k, x in res.not_run],
+                "hops": [], "live": _live_step(record, name, step), "ran": False}
     s = res.steps[step - 1]
     last = step == len(res.steps)
-    return {"scenario": name, "steps": len(res.steps), "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
+    return {"scenario": name, "steps": total, "name": s.name, "ok": s.ok, "warnings": list(s.warnings),
             "seed_vs_kafka": s.seed_vs_kafka,
             "stopped": res.stopped if last else None, "not_run": [f"{n}. {x}" for n, x in res.not_run] if last else [],
             "hops": [{k: r.to_dict()[k] for k in HOP_COLUMNS} for r in s.rows],
@@ -174,10 +180,13 @@ def _live_step(record, name: str, step: int) -> str:
 
 
 def scenario_steps(name: str) -> int:
-    """How many steps the shipped scenario ``name`` has (the stepper's range)."""
+    """How many steps the shipped scenario ``name`` has (the stepper's range): those run and those a broker's
+    refusal to start left unrun, so the range is the whole plan (and never a single step, which a browser's
+    slider cannot span)."""
     if name not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}")
-    return len(_scenario(name).steps)
+    res = _scenario(name)
+    return len(res.steps) + len(res.not_run)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -247,8 +256,9 @@ def scenario_view(d: dict):
     from . import tables
     notes = "".join(f"<li>{_html.escape(str(x))}</li>" for x in d["warnings"])
     kafka = f"<p><i>Seed vs Kafka:</i> {_html.escape(str(d['seed_vs_kafka']))}</p>" if d["seed_vs_kafka"] else ""
-    stop = (f"<p style='color:#b71c1c'><b>The run stops here:</b> {_html.escape(d['stopped'])}. Not run: "
-            f"{_html.escape('; '.join(d['not_run']))}.</p>") if d.get("stopped") else ""
+    stop = (f"<p style='color:#b71c1c'><b>{'The run stops here' if d.get('ran', True) else 'Not run: the run stopped earlier'}"
+            f":</b> {_html.escape(d['stopped'])}. Not run: {_html.escape('; '.join(d['not_run']))}.</p>"
+            ) if d.get("stopped") else ""
     head = f"<p><b>{_html.escape(d['name'])}</b></p>" + (f"<ul>{notes}</ul>" if notes else "") + kafka + stop
     hops = tables.table_html(d["hops"], units={"bytes_in": "bytes", "bytes_out": "bytes"}, outcomes=("error",))
     return (head, hops, d["live"]) if d.get("live") else (head, hops)

@@ -75,7 +75,7 @@ def test_scenario_stepper_reads_the_shipped_scenarios():
 def test_scenario_stepper_ends_the_seeds_plan_at_the_refused_bounce():
     """Seed 000's own plan on 0.10.0 brokers: the format bump under ApiVersion 0.9.0-1 is refused (KAFKA-6238)."""
     d = upgrade.scenario_step("seed000-rolling-upgrade", 11)
-    assert d["steps"] == 11 and not d["ok"]
+    assert d["steps"] == 17 and not d["ok"]  # the whole plan: 11 run, 6 left unrun by the refusal
     (hop,) = d["hops"]
     assert (hop["conversion"], hop["actor"]) == ("refused to start", "A")
     assert hop["error"].endswith("log.message.format.version 0.10.0 cannot be used when "
@@ -84,3 +84,6 @@ def test_scenario_stepper_ends_the_seeds_plan_at_the_refused_bounce():
     head, _ = upgrade.scenario_view(d)
     assert "The run stops here:" in head and "12. phase 2.2.1" in head
     assert upgrade.scenario_step("seed000-rolling-upgrade", 10)["stopped"] is None
+    after = upgrade.scenario_step("seed000-rolling-upgrade", 12)
+    assert after["name"].startswith("12. phase 2.2.1") and after["name"].endswith("(not run)") and after["hops"] == []
+    assert "Not run: the run stopped earlier:" in upgrade.scenario_view(after)[0]

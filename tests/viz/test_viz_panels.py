@@ -169,7 +169,7 @@ def test_06_stepper_phase_2_down_converts_for_the_old_consumer():
 
 def test_06_scenario_step_slider_spans_the_scenarios_steps():
     p = upgrade.scenario_panel()
-    assert p.controls["step"].max == upgrade.scenario_steps("seed000-rolling-upgrade") == 11
+    assert p.controls["step"].max == upgrade.scenario_steps("seed000-rolling-upgrade") == 17
     p.set(step=11)
     assert p.data["hops"][0]["conversion"] == "refused to start"
     assert "A broker refused to start: 6 step(s) not run." in _text(p)
@@ -181,6 +181,8 @@ def test_06_scenario_step_slider_spans_the_scenarios_steps():
     p.set(name="seed000-trial-rollback-ibp-0.10.0")
     assert p.controls["step"].max == 6 and p.values["step"] == 6 and p.error is None
     assert _text(p).startswith("Step 6 of 6")
+    p.set(name="seed000-trial-rollback")  # the seed's plan stops at step 1: its range is still the plan's 6 steps
+    assert p.controls["step"].max == 6 and p.error is None and "A broker refused to start: 5 step(s) not run." in _text(p)
 
 
 # ---------------------------------------------------------------------------------------------- 07
