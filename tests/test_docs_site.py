@@ -1,6 +1,7 @@
 """The documentation site (``make docs``), read as a person would: offline, in Debian's Chromium.
 
-The site is built once for the session into ``build/`` as ``make docs`` builds it (``docs/_ext/build_site.py``:
+The site is built once for the session into ``build/`` as ``make docs`` builds it, by a job started when the
+session begins (tests/head_start.py) (``docs/_ext/build_site.py``:
 the notebooks executed with static panels, only those changed since the last build; Sphinx incremental), then
 every page is opened from ``file://`` (four tabs at a time) in an offline context, every other request
 recorded.  The test fails on a console error or an uncaught script error on any page, on a notebook without
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import head_start
 from browser_checks import check
 from browser_session import OFFLINE, record_errors, record_others
 from ci_mode import skip_or_fail
@@ -31,18 +33,20 @@ VIEWPORT = {"width": 1280, "height": 900}
 pytestmark = pytest.mark.timeout(1800)
 
 
+#: ``make docs``'s build (minutes: the notebooks executed, every page written), started when the session begins
+head_start.job("docs-site", module=__name__, fixture="site", lane="cpu", cwd=ROOT, timeout=1500,
+               commands=lambda tmp: [[sys.executable, str(ROOT / "docs" / "_ext" / "build_site.py"), str(BUILD)]])
+
+
 @pytest.fixture(scope="session")
 def site() -> Path:
     for module in ("sphinx", "myst_nb", "pydata_sphinx_theme", "sphinx_design", "sphinxarg"):
         if importlib.util.find_spec(module) is None:
             skip_or_fail(f"{module} is missing: `make docs` (or `make test`) installs the docs extra")
-    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-    try:
-        import build_site
-    finally:
-        sys.path.remove(str(ROOT / "docs" / "_ext"))
-    index = build_site.build(BUILD, log=lambda _: None)
-    assert index == SITE / "index.html" and index.is_file()
+    p = head_start.result("docs-site").last
+    assert p.returncode == 0, f"the site's build failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
+    assert p.stdout.strip().splitlines()[-1] == f"docs: {SITE / 'index.html'}", p.stdout[-2000:]
+    assert (SITE / "index.html").is_file()
     return SITE
 
 

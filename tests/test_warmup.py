@@ -1,7 +1,8 @@
 """First use of the compiled decoder: a process with an empty numba cache decodes exactly as the
 reference decoder does and leaves the cache behind; ``kafkafmt warmup`` loads it and fills in every
 kernel; with no writable cache directory the kernels still compile.  (No timing here: the seconds
-are the bench's first-use line.)"""
+are the bench's first-use line.)  The cold processes run as a job started when the session begins
+(tests/head_start.py), beside the tests before this one."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import head_start
 from kafkafmt.log.cleaner import kernels as cleaner_kernels  # noqa: F401  (the cleaner's kernels: jit.KERNELS holds every kernel)
 from kafkafmt.records import records_table
 from kafkafmt.records.fast import build_kernel, jit, kernels  # noqa: F401  (fills jit.KERNELS)
@@ -37,25 +39,38 @@ print(json.dumps({"compiled": compiled, "loaded": loaded, "cache_dirs": jit.cach
 """
 
 
-def _run(args, cache_dir):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return p.stdout
+def _cold_commands(tmp):
+    """A cold process decoding every sample (into ``tmp/tables.arrows``), then ``kafkafmt warmup``, on the empty
+    numba cache ``tmp/numba-cache``."""
+    (tmp / "numba-cache").mkdir()
+    return [[sys.executable, "-c", COLD_DECODE, str(tmp / "tables.arrows")], [sys.executable, "-m", "kafkafmt", "warmup"]]
 
 
-def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(tmp_path):
-    cache = tmp_path / "numba-cache"
-    cache.mkdir()
+#: two processes compiling every kernel (about 2 minutes of one core): started when the session begins
+head_start.job("cold-numba-cache", module=__name__, fixture="cold_cache", lane="cpu", commands=_cold_commands,
+               env=lambda tmp: dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "numba-cache")), timeout=900)
+
+
+@pytest.fixture()
+def cold_cache():
+    """The cold job's directory, its numba cache, the cold process's JSON line and warmup's report."""
+    done = head_start.result("cold-numba-cache")
+    for p in done.runs:
+        assert p.returncode == 0, p.stdout + p.stderr
+    assert len(done.runs) == 2
+    return done.tmp, done.tmp / "numba-cache", done.runs[0].stdout, done.runs[1].stdout
+
+
+def test_cold_process_decodes_as_the_reference_and_warmup_loads_its_cache(cold_cache):
+    tmp_path, cache, cold, report = cold_cache
     out = tmp_path / "tables.arrows"
-    stats = json.loads(_run(["-c", COLD_DECODE, str(out)], cache).strip().splitlines()[-1])
+    stats = json.loads(cold.strip().splitlines()[-1])
     assert stats["compiled"] > 0 and stats["loaded"] == 0  # a truly cold cache: nothing to load
     assert stats["cache_dirs"] and all(d.startswith(str(cache)) for d in stats["cache_dirs"])
     with pa.OSFile(str(out), "rb") as f:
         for name, (_, data) in sample_record_sets().items():
             assert pa.ipc.open_stream(f).read_all().equals(records_table(data, engine="reference")), name
 
-    report = _run(["-m", "kafkafmt", "warmup"], cache)
     m = re.search(r"(\d+) kernels ready in [\d.]+ s: (\d+) compiled, (\d+) loaded from the cache; cache: (.+)", report)
     assert m, report
     n, loaded, where = int(m[1]), int(m[3]), m[4].strip().split(", ")

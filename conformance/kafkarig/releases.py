@@ -10,7 +10,9 @@ it was built against) and the extras Java 17 needs to run it:
 
 :func:`resolve` writes one pom per release generated from its row (:func:`pom_xml`) and runs
 ``mvn dependency:copy-dependencies`` into ``conformance/.cache/releases/<version>/lib/``; a stamp file
-holding the row's coordinates marks a complete copy (a changed row re-resolves).  A version that is not
+holding the row's coordinates marks a complete copy (a changed row re-resolves).  Maven runs under one lock
+(``flock`` on ``releases/.maven.lock``): processes and threads resolving at once (the test session's runs
+started side by side) wait for each other instead of copying into, or removing, the same folder.  A version that is not
 a row raises :class:`ReleaseError` ("unknown Kafka release"); a row Maven cannot give raises it with
 one line naming the artifact and Maven's log.
 
@@ -18,9 +20,11 @@ one line naming the artifact and Maven's log.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,28 +162,50 @@ def resolve(version: str | Release, *, mvn: str | None = None) -> Path:
     """``version``'s lib dir, resolved by Maven on first use (a stamp marks a complete copy)."""
     r = version if isinstance(version, Release) else release(version)
     want = "\n".join(r.coordinates()) + "\n"
-    if r.stamp.is_file() and r.stamp.read_text() == want:
+    if _complete(r, want):
         return r.lib_dir
     reason = maven_missing_reason()
     if reason:
         raise ReleaseError(reason)
-    r.dir.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(r.lib_dir, ignore_errors=True)
-    pom = r.dir / "pom.xml"
-    tmp = pom.with_suffix(".xml.tmp")
-    tmp.write_text(pom_xml(r))
-    tmp.replace(pom)
-    log = r.dir / "mvn.log"
-    cmd = [mvn or os.environ.get("MVN") or "mvn", "-q", "-B", "--no-transfer-progress", "-Dstyle.color=never",
-           "-f", str(pom), "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies",
-           "-DincludeScope=runtime", f"-DoutputDirectory={r.lib_dir}"]
-    with open(log, "wb") as out:
-        rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-    if rc != 0 or not any(r.lib_dir.glob("kafka_*.jar")):
-        missing = _first_error(log)
-        raise ReleaseError(f"Maven cannot give Kafka {r.version} ({r.artifact}): {missing} (log: {log})")
-    r.stamp.write_text(want)
+    with _maven_lock():
+        if _complete(r, want):  # resolved by another process or thread while this one waited
+            return r.lib_dir
+        r.dir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(r.lib_dir, ignore_errors=True)
+        pom = r.dir / "pom.xml"
+        tmp = pom.with_suffix(".xml.tmp")
+        tmp.write_text(pom_xml(r))
+        tmp.replace(pom)
+        log = r.dir / "mvn.log"
+        cmd = [mvn or os.environ.get("MVN") or "mvn", "-q", "-B", "--no-transfer-progress", "-Dstyle.color=never",
+               "-f", str(pom), "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={r.lib_dir}"]
+        with open(log, "wb") as out:
+            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        if rc != 0 or not any(r.lib_dir.glob("kafka_*.jar")):
+            missing = _first_error(log)
+            raise ReleaseError(f"Maven cannot give Kafka {r.version} ({r.artifact}): {missing} (log: {log})")
+        tmp = r.stamp.with_name(r.stamp.name + ".tmp")
+        tmp.write_text(want)
+        tmp.replace(r.stamp)
     return r.lib_dir
+
+
+def _complete(r: Release, want: str) -> bool:
+    return r.stamp.is_file() and r.stamp.read_text() == want
+
+
+@contextmanager
+def _maven_lock():
+    """Held while Maven resolves: one resolution at a time across processes and threads (each holder opens the
+    lock file itself, and ``flock`` locks belong to an open file, so two threads exclude each other too)."""
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CACHE_DIR / ".maven.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _first_error(log: Path) -> str:

@@ -3,8 +3,9 @@
 The CLI runs in a subprocess that finds the rig's live runner as an installed checkout would: through the
 entry point ``conformance/pyproject.toml`` declares (a ``.dist-info`` written from that file on the
 subprocess's path, so the test runs whether or not ``pip install -e conformance/`` was done).  One run per
-scenario.  Where the model and a release disagree, the release is right and the model is fixed: every step
-run here agrees, and a step that does not is a failure, shown model beside release.
+scenario, started when the session begins, beside the tests before it (a live job of tests/head_start.py).
+Where the model and a release disagree, the release is right and the model is fixed: every step run here
+agrees, and a step that does not is a failure, shown model beside release.
 
 Seed 000's own plans stop where Kafka 0.10.0.1 refuses to start a broker with log.message.format.version
 0.10.0 under the seed's ApiVersion 0.9.0-1 (0.10.0-IV0; KafkaConfig before KAFKA-6238): the model refuses it
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import head_start
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
@@ -65,20 +66,53 @@ def parse(out: str) -> dict[int, dict]:
     return steps
 
 
-_RUNS: dict[str, tuple] = {}
+#: a scenario run's limit (two or three brokers, every step; about 30-170 s here)
+RUN_TIMEOUT = 600
 
 
-def live(name: str, tmp_path_factory, releases: tuple[str, ...]):
-    """``kafkafmt scenario run <name> --live`` once per test session: (process, parsed steps)."""
-    if name not in _RUNS:
+def scenario_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...]) -> None:
+    """Register ``kafkafmt scenario run <name> --live`` as a live job of ``module``'s ``fixture``
+    (tests/head_start.py): it starts when the session begins, beside the tests before it."""
+    def commands(tmp: Path) -> list[list[str]]:
+        return [[sys.executable, "-m", "kafkafmt", "scenario", "run", str(DATA / f"{name}.yaml"), "--live"]]
+
+    def env(tmp: Path) -> dict[str, str]:
+        entry = tmp / "rig-entry-point"
+        if not entry.exists():
+            rig_entry_point(entry)
+        return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "conformance"), str(entry)])}
+
+    def before() -> None:  # the releases' jars, resolved by Maven one at a time (kafkarig.releases.resolve)
+        from kafkarig.releases import ReleaseError, resolve
         for v in releases:
-            releases_or_skip(v)
-        path = rig_entry_point(tmp_path_factory.mktemp("rig-entry-point"))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "conformance"), str(path)])}
-        p = subprocess.run([sys.executable, "-m", "kafkafmt", "scenario", "run", str(DATA / f"{name}.yaml"), "--live"],
-                           env=env, capture_output=True, text=True, timeout=280, cwd=REPO)
-        _RUNS[name] = (p, parse(p.stdout))
-    return _RUNS[name]
+            try:
+                resolve(v)
+            except ReleaseError:
+                pass  # said by releases_or_skip when the fixture asks for the run
+
+    head_start.job(name, module=module, fixture=fixture, lane="live", commands=commands, env=env, cwd=REPO,
+                   timeout=RUN_TIMEOUT, before=before)
+
+
+def live(name: str, releases: tuple[str, ...]):
+    """The run of ``kafkafmt scenario run <name> --live`` (registered by :func:`scenario_job`): (process, parsed
+    steps)."""
+    for v in releases:
+        releases_or_skip(v)
+    p = head_start.result(name).last
+    return p, parse(p.stdout)
+
+
+#: fixture → (the scenario it runs live, the releases it names), in the order the tests ask for them
+RUNS = {
+    "upgrade": ("seed000-rolling-upgrade", ("0.9.0.1", "0.10.0.1")),
+    "upgrade_ibp": ("seed000-rolling-upgrade-ibp-0.10.0", ("0.9.0.1", "0.10.0.1")),
+    "rollback": ("seed000-trial-rollback", ("0.10.0.1",)),
+    "rollback_ibp": ("seed000-trial-rollback-ibp-0.10.0", ("0.10.0.1",)),
+    "migration": ("seed004-migration", ("0.9.0.1", "0.10.0.1", "0.10.1.1")),
+}
+for _fixture, (_name, _releases) in RUNS.items():
+    scenario_job(_name, module=__name__, fixture=_fixture, releases=_releases)
 
 
 def differ(steps, n: int) -> list[tuple[str, str, str]]:
@@ -87,8 +121,8 @@ def differ(steps, n: int) -> list[tuple[str, str, str]]:
 
 # --------------------------------------------------------------------------- seed 000: the rolling upgrade
 @pytest.fixture(scope="module")
-def upgrade(tmp_path_factory):
-    return live("seed000-rolling-upgrade", tmp_path_factory, ("0.9.0.1", "0.10.0.1"))
+def upgrade():
+    return live(*RUNS["upgrade"])
 
 
 def test_upgrade_runs_live_until_the_release_refuses_phase_2_1_and_agrees(upgrade):
@@ -124,8 +158,8 @@ def test_upgrade_compares_followers_clients_and_fetches(upgrade):
 
 # --------------------------------------------------------------------------- seed 000: the trial and rollback
 @pytest.fixture(scope="module")
-def rollback(tmp_path_factory):
-    return live("seed000-trial-rollback", tmp_path_factory, ("0.10.0.1",))
+def rollback():
+    return live(*RUNS["rollback"])
 
 
 def test_rollback_runs_live_until_the_release_refuses_trial_1_and_agrees(rollback):
@@ -163,13 +197,13 @@ def test_the_model_refuses_for_the_release_s_own_reason(upgrade):
 
 # --------------------------------------------------------------------------- seed 000 with ApiVersion 0.10.0
 @pytest.fixture(scope="module")
-def upgrade_ibp(tmp_path_factory):
-    return live("seed000-rolling-upgrade-ibp-0.10.0", tmp_path_factory, ("0.9.0.1", "0.10.0.1"))
+def upgrade_ibp():
+    return live(*RUNS["upgrade_ibp"])
 
 
 @pytest.fixture(scope="module")
-def rollback_ibp(tmp_path_factory):
-    return live("seed000-trial-rollback-ibp-0.10.0", tmp_path_factory, ("0.10.0.1",))
+def rollback_ibp():
+    return live(*RUNS["rollback_ibp"])
 
 
 @pytest.mark.parametrize("run,count", [("upgrade_ibp", 17), ("rollback_ibp", 6)])
@@ -200,8 +234,8 @@ def test_with_api_version_0_10_0_the_rollback_leaves_v0_on_b_byte_for_byte(rollb
 
 # --------------------------------------------------------------------------- seed 004: the migration plan
 @pytest.fixture(scope="module")
-def migration(tmp_path_factory):
-    return live("seed004-migration", tmp_path_factory, ("0.9.0.1", "0.10.0.1", "0.10.1.1"))
+def migration():
+    return live(*RUNS["migration"])
 
 
 def test_migration_runs_every_step_live_and_agrees(migration):

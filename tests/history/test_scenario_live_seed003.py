@@ -1,7 +1,8 @@
 """Seed 003's upgrade path, live: real 0.11.0.3 brokers upgraded to 1.1.1 (the rig's release of the seed's
 "1.0"), real idempotent Java producers of 0.11.0.3 and 1.1.1, beside the model.
 
-One ``kafkafmt scenario run seed003-upgrade-path --live`` per session (about 2 minutes here).  Every row is
+One ``kafkafmt scenario run seed003-upgrade-path --live`` per session (about 1 minute here), started when the
+session begins (tests/head_start.py).  Every row is
 compared with the model of Kafka's released rules (the scenario as releases can run it,
 :func:`kafkarig.proposals.released`); the seed's proposals (``enable.idempotence=safe``, broker S's
 idempotence modes) are ``SEED`` rows beside what the release did instead, never counted.
@@ -12,7 +13,7 @@ import re
 
 import pytest
 
-from test_scenario_live import differ, live
+from test_scenario_live import differ, live, scenario_job
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
@@ -24,9 +25,13 @@ CLIENT_43 = ("error org.apache.kafka.common.errors.UnsupportedForMessageFormatEx
 MODEL_43 = "error UnsupportedForMessageFormatException: Idempotent records cannot be used with magic version 1"
 
 
+RUN = ("seed003-upgrade-path", ("0.11.0.3", "1.1.1"))
+scenario_job(RUN[0], module=__name__, fixture="seed003", releases=RUN[1])
+
+
 @pytest.fixture(scope="module")
-def seed003(tmp_path_factory):
-    return live("seed003-upgrade-path", tmp_path_factory, ("0.11.0.3", "1.1.1"))
+def seed003():
+    return live(*RUN)
 
 
 def seed_rows(out: str) -> dict[int, list[tuple[str, str, str, str]]]:

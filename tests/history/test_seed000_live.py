@@ -1,6 +1,7 @@
 """Seed 000's rolling upgrade from 0.9 to 0.10 and its rollback on a real mixed 0.9.0.1 + 0.10.2.2 cluster.
 
-One run (:func:`kafkarig.seed000.run_seed000`, under 2 minutes here) per module; one test per check:
+One run (:func:`kafkarig.seed000.run_seed000`, under 2 minutes here) per module, in a subprocess started
+when the session begins (tests/head_start.py); one test per check:
 each partition's replicas byte-identical after every phase, what each leader stored against the model's
 append, what a 0.9 and a 0.10 Java consumer read against the model's fetch.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from old_release_fixtures import releases_or_skip
+from old_release_fixtures import rig_job, rig_result
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
@@ -28,12 +29,13 @@ _CHECKS = {
 DISAGREEMENTS: dict[str, str] = {}
 
 
+RELEASES = ("0.9.0.1", "0.10.2.2")
+rig_job("seed000-rig", module=__name__, fixture="seed000", target="kafkarig.seed000:run_seed000", releases=RELEASES)
+
+
 @pytest.fixture(scope="module")
 def seed000():
-    for v in ("0.9.0.1", "0.10.2.2"):
-        releases_or_skip(v)
-    from kafkarig.seed000 import run_seed000
-    run = run_seed000()
+    run = rig_result("seed000-rig", RELEASES)
     return {c["check"]: c for p in run["phases"].values() for c in p["checks"]}
 
 

@@ -1,6 +1,7 @@
 """KIP-33's time index on an upgrade from Kafka 0.10.0.1 to 0.10.1.1, live, against kafkafmt's log model.
 
-One run of :func:`kafkarig.time_index.run_time_index_upgrade` per module (a ZooKeeper and two brokers, JVMs
+One run of :func:`kafkarig.time_index.run_time_index_upgrade` per module, in a subprocess started when the
+session begins (tests/head_start.py; a ZooKeeper and two brokers, JVMs
 capped at 256 MB; about 90 s, most of it waiting for the releases' retention to run): a partition written on
 0.10.0.1, its broker stopped cleanly (topic ``ti-clean``) or killed (``ti-crash``), the jars swapped to
 0.10.1.1 on the same data directory, the IBP and format steps of 0.10.1's upgrade notes, more records, time
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from old_release_fixtures import releases_or_skip
+from old_release_fixtures import rig_job, rig_result
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
@@ -24,12 +25,14 @@ from kafkarig.time_index import check_names  # noqa: E402
 DISAGREEMENTS: dict[str, str] = {}
 
 
+RELEASES = ("0.10.0.1", "0.10.1.1")
+rig_job("time-index-rig", module=__name__, fixture="upgrade", target="kafkarig.time_index:run_time_index_upgrade",
+        releases=RELEASES)
+
+
 @pytest.fixture(scope="module")
 def upgrade():
-    for v in ("0.10.0.1", "0.10.1.1"):
-        releases_or_skip(v)
-    from kafkarig.time_index import run_time_index_upgrade
-    run = run_time_index_upgrade()
+    run = rig_result("time-index-rig", RELEASES)
     return {c["check"]: c for p in run["phases"].values() for c in p["checks"]}
 
 
