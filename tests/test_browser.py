@@ -62,6 +62,11 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(ROOT / "notebooks", work)  # the browser may autosave: never let it touch the stored notebooks
+    # the copy's derived tables (kafkafmt.viz.derived: <root>/build/derived) are the checkout's, which the other
+    # runs of the notebooks (the docs build, Voilà, nbval) build or read: one Spark pipeline, not one more per copy
+    (ROOT / "build" / "derived").mkdir(parents=True, exist_ok=True)
+    (work / "build").mkdir()
+    (work / "build" / "derived").symlink_to(ROOT / "build" / "derived", target_is_directory=True)
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')

@@ -1,38 +1,31 @@
 """The wheel holds the product only, and ``kafkafmt`` works installed from it, outside a source checkout.
 
-The checkout (without its caches, data and VCS files) is copied and built with ``pip wheel --no-deps``;
+The checkout (without its caches, data and VCS files) is copied and built with ``pip wheel --no-deps``
+(tests/wheel_install.py, a job started when the session begins: tests/head_start.py);
 the wheel must hold exactly the package's files (every module and every package-data file: scenario
 YAMLs, shipped workloads) and nothing of the test rig.  It is installed with ``pip install --no-deps
 --target`` and run from another directory with ``PYTHONPATH`` naming only that target: the dependencies
 come from this environment, ``kafkafmt`` from the wheel (asserted), and the checkout is nowhere on the path.
 
-The compiled kernels of an installed copy are compiled on its first ``clean`` (tens of seconds); the
-copy is installed at a fixed place with the files' times of the wheel and a numba cache of its own
-beside it, so only the first run of this test after a kernel changed pays for that.
+The compiled kernels of an installed copy are compiled by its own ``kafkafmt warmup`` in that job (a
+minute or more on a fresh machine); the copy is installed at a fixed place with the files' times of the
+wheel and a numba cache of its own beside it, so a later run after no kernel changed loads them.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import head_start
 import kafkafmt
+from wheel_install import installed_env
 
 REPO = Path(kafkafmt.__file__).resolve().parent.parent
 PACKAGE = REPO / "kafkafmt"
-#: what the build copy leaves out of the checkout's root: VCS, environments, build outputs, generated data
-NOT_COPIED_AT_ROOT = {".git", ".venv", "build", "dist", ".fuzz", ".pytest_cache", ".hypothesis", "node_modules",
-                      "data", "notebooks"}
-#: and anywhere: caches
-NOT_COPIED = ("__pycache__", "*.egg-info", ".cache", ".ipynb_checkpoints")
 #: a keyed topic small enough to clean in a second, in several segments (written uncleaned: cleaned by the test)
 WORKLOAD = """\
 name: wheel-check
@@ -60,34 +53,18 @@ def _package_files() -> set[str]:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".nbi", ".nbc")}
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(the wheel, the installed copy's directory, the environment that runs it)."""
-    build = tmp_path_factory.mktemp("wheel-build")
-    src = build / "src"
-    anywhere = shutil.ignore_patterns(*NOT_COPIED)
+#: the wheel built and installed, its kernels compiled (tests/wheel_install.py), when the session begins
+head_start.job("wheel", module=__name__, fixture="installed", lane="cpu", cwd=REPO, timeout=1200,
+               commands=lambda tmp: [[sys.executable, str(Path(__file__).with_name("wheel_install.py")), str(tmp)]])
 
-    def ignore(directory, names):
-        return anywhere(directory, names) | (NOT_COPIED_AT_ROOT & set(names) if Path(directory) == REPO else set())
-    shutil.copytree(REPO, src, symlinks=True, ignore=ignore)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(build / "dist"), str(src)],
-                   check=True, capture_output=True, text=True, timeout=600)
-    (wheel,) = (build / "dist").glob("kafkafmt-*.whl")
-    # a fixed place per checkout, so that the numba cache beside it stays valid between runs
-    home = Path(tempfile.gettempdir()) / f"kafkafmt-wheel-test-{os.getuid()}-{hashlib.sha1(str(REPO).encode()).hexdigest()[:8]}"
-    site = home / "site"
-    shutil.rmtree(site, ignore_errors=True)
-    subprocess.run([*pip, "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True, text=True, timeout=600)
-    with zipfile.ZipFile(wheel) as z:  # the files' times as the wheel has them (numba's cache checks them)
-        for info in z.infolist():
-            path = site / info.filename
-            if path.is_file():
-                stamp = time.mktime((*info.date_time, 0, 0, -1))
-                os.utime(path, (stamp, stamp))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
-    env.update(PYTHONPATH=str(site), NUMBA_CACHE_DIR=str(home / "numba-cache"))
+
+@pytest.fixture(scope="module")
+def installed():
+    """(the wheel, the installed copy's directory, the environment that runs it)."""
+    p = head_start.result("wheel").last
+    assert p.returncode == 0, f"the wheel's build, install or warmup failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    wheel = Path(p.stdout.strip().splitlines()[-1])
+    site, env = installed_env()
     return wheel, site, env
 
 

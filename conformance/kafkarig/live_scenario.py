@@ -537,7 +537,7 @@ class LiveScenario:
 
     def _follower_state(self) -> dict[tuple[str, int], bool]:
         out = {}
-        for p, info in self._up().partitions(TOPIC).items():
+        for p, info in self._up().in_sync_state(TOPIC).items():  # every assigned replica (ZooKeeper's)
             leader = self.names.get(info["leader"])
             if leader is None:
                 continue

@@ -42,7 +42,7 @@ from .broker import (
 from .client import KafkaClient, ProtocolError, Writer
 from .properties import write_server_properties
 from .releases import Release, release, resolve
-from .zkread import partition_state
+from .zkread import partition_state, replica_assignment
 
 __all__ = ["TOOLS_LOG4J", "BrokerError", "OldBroker", "OldCluster", "metadata_v0"]
 
@@ -302,17 +302,20 @@ class OldCluster:
 
     # -- partition state --------------------------------------------------------------------------------
     def partitions(self, topic: str) -> dict[int, dict]:
+        """Each partition of ``topic`` as a live broker's Metadata v0 answers: its leader, and the replicas that broker
+        knows alive (:meth:`in_sync_state` has every assigned replica)."""
         md = metadata_v0(self.live_broker().port, [topic])
         return md["topics"].get(topic, {}).get("partitions", {})
 
     def in_sync_state(self, topic: str) -> dict[int, dict]:
-        """Each partition of ``topic``: its replicas and leader from a broker's metadata (Metadata v0), its ISR and
-        ``zk_leader`` as ZooKeeper holds them (:mod:`kafkarig.zkread`: a broker's metadata shows an ISR grown back
-        only when the leader propagates it, seconds later)."""
+        """Each partition of ``topic``: its leader from a broker's metadata (Metadata v0), its replicas, ISR and
+        ``zk_leader`` as ZooKeeper holds them (:mod:`kafkarig.zkread`: a broker's metadata lists only the replicas
+        it knows alive, and shows an ISR grown back only when the leader propagates it, seconds later)."""
         out = {}
+        assigned = replica_assignment(self.zk_connect, topic) or {}
         for n, p in self.partitions(topic).items():
             state = partition_state(self.zk_connect, topic, n) or {"leader": -1, "isr": []}
-            out[n] = {**p, "isr": state["isr"], "zk_leader": state["leader"]}
+            out[n] = {**p, "replicas": assigned.get(n, p["replicas"]), "isr": state["isr"], "zk_leader": state["leader"]}
         return out
 
     def wait_in_sync(self, topic: str, timeout: float = 60.0, brokers: set[int] | None = None) -> dict[int, dict]:

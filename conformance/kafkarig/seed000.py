@@ -52,7 +52,7 @@ def _wait_replicas(cluster: OldCluster, partition: int, timeout: float = 20.0) -
     """The leader's and the follower's segment of ``partition`` once equal (or at ``timeout``)."""
     deadline = time.monotonic() + timeout
     while True:
-        p = cluster.partitions(TOPIC)[partition]
+        p = cluster.in_sync_state(TOPIC)[partition]  # every assigned replica, as ZooKeeper holds them
         leader = p["leader"]
         follower = next(r for r in p["replicas"] if r != leader)
         a = cluster.brokers[leader].segment(TOPIC, partition).read_bytes()

@@ -16,7 +16,7 @@ import json
 import socket
 import struct
 
-__all__ = ["ZkError", "get_data", "partition_state"]
+__all__ = ["ZkError", "get_data", "partition_state", "replica_assignment"]
 
 _GET_DATA, _CLOSE_SESSION = 4, -11
 _NO_NODE = -101
@@ -74,3 +74,15 @@ def partition_state(connect: str, topic: str, partition: int) -> dict | None:
     root = f"/{chroot}" if chroot else ""
     data = get_data(host, int(port), f"{root}/brokers/topics/{topic}/partitions/{partition}/state")
     return None if data is None else json.loads(data)
+
+
+def replica_assignment(connect: str, topic: str) -> dict[int, list[int]] | None:
+    """``{partition: [broker ids]}``: ``topic``'s replicas as ZooKeeper assigns them (``/brokers/topics/<t>``,
+    written when the topic is created), or None before it exists.  A 0.9 ... 2.x broker's Metadata response lists
+    only the replicas it knows alive (``MetadataCache``): right after a broker restarts, its own partitions show
+    one replica fewer there, never here."""
+    hostport, _, chroot = connect.partition("/")
+    host, port = hostport.rsplit(":", 1)
+    root = f"/{chroot}" if chroot else ""
+    data = get_data(host, int(port), f"{root}/brokers/topics/{topic}")
+    return None if data is None else {int(k): list(v) for k, v in json.loads(data)["partitions"].items()}
