@@ -9,10 +9,7 @@ with the one signature its callers use, and checks the tables against the pure-P
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 
 def register(sub) -> None:
@@ -26,80 +23,26 @@ def register(sub) -> None:
 
 
 def warm_up() -> dict:
-    """Reach every kernel once; return what was compiled, loaded, where the cache is, and the check.
-
-    numba compiles one function at a time, and two kernels are most of a cold warmup (the cleaner's
-    ``filter_run`` about 40 %, ``map_run`` about 35 %, on this project's 2-core machine): with more than one
-    core, a second process compiles ``filter_run`` into the same cache (:func:`_compile_filter_run`) while this
-    one compiles the rest, and the checks below then load it."""
+    """Reach every kernel once; return what was compiled, loaded, where the cache is, and the check."""
     t = time.perf_counter()
     from ..records import MemoryRecords, build_v2_batches, decode_records, records_table
     from ..records.fast import jit
     from ..records.sample_sets import sample_record_sets
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) if (os.cpu_count() or 1) > 1 else None
-    side = pool.submit(_compile_filter_run) if pool else None
-    try:
-        samples = sample_record_sets()
-        mismatched = []
-        for name, (_, data) in samples.items():
-            fast = records_table(data)
-            if not fast.equals(records_table(data, engine="reference")) or \
-                    list(decode_records(data)) != list(MemoryRecords(data).records()):
-                mismatched.append(name)
-        build_v2_batches([0, 1], [b"k", None], [b"v", b""], [[("h", b"x")], []])
-        if not _crc32_agrees_with_zlib():
-            mismatched.append("CRC-32 (crc32_spans against zlib)")
-        _offset_map_run(_three_records())  # map_run, while the other process compiles filter_run
-        side_compiled, side_loaded = side.result() if side else (0, 0)
-    finally:
-        if pool:
-            pool.shutdown(wait=True, cancel_futures=True)
+    samples = sample_record_sets()
+    mismatched = []
+    for name, (_, data) in samples.items():
+        fast = records_table(data)
+        if not fast.equals(records_table(data, engine="reference")) or \
+                list(decode_records(data)) != list(MemoryRecords(data).records()):
+            mismatched.append(name)
+    build_v2_batches([0, 1], [b"k", None], [b"v", b""], [[("h", b"x")], []])
+    if not _crc32_agrees_with_zlib():
+        mismatched.append("CRC-32 (crc32_spans against zlib)")
     if not _cleaner_agrees_with_reference():
         mismatched.append("the cleaner's bulk read (kafkafmt.log.cleaner.scan against the builder and hashlib)")
     compiled, loaded = jit.cache_stats()
-    return {"kernels": len(jit.KERNELS), "compiled": compiled + side_compiled, "loaded": loaded + side_loaded,
-            "cache_dirs": jit.cache_dirs(), "samples": len(samples), "mismatched": mismatched,
-            "seconds": time.perf_counter() - t}
-
-
-def _three_records() -> bytes:
-    """One v2 batch of three records, keys a, b, a (b's value null: a tombstone)."""
-    from ..constants import CompressionType, TimestampType
-    from ..records import MemoryRecordsBuilder
-    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
-    for i, (key, value) in enumerate([(b"a", b"1"), (b"b", None), (b"a", b"2")]):
-        b.append_with_offset(i, 1_700_000_000_000 + i, key, value)
-    return b.build()
-
-
-def _offset_map_run(data: bytes):
-    """The offset map of ``data`` built by the compiled map runs (``map_segment_runs``)."""
-    from ..log.cleaner.filter import CleanerStats
-    from ..log.cleaner.kernels import Spans, map_segment_runs
-    from ..log.cleaner.offset_map import OffsetMap
-    from ..log.cleaner.scan import as_array
-    omap = OffsetMap(24 * 16)
-    map_segment_runs(data, as_array(data), Spans(data), omap, 0, 10, CleanerStats(), lambda b: True)
-    return omap
-
-
-def _compile_filter_run() -> tuple[int, int]:
-    """(In the second process) ``filter_run`` compiled, or loaded, for the one signature its callers pass, on an
-    offset map filled by ``put`` (no ``map_run``); returns this process's (compiled, loaded) counts."""
-    from ..log.cleaner.filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
-    from ..log.cleaner.kernels import FilterRun, Spans
-    from ..log.cleaner.offset_map import OffsetMap
-    from ..log.cleaner.scan import as_array
-    from ..records.fast import jit
-    data = _three_records()
-    omap = OffsetMap(24 * 16)
-    omap.put(b"b", 1)
-    omap.put(b"a", 2)
-    flt = SegmentFilter(omap, now=1_700_000_000_002, delete_retention_ms=100_000, txn=CleanedTransactionMetadata(),
-                        last_records={}, stats=CleanerStats())
-    spans = Spans(data)
-    FilterRun(flt, data, as_array(data), lambda b: (b"", -1)).chunk(spans, 0, len(spans))
-    return jit.cache_stats()
+    return {"kernels": len(jit.KERNELS), "compiled": compiled, "loaded": loaded, "cache_dirs": jit.cache_dirs(),
+            "samples": len(samples), "mismatched": mismatched, "seconds": time.perf_counter() - t}
 
 
 def _crc32_agrees_with_zlib() -> bool:
@@ -123,10 +66,14 @@ def _cleaner_agrees_with_reference() -> bool:
     checked against the builder and :mod:`hashlib`."""
     import hashlib
 
+    from ..constants import CompressionType, TimestampType
     from ..log.cleaner.filter import rebuild_batch
     from ..log.cleaner.scan import as_array, digests, rebuild_v2, scan_v2
-    from ..records import MemoryRecords
-    data = _three_records()
+    from ..records import MemoryRecords, MemoryRecordsBuilder
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+    for i, (key, value) in enumerate([(b"a", b"1"), (b"b", None), (b"a", b"2")]):
+        b.append_with_offset(i, 1_700_000_000_000 + i, key, value)
+    data = b.build()
     (batch,) = MemoryRecords(data).batches()
     scan = scan_v2(batch, as_array(data), 1 << 20)
     records = list(batch.records())
@@ -181,9 +128,11 @@ def _producer_replay(records) -> list:
 def _cleaned(data: bytes, now: int):
     """The offset map and the bytes the compiled runs keep of ``data`` (a 100 s delete retention)."""
     from ..log.cleaner.filter import CleanedTransactionMetadata, CleanerStats, SegmentFilter
-    from ..log.cleaner.kernels import FilterRun, Spans
+    from ..log.cleaner.kernels import FilterRun, Spans, map_segment_runs
+    from ..log.cleaner.offset_map import OffsetMap
     from ..log.cleaner.scan import as_array
-    omap, arr, spans = _offset_map_run(data), as_array(data), Spans(data)
+    omap, arr, spans = OffsetMap(24 * 16), as_array(data), Spans(data)
+    map_segment_runs(data, arr, spans, omap, 0, 10, CleanerStats(), lambda b: True)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=100_000, txn=CleanedTransactionMetadata(), last_records={},
                         stats=CleanerStats())
     out, _, _ = FilterRun(flt, data, arr, lambda b: (b"", -1)).chunk(spans, 0, len(spans))

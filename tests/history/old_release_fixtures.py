@@ -33,17 +33,13 @@ with open(sys.argv[2], "w") as f:
 """
 
 
-def rig_job(name: str, *, module: str, fixture: str, target: str, releases: tuple[str, ...],
-            timeout: float = 600) -> None:
-    """Register the rig run ``target`` (``"kafkarig.seed000:run_seed000"``) as a live job of ``module``'s
-    ``fixture`` (tests/head_start.py), started when the session begins; :func:`rig_result` returns its result."""
-    import os
-    import sys
+def live_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...], commands, env, timeout: float = 600):
+    """Register a run on old releases as a ``live`` job of ``module``'s ``fixture`` (tests/head_start.py), started
+    when the session begins; the releases' jars are resolved first, in the job's thread (Maven under its lock),
+    a release Maven cannot give being said by :func:`releases_or_skip` when the fixture asks for the run."""
     from pathlib import Path
 
     import head_start
-
-    repo = Path(__file__).resolve().parents[2]
 
     def before() -> None:
         from kafkarig.releases import ReleaseError, resolve
@@ -51,12 +47,25 @@ def rig_job(name: str, *, module: str, fixture: str, target: str, releases: tupl
             try:
                 resolve(v)
             except ReleaseError:
-                pass  # said by releases_or_skip when the fixture asks for the run
+                pass
 
-    head_start.job(name, module=module, fixture=fixture, lane="live", cwd=repo, timeout=timeout, before=before,
-                   commands=lambda tmp: [[sys.executable, "-c", _RIG_CALL, target, str(tmp / "result.json")]],
-                   env=lambda tmp: {**os.environ, "PYTHONPATH": os.pathsep.join(
-                       [str(repo), str(repo / "conformance"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
+    head_start.job(name, module=module, fixture=fixture, lane="live", cwd=Path(__file__).resolve().parents[2],
+                   timeout=timeout, before=before, commands=commands, env=env)
+
+
+def rig_job(name: str, *, module: str, fixture: str, target: str, releases: tuple[str, ...],
+            timeout: float = 600) -> None:
+    """Register the rig run ``target`` (``"kafkarig.seed000:run_seed000"``) as a :func:`live_job`;
+    :func:`rig_result` returns its result."""
+    import os
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    live_job(name, module=module, fixture=fixture, releases=releases, timeout=timeout,
+             commands=lambda tmp: [[sys.executable, "-c", _RIG_CALL, target, str(tmp / "result.json")]],
+             env=lambda tmp: {**os.environ, "PYTHONPATH": os.pathsep.join(
+                 [str(repo), str(repo / "conformance"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
 
 
 def rig_result(name: str, releases: tuple[str, ...]) -> dict:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import head_start
-from old_release_fixtures import releases_or_skip
+from old_release_fixtures import live_job, releases_or_skip
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
@@ -72,7 +72,7 @@ RUN_TIMEOUT = 600
 
 def scenario_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...]) -> None:
     """Register ``kafkafmt scenario run <name> --live`` as a live job of ``module``'s ``fixture``
-    (tests/head_start.py): it starts when the session begins, beside the tests before it."""
+    (:func:`old_release_fixtures.live_job`): it starts when the session begins, beside the tests before it."""
     def commands(tmp: Path) -> list[list[str]]:
         return [[sys.executable, "-m", "kafkafmt", "scenario", "run", str(DATA / f"{name}.yaml"), "--live"]]
 
@@ -82,16 +82,7 @@ def scenario_job(name: str, *, module: str, fixture: str, releases: tuple[str, .
             rig_entry_point(entry)
         return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "conformance"), str(entry)])}
 
-    def before() -> None:  # the releases' jars, resolved by Maven one at a time (kafkarig.releases.resolve)
-        from kafkarig.releases import ReleaseError, resolve
-        for v in releases:
-            try:
-                resolve(v)
-            except ReleaseError:
-                pass  # said by releases_or_skip when the fixture asks for the run
-
-    head_start.job(name, module=module, fixture=fixture, lane="live", commands=commands, env=env, cwd=REPO,
-                   timeout=RUN_TIMEOUT, before=before)
+    live_job(name, module=module, fixture=fixture, releases=releases, commands=commands, env=env, timeout=RUN_TIMEOUT)
 
 
 def live(name: str, releases: tuple[str, ...]):
