@@ -69,11 +69,7 @@ def get_data(host: str, port: int, path: str, timeout: float = 5.0) -> bytes | N
 def partition_state(connect: str, topic: str, partition: int) -> dict | None:
     """``{"leader", "isr", ...}`` of ``topic``'s ``partition`` as ZooKeeper holds it (``connect``:
     ``host:port/chroot``, as a broker's ``zookeeper.connect``), or None before the controller wrote it."""
-    hostport, _, chroot = connect.partition("/")
-    host, port = hostport.rsplit(":", 1)
-    root = f"/{chroot}" if chroot else ""
-    data = get_data(host, int(port), f"{root}/brokers/topics/{topic}/partitions/{partition}/state")
-    return None if data is None else json.loads(data)
+    return _json_at(connect, f"/brokers/topics/{topic}/partitions/{partition}/state")
 
 
 def replica_assignment(connect: str, topic: str) -> dict[int, list[int]] | None:
@@ -81,8 +77,14 @@ def replica_assignment(connect: str, topic: str) -> dict[int, list[int]] | None:
     written when the topic is created), or None before it exists.  A 0.9 ... 2.x broker's Metadata response lists
     only the replicas it knows alive (``MetadataCache``): right after a broker restarts, its own partitions show
     one replica fewer there, never here."""
+    data = _json_at(connect, f"/brokers/topics/{topic}")
+    return None if data is None else {int(k): list(v) for k, v in data["partitions"].items()}
+
+
+def _json_at(connect: str, path: str):
+    """The JSON znode ``path`` under ``connect``'s chroot (``host:port/chroot``, as a broker's ``zookeeper.connect``),
+    or None when it does not exist."""
     hostport, _, chroot = connect.partition("/")
     host, port = hostport.rsplit(":", 1)
-    root = f"/{chroot}" if chroot else ""
-    data = get_data(host, int(port), f"{root}/brokers/topics/{topic}")
-    return None if data is None else {int(k): list(v) for k, v in json.loads(data)["partitions"].items()}
+    data = get_data(host, int(port), f"/{chroot}{path}" if chroot else path)
+    return None if data is None else json.loads(data)

@@ -5,7 +5,15 @@ first use); without them the tests skip locally and fail under ``CI=true`` (test
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
+from pathlib import Path
+
+import head_start
 from ci_mode import skip_or_fail
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def releases_or_skip(version: str):
@@ -37,10 +45,6 @@ def live_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...],
     """Register a run on old releases as a ``live`` job of ``module``'s ``fixture`` (tests/head_start.py), started
     when the session begins; the releases' jars are resolved first, in the job's thread (Maven under its lock),
     a release Maven cannot give being said by :func:`releases_or_skip` when the fixture asks for the run."""
-    from pathlib import Path
-
-    import head_start
-
     def before() -> None:
         from kafkarig.releases import ReleaseError, resolve
         for v in releases:
@@ -49,7 +53,7 @@ def live_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...],
             except ReleaseError:
                 pass
 
-    head_start.job(name, module=module, fixture=fixture, lane="live", cwd=Path(__file__).resolve().parents[2],
+    head_start.job(name, module=module, fixture=fixture, lane="live", cwd=REPO,
                    timeout=timeout, before=before, commands=commands, env=env)
 
 
@@ -57,24 +61,15 @@ def rig_job(name: str, *, module: str, fixture: str, target: str, releases: tupl
             timeout: float = 600) -> None:
     """Register the rig run ``target`` (``"kafkarig.seed000:run_seed000"``) as a :func:`live_job`;
     :func:`rig_result` returns its result."""
-    import os
-    import sys
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[2]
     live_job(name, module=module, fixture=fixture, releases=releases, timeout=timeout,
              commands=lambda tmp: [[sys.executable, "-c", _RIG_CALL, target, str(tmp / "result.json")]],
              env=lambda tmp: {**os.environ, "PYTHONPATH": os.pathsep.join(
-                 [str(repo), str(repo / "conformance"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
+                 [str(REPO), str(REPO / "conformance"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
 
 
 def rig_result(name: str, releases: tuple[str, ...]) -> dict:
     """The result of rig job ``name`` (:func:`rig_job`), after :func:`releases_or_skip` of each release; a run that
     failed fails here with its exit status and the end of its output."""
-    import json
-
-    import head_start
-
     for v in releases:
         releases_or_skip(v)
     done = head_start.result(name)
