@@ -3,9 +3,11 @@ partition directory; it first prints the line it applies and what the cleaner of
 differently with this directory's data (:func:`kafkafmt.probes.cleaner_line_notes`)."""
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ConfigError, NoSuchFileError
@@ -136,6 +138,36 @@ def _print_line(partition_dir: Path, line: str) -> None:
         print(f"  {note}")
 
 
+#: what a cleaner pass writes: a partition's segments and their indexes (``.deleted``, ``.cleaned``, ``.swap``
+#: on the way)
+_CLEANER_FILES = ([".log"], [".index"], [".timeindex"], [".txnindex"])
+
+
+@contextmanager
+def _only_the_cleaners_files_change(partition_dir: Path):
+    """Every other file of the log directory and of the partition as it was, its modification time
+    included, when its bytes come back unchanged: the broker's (``.kafka_cleanshutdown``, the
+    recovery-point and log-start checkpoints: ``LogManager``'s) and the partition's own
+    (``leader-epoch-checkpoint``, ``partition.metadata``, producer snapshots).  Opening the partition here
+    deletes the clean-shutdown marker and closing it writes it back, as ``LogManager``'s startup and
+    shutdown do, and loading rewrites the epoch checkpoint (``truncateFromStart``); a cleaner thread
+    touches none of them with the same bytes.  ``cleaner-offset-checkpoint`` and the segments keep what
+    the pass gave them (a cleaned segment takes its last source segment's modification time)."""
+    before = {}
+    for folder in (partition_dir.parent, partition_dir):
+        for p in folder.iterdir():
+            name = p.name
+            if not p.is_file() or name in (CLEANER_OFFSET_CHECKPOINT, ".lock") or p.suffixes[:1] in _CLEANER_FILES:
+                continue
+            before[p] = (p.read_bytes(), p.stat())
+    try:
+        yield
+    finally:
+        for p, (data, st) in before.items():
+            if p.is_file() and p.read_bytes() == data:
+                os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def run(args) -> int:
     src = Path(args.partition_dir)
     if not src.is_dir():
@@ -159,13 +191,14 @@ def run(args) -> int:
                 shutil.copy2(src.parent / name, tmp / name)
     try:
         # takes the log directory's .lock for the whole pass: LogDirLockedError while a broker runs there
-        log = Log.open(work, config, clock)
-        bar = _ProgressBar()
-        try:
-            result = log.clean(now=args.now, cleaner=cleaner, progress=bar)
-        finally:
-            bar.close()
-            log.close()
+        with _only_the_cleaners_files_change(work):
+            log = Log.open(work, config, clock)
+            bar = _ProgressBar()
+            try:
+                result = log.clean(now=args.now, cleaner=cleaner, progress=bar)
+            finally:
+                bar.close()
+                log.close()
         _report(result, args.dry_run, args.tombstones)
     finally:
         if tmp is not None:

@@ -126,3 +126,25 @@ def test_tombstones_flag_lists_each_one(tmp_path, capsys):
     out = capsys.readouterr().out
     summary = next(line for line in out.splitlines() if line.endswith("tombstone(s) kept:"))
     assert out.count("tombstone at offset") == int(summary.split()[0]) > 0
+
+
+def test_clean_touches_only_the_partitions_segments_and_the_cleaner_checkpoint(tmp_path, capsys):
+    """A cleaner never touches the log directory's broker files (``.kafka_cleanshutdown``, the recovery-point
+    and log-start checkpoints: ``LogManager``'s): after ``kafkafmt clean`` on a stopped broker's log directory
+    they keep their bytes and their modification times; only segments, their indexes and
+    ``cleaner-offset-checkpoint`` change."""
+    import os
+    d = _make(tmp_path / "a")
+    assert (tmp_path / "a" / ".kafka_cleanshutdown").is_file()
+    for p in (tmp_path / "a").rglob("*"):
+        if p.is_file():
+            os.utime(p, ns=(T0 * 1_000_000, T0 * 1_000_000))
+    before = dict((name, (data, mtime)) for name, data, mtime in _state(tmp_path / "a"))
+    assert main(_args(d) + ["-c", "file.delete.delay.ms=0"]) == 0
+    assert "cleaned offsets" in capsys.readouterr().out
+    after = dict((name, (data, mtime)) for name, data, mtime in _state(tmp_path / "a"))
+    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    odd = [n for n in changed if n != "cleaner-offset-checkpoint" and not n.endswith((".log", ".index", ".timeindex"))]
+    assert "cleaner-offset-checkpoint" in changed and not odd, [(n, before.get(n), after.get(n)) for n in odd]
+    for name in (".kafka_cleanshutdown", "recovery-point-offset-checkpoint"):
+        assert name in before and after[name] == before[name], name
