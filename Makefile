@@ -28,6 +28,9 @@
 #                     rolling upgrade, the time index's upgrade from 0.10.0.1 to 0.10.1.1 and every shipped scenario
 #                     live, and write kafkafmt/scenarios/record/last-live-run.json
 #                     (about 10 min; the notebooks show it: then make notebooks)
+#   make bench-conversion  what a format conversion costs real brokers (0.9.0.1 ... 4.4.0): broker CPU per GB, MB/s,
+#                     fetch latency, heap of one large fetch eager vs lazy, KIP-31's produce saving, the cost model's
+#                     held-out check; build/bench/conversion.json (< 15 min; BENCH_ARGS=--quick for development)
 #   make bench-spark  Spark local[2] read throughput vs one Python process and vs Parquet (benchmarks/spark_read.py)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -53,7 +56,7 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: oracles-if-java setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner pipeline fuzz bench-spark
+.PHONY: oracles-if-java setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner bench-conversion pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -141,6 +144,12 @@ bench-cleaner: $(TEST_STAMP) setup
 
 bench-quick: $(TEST_STAMP) setup
 	$(PY) benchmarks/bench.py --quick
+
+# real brokers: 0.9.0.1 ... 2.8.2 from Maven (kafkarig.releases), 3.9.2 and 4.4.0 from the oracles' jars
+bench-conversion: $(TEST_STAMP) setup
+	@bash scripts/check-java.sh --quiet || { echo "bench-conversion: needs Java 17 and Maven (make check-java)"; exit 1; }
+	@$(MAKE) --no-print-directory -C conformance jars oracle-4.4
+	$(PY) benchmarks/conversion.py $(BENCH_ARGS)
 
 bench-dump: $(TEST_STAMP) setup oracle
 	$(PY) benchmarks/dump_deep.py

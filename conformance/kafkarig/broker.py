@@ -227,7 +227,7 @@ class KafkaBroker:
     """One Kafka broker (``kafka.Kafka server.properties``) registered under its own ZK chroot."""
 
     def __init__(self, root: Path, zk: ZooKeeper, profile: str, overrides: dict[str, str] | None = None,
-                 broker_id: int = 0) -> None:
+                 broker_id: int = 0, jvm_opts: list[str] | None = None) -> None:
         self.profile = profile
         self.dir = root / f"broker-{profile}"
         self.dir.mkdir(parents=True)
@@ -245,7 +245,7 @@ class KafkaBroker:
         }
         self.properties = write_server_properties(self.dir, self.config)
         (self.dir / "log4j.properties").write_text(LOG4J.format(path=self.dir / "kafka.log"))
-        self.process = JavaProcess("kafka", "kafka.Kafka", [str(self.properties)], self.dir,
+        self.process = JavaProcess("kafka", "kafka.Kafka", [str(self.properties)], self.dir, jvm_opts=jvm_opts,
                                    sysprops={"log4j.configuration": f"file:{self.dir / 'log4j.properties'}",
                                              "kafka.logs.dir": str(self.dir)})
 

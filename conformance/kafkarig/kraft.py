@@ -85,13 +85,14 @@ class KRaftBroker:
     """One Kafka 4.4.0 process, broker and controller, in its own temp dir; started on :meth:`start`."""
 
     def __init__(self, root: str | os.PathLike | None = None, *, overrides: dict[str, str] | None = None,
-                 keep: bool = False, start: bool = True) -> None:
+                 keep: bool = False, start: bool = True, jvm_opts: list[str] | None = None) -> None:
         reason = kraft_missing_reason()
         if reason:
             raise BrokerError(reason)
         self._own_root = root is None
         self.root = Path(tempfile.mkdtemp(prefix="kafkafmt-kraft44-")) if root is None else Path(root)
         self.keep = keep
+        self.jvm_opts = list(jvm_opts or JVM_OPTS_44)
         self.log_dir = self.root / "data"
         self.port = free_port()
         self.controller_port = free_port()
@@ -160,7 +161,7 @@ class KRaftBroker:
             raise BrokerError("broker is closed")
         self.starts += 1
         self.process = JavaProcess(f"kafka-{self.starts}", "kafka.Kafka", [str(self.properties)], self.root,
-                                   jvm_opts=JVM_OPTS_44, sysprops=self._sysprops(), lib_dir=LIB44_DIR)
+                                   jvm_opts=self.jvm_opts, sysprops=self._sysprops(), lib_dir=LIB44_DIR)
         self.process.start()
         wait_until_ready(self.process, self.client, "Kafka 4.4.0 broker", self.port, timeout, self._log_tail)
 

@@ -97,6 +97,8 @@ class OldBroker:
         self.port = free_port()
         self.release = rel
         self.overrides = dict(config)
+        #: the JVM's options on its next start (a benchmark sets Kafka's own defaults here)
+        self.jvm_opts = list(BROKER_JVM_OPTS)
         self.process: JavaProcess | None = None
         (self.dir / "log4j.properties").write_text(LOG4J.format(path=self.log_file))
 
@@ -125,7 +127,7 @@ class OldBroker:
         resolve(self.release)
         props = write_server_properties(self.dir, self.config())
         seen = self.log_file.stat().st_size if self.log_file.exists() else 0
-        self.process = JavaProcess("kafka", "kafka.Kafka", [str(props)], self.dir, jvm_opts=BROKER_JVM_OPTS,
+        self.process = JavaProcess("kafka", "kafka.Kafka", [str(props)], self.dir, jvm_opts=self.jvm_opts,
                                    lib_dir=self.release.lib_dir,
                                    sysprops={"log4j.configuration": f"file:{self.dir / 'log4j.properties'}",
                                              "kafka.logs.dir": str(self.dir)})

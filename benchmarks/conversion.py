@@ -1,0 +1,661 @@
+"""What a message-format conversion costs a real Kafka broker: CPU, throughput, latency and heap, per release.
+
+``make bench-conversion`` (``--quick`` for development) starts real brokers of the releases one at a time through
+the test rig (``conformance/kafkarig``: :class:`~kafkarig.oldcluster.OldCluster` for 0.9.0.1 ... 2.8.2,
+:class:`~kafkarig.broker.KafkaBroker` for 3.9.2, :class:`~kafkarig.kraft.KRaftBroker` for 4.4.0) with Kafka's own
+JVM defaults (``kafka-run-class.sh``: G1, 1 GiB heap, minus ``ExplicitGCInvokesConcurrent`` so that a
+``jcmd GC.run`` is a full collection), and measures, zero-copy as the baseline:
+
+* **fetch**: the same log (written by the broker itself from kafkafmt-built batches, one topic per codec) read
+  end to end by a consumer of each fetch generation, one partition per request, 1 MiB partition max bytes:
+  the newest fetch version (zero-copy, ``sendfile``), Fetch v3 (down-converted to magic 1, KIP-32) and Fetch v1
+  (to magic 0).  0.10.2.2 and 1.1.1 convert eagerly (the whole response in memory), 2.8.2 and 3.9.2 lazily
+  (KIP-283, ``LazyDownConversionRecordsSend``), 4.4.0 never (KIP-724/KIP-896: it answers Fetch v4+ only);
+* **produce**: compressed message sets from producers of each generation (magic 0: a 0.9 producer, Produce v0;
+  magic 1: 0.10, Produce v2; magic 2: 0.11+, Produce v3) into 0.9.0.1 (absolute offsets: every compressed set
+  decompressed and recompressed), 0.10.2.2 (KIP-31's relative offsets: a magic 1 set validated in place, only the
+  wrapper offset set; a magic 0 set up-converted) and 3.9.2 (magic 0/1 up-converted to v2, v2 in place);
+* **heap** (1.1.1 eager against 2.8.2 lazy): one large down-converted fetch, on a second start of the broker with
+  the serial collector and a 768 MiB young generation: ``allocated`` is the growth of the used heap
+  (``jstat -gc``: survivors + eden + old) across the fetch with no collection in between (checked by the
+  collection counts), ``retained`` the heap still live when the response is in flight and the consumer has not
+  read it yet (a full collection, ``jcmd GC.run``, then ``jstat``), minus the same after the fetch was read.
+
+Broker CPU is the JVM's ``utime + stime`` from ``/proc/<pid>/stat`` (clock ticks) around each run, on a warm JVM
+(every cell run once before the measured repetitions), and, for resolution, the sum of its threads'
+``/proc/<pid>/task/*/schedstat`` run time (ns).  Repetitions are interleaved (every cell once per repetition,
+the order rotated); figures are medians; the headline ratios (down-converted / zero-copy per release and codec,
+0.9 / 0.10 produce, eager / lazy heap) are the medians of the per-repetition ratios.  The client (this Python
+process) shares the machine: MB/s and latencies are lower bounds.
+
+Results: the ratio table on stdout, ``build/bench/conversion.json`` (every measurement, the machine, its load
+before and after, the date) and the docs' tables ``docs/_data/bench/conversion_*.json`` with ``--docs``.
+A broker that does not start, or a release the rig cannot run, is one line on stderr and exit status 1;
+every JVM started is stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "conformance")]
+
+from kafkafmt.records.builder import build_records  # noqa: E402
+
+OUT = ROOT / "build" / "bench"
+DOCS_DATA = ROOT / "docs" / "_data" / "bench"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: kafka-run-class.sh's KAFKA_HEAP_OPTS and KAFKA_JVM_PERFORMANCE_OPTS, without ExplicitGCInvokesConcurrent
+KAFKA_JVM_OPTS = ["-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                  "-XX:InitiatingHeapOccupancyPercent=35", "-Djava.awt.headless=true", "-Xss1m",
+                  "-Dzookeeper.admin.enableServer=false"]
+#: the heap measurement's JVM: no collection can happen within one fetch's allocations
+HEAP_JVM_OPTS = ["-Xmx1G", "-Xms1G", "-Xmn768m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", "-Xss1m",
+                 "-Dzookeeper.admin.enableServer=false"]
+BROKER_OVERRIDES = {"auto.create.topics.enable": "true", "num.partitions": "1", "log.retention.hours": "876000",
+                    "log.segment.bytes": str(1 << 30), "message.max.bytes": str(8 << 20),
+                    "replica.fetch.max.bytes": str(8 << 20), "socket.request.max.bytes": str(200 << 20)}
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+#: the releases measured, with what they do: the fetch generations they down-convert to, the codecs they
+#: have (zstd: KIP-110, 2.1), the newest record format they write and the newest Fetch/Produce version this
+#: harness sends them (kafkarig.client implements Fetch v0-v11)
+LINES = {
+    "0.9.0.1": {"magic": 0, "fetch": None, "produce": (0,), "codecs": CODECS[:4], "conversion": "none"},
+    "0.10.2.2": {"magic": 1, "fetch": 3, "produce": (0, 1), "codecs": CODECS[:4], "conversion": "eager"},
+    "1.1.1": {"magic": 2, "fetch": 7, "produce": (), "codecs": CODECS[:4], "conversion": "eager"},
+    "2.8.2": {"magic": 2, "fetch": 11, "produce": (), "codecs": CODECS, "conversion": "lazy"},
+    "3.9.2": {"magic": 2, "fetch": 11, "produce": (0, 1, 2), "codecs": CODECS, "conversion": "lazy"},
+    "4.4.0": {"magic": 2, "fetch": 11, "produce": (), "codecs": CODECS, "conversion": "none (KIP-724)"},
+}
+PRODUCE_VERSION = {0: 0, 1: 2, 2: 3}  # the Produce version a producer of each magic sends
+
+
+def produce_version(magic: int, codec: str) -> int:
+    """zstd needs Produce v7 (KIP-110: ``ProduceRequest`` refuses zstd below it)."""
+    return 7 if codec == "zstd" else PRODUCE_VERSION[magic]
+FETCH_FOR_MAGIC = {0: 1, 1: 3}        # Fetch v1 reads magic 0, v3 magic 1 (KIP-32)
+
+
+@dataclass
+class Sizes:
+    """How much data each part moves (``--quick`` divides by 8)."""
+
+    records_per_set: int = 200
+    value_size: int = 200
+    log_records: int = 40_000          # records per fetch topic
+    zero_copy_bytes: int = 96 << 20    # bytes served per zero-copy run
+    convert_bytes: int = 16 << 20      # bytes served per down-converted run
+    produce_records: int = 40_000      # records sent per produce run
+    heap_fetch_bytes: int = 32 << 20   # the one large fetch
+    reps: int = 3
+
+    def quick(self) -> "Sizes":
+        return Sizes(self.records_per_set, self.value_size, self.log_records // 4, self.zero_copy_bytes // 8,
+                     self.convert_bytes // 8, self.produce_records // 8, self.heap_fetch_bytes // 4, self.reps)
+
+
+# ----------------------------------------------------------------------------------------------- measuring
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of ``pid`` (clock ticks), /proc/<pid>/stat fields 14 and 15."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[11]) + int(rest[12])
+
+
+def cpu_ns(pid: int) -> int:
+    """The run time of every live thread of ``pid`` (ns), from /proc/<pid>/task/*/schedstat."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+@dataclass
+class Run:
+    """One measured run: broker CPU, bytes served, wall time, request latencies."""
+
+    cpu_s: float
+    cpu_ns_s: float
+    bytes: int
+    source_bytes: int
+    records: int
+    wall_s: float
+    latencies_ms: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        lat = sorted(self.latencies_ms)
+        pick = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]) if lat else (lambda q: None)
+        gb = self.bytes / 1e9
+        return {"cpu_s": self.cpu_s, "cpu_sched_s": round(self.cpu_ns_s, 4), "bytes": self.bytes,
+                "source_bytes": self.source_bytes, "records": self.records, "wall_s": round(self.wall_s, 4),
+                "cpu_s_per_gb": round(self.cpu_s / gb, 3) if gb else None,
+                "cpu_sched_s_per_gb": round(self.cpu_ns_s / gb, 3) if gb else None,
+                "mb_per_s": round(self.bytes / 1e6 / self.wall_s, 1) if self.wall_s else None,
+                "p50_ms": pick(0.50) and round(pick(0.50), 2), "p99_ms": pick(0.99) and round(pick(0.99), 2),
+                "requests": len(lat)}
+
+
+class Meter:
+    """Broker CPU around a block: ``with Meter(pid) as m: ...; m.cpu_s``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def __enter__(self) -> "Meter":
+        self.t0, self.n0, self.w0 = cpu_ticks(self.pid), cpu_ns(self.pid), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.perf_counter() - self.w0
+        self.cpu_s = (cpu_ticks(self.pid) - self.t0) / CLK_TCK
+        self.cpu_ns_s = (cpu_ns(self.pid) - self.n0) / 1e9
+
+
+# ----------------------------------------------------------------------------------------------- data
+def record_rows(n: int, value_size: int, seed: int) -> list[tuple]:
+    """``n`` ``(timestamp, key, value)`` rows of sensor-like text (a small vocabulary, so codecs find repeats)."""
+    rng = random.Random(seed)
+    words = [b"temp", b"humidity", b"pressure", b"sensor", b"ok", b"warn", b"room", b"floor", b"north", b"east"]
+    now = int(time.time() * 1000)
+    rows = []
+    for i in range(n):
+        value = b""
+        while len(value) < value_size:
+            value += rng.choice(words) + b"=" + str(rng.randint(0, 9999)).encode() + b";"
+        rows.append((now + i, f"key-{seed}-{i}".encode(), value[:value_size]))
+    return rows
+
+
+def message_sets(magic: int, codec: str, sizes: Sizes, count: int = 8) -> list[bytes]:
+    """``count`` distinct message sets (v0/v1 wrappers or v2 batches) of ``records_per_set`` records each."""
+    out = []
+    for seed in range(count):
+        rows = record_rows(sizes.records_per_set, sizes.value_size, seed)
+        if magic == 0:
+            rows = [(-1, k, v) for _, k, v in rows]
+        out.append(build_records(rows, magic=magic, compression=codec))
+    return out
+
+
+def last_offset_in(records: bytes) -> int:
+    """The last offset of the last complete entry of a fetched record set (-1 if none)."""
+    pos, last, n = 0, -1, len(records)
+    while pos + 17 <= n:
+        off, size = struct.unpack_from(">qi", records, pos)
+        if off < 0 or pos + 12 + size > n:
+            break
+        last = off + struct.unpack_from(">i", records, pos + 23)[0] if records[pos + 16] >= 2 else off
+        pos += 12 + size
+    return last
+
+
+# ----------------------------------------------------------------------------------------------- brokers
+class BenchError(RuntimeError):
+    """A broker that does not start or answer, or a release this benchmark cannot run; one line."""
+
+
+class Broker:
+    """One broker of a release, started with ``jvm_opts``; ``pid``, ``port``, ``client()``, ``close()``."""
+
+    def __init__(self, version: str, jvm_opts: list[str], root: Path) -> None:
+        from kafkarig.broker import BrokerError, KafkaBroker, ZooKeeper
+        from kafkarig.kraft import KRaftBroker
+        from kafkarig.oldcluster import OldCluster
+        from kafkarig.releases import ReleaseError
+
+        self.version = version
+        self._closers = []
+        try:
+            if version == "4.4.0":
+                (root / "kraft").mkdir(parents=True)
+                b = KRaftBroker(root / "kraft", overrides=BROKER_OVERRIDES, jvm_opts=jvm_opts)
+                self._closers.append(b.close)
+                self.process, self.port = b.process, b.port
+            elif version == "3.9.2":
+                (root / "zk39").mkdir(parents=True)
+                zk = ZooKeeper(root / "zk39")
+                self._closers.append(zk.stop)
+                zk.start()
+                b = KafkaBroker(root / "zk39", zk, "modern", BROKER_OVERRIDES, jvm_opts=jvm_opts)
+                self._closers.insert(0, b.stop)
+                b.start()
+                self.process, self.port = b.process, b.port
+            else:
+                c = OldCluster(version, root=str(root / f"zk-{version}"))
+                self._closers.append(c.close)
+                b = c.add_broker(1, version, BROKER_OVERRIDES, start=False)
+                b.jvm_opts = list(jvm_opts)
+                b.start()
+                self.process, self.port = b.process, b.port
+        except (BrokerError, ReleaseError, OSError) as e:
+            self.close()
+            raise BenchError(f"Kafka {version}: {str(e).splitlines()[0]}") from e
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def client(self, timeout: float = 60.0):
+        from kafkarig.client import KafkaClient
+        return KafkaClient("127.0.0.1", self.port, client_id="costbench", timeout=timeout)
+
+    def create_topic(self, name: str) -> None:
+        from kafkarig.oldcluster import metadata_v0
+        if self.version in ("3.9.2", "4.4.0"):
+            with self.client() as c:
+                err, msg = c.create_topic(name, {"retention.ms": "-1"})
+                if err not in (0, 36):
+                    raise BenchError(f"Kafka {self.version}: CreateTopics {name}: error {err} {msg}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # Metadata v0 auto-creates on old releases (auto.create.topics.enable)
+            md = metadata_v0(self.port, [name])
+            parts = md["topics"].get(name, {}).get("partitions", {})
+            if parts and all(p["leader"] >= 0 for p in parts.values()):
+                return
+            time.sleep(0.1)
+        raise BenchError(f"Kafka {self.version}: topic {name} has no leader after 60 s")
+
+    def close(self) -> None:
+        for close in self._closers:
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - the others still stop
+                pass
+        self._closers = []
+
+
+def produce_all(broker: Broker, topic: str, sets: list[bytes], n_sets: int, version: int) -> tuple[Run, int]:
+    """Send ``n_sets`` message sets (cycling through ``sets``), acks=1, one per request; broker CPU measured."""
+    lat = []
+    sent = 0
+    with broker.client() as c, Meter(broker.pid) as m:
+        for i in range(n_sets):
+            s = sets[i % len(sets)]
+            t = time.perf_counter()
+            res = c.produce(topic, 0, s, version=version, acks=1)
+            lat.append((time.perf_counter() - t) * 1e3)
+            if res.error_code:
+                raise BenchError(f"Kafka {broker.version}: produce v{version} to {topic}: {res.error}")
+            sent += len(s)
+    return Run(m.cpu_s, m.cpu_ns_s, sent, sent, 0, m.wall, lat), res.base_offset
+
+
+def fetch_pass(c, topic: str, version: int, end: int, max_bytes: int, lat: list) -> tuple[int, int]:
+    """Read ``topic`` from offset 0 to ``end`` with Fetch ``version``: (records bytes received, requests)."""
+    offset, got = 0, 0
+    while offset < end:
+        t = time.perf_counter()
+        r = c.fetch(topic, 0, offset, version=version, max_bytes=max_bytes, partition_max_bytes=max_bytes)
+        lat.append((time.perf_counter() - t) * 1e3)
+        if r.error_code:
+            raise BenchError(f"fetch v{version} of {topic} at {offset}: {r.error}")
+        data = r.records or b""
+        last = last_offset_in(data)
+        if last < offset:
+            raise BenchError(f"fetch v{version} of {topic} at {offset}: no complete entry in {len(data)} bytes")
+        got += len(data)
+        offset = last + 1
+    return got, len(lat)
+
+
+def fetch_run(broker: Broker, topic: str, version: int, end: int, source_size: int, target_bytes: int,
+              max_bytes: int = 1 << 20) -> Run:
+    """Whole passes over the topic until ``target_bytes`` were served; broker CPU around all of them."""
+    lat: list = []
+    served = passes = 0
+    with broker.client() as c, Meter(broker.pid) as m:
+        while served < target_bytes:
+            got, _ = fetch_pass(c, topic, version, end, max_bytes, lat)
+            served += got
+            passes += 1
+    return Run(m.cpu_s, m.cpu_ns_s, served, passes * source_size, passes * end, m.wall, lat)
+
+
+def log_size(broker_root: Path, topic: str) -> int:
+    return sum(p.stat().st_size for p in broker_root.rglob(f"{topic}-0/*.log"))
+
+
+# ----------------------------------------------------------------------------------------------- heap
+def jstat_gc(pid: int) -> dict:
+    out = subprocess.run(["jstat", "-gc", str(pid)], capture_output=True, text=True, timeout=60).stdout.split("\n")
+    return dict(zip(out[0].split(), (float(x) for x in out[1].split())))
+
+
+def heap_used(g: dict) -> int:
+    return int(1024 * (g["S0U"] + g["S1U"] + g["EU"] + g["OU"]))
+
+
+def full_gc(pid: int) -> None:
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=60, check=False)
+
+
+def wait_cpu_idle(pid: int, quiet_s: float = 0.6, limit_s: float = 60.0) -> None:
+    """Until the broker's CPU time stops growing for ``quiet_s`` (its conversion done or blocked on the socket)."""
+    deadline = time.monotonic() + limit_s
+    last = cpu_ticks(pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_ticks(pid)
+        if now - last <= 2:
+            return
+        last = now
+
+
+def heap_of_one_fetch(broker: Broker, topic: str, version: int, fetch_bytes: int) -> dict:
+    """Allocation and retained heap of one Fetch ``version`` of ``fetch_bytes`` from offset 0 (see the module doc)."""
+    from kafkarig.client import KafkaClient, Writer
+
+    grabbed = {}
+
+    class _Grab(Exception):
+        pass
+
+    def grab(api, ver, body):
+        grabbed.update(api=api, ver=ver, body=body)
+        raise _Grab
+
+    probe = KafkaClient("127.0.0.1", broker.port)
+    probe.request = grab
+    try:
+        probe.fetch(topic, 0, 0, version=version, max_bytes=fetch_bytes, partition_max_bytes=fetch_bytes)
+    except _Grab:
+        pass
+    header = Writer().int16(grabbed["api"]).int16(grabbed["ver"]).int32(1).string("costbench").getvalue()
+    payload = header + grabbed["body"]
+
+    def send() -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", broker.port), timeout=120)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+        s.sendall(struct.pack(">i", len(payload)) + payload)
+        return s
+
+    def drain(s: socket.socket) -> int:
+        size = struct.unpack(">i", _recv(s, 4))[0]
+        _recv(s, size)
+        s.close()
+        return size
+
+    pid = broker.pid
+    # allocation: no collection may happen between the two readings (768 MiB eden)
+    full_gc(pid)
+    g0 = jstat_gc(pid)
+    with Meter(pid) as m:
+        size = drain(send())
+    g1 = jstat_gc(pid)
+    collections = (g1["YGC"] - g0["YGC"]) + (g1["FGC"] - g0["FGC"])
+    allocated = heap_used(g1) - heap_used(g0) if collections == 0 else None
+    # retained: the response in flight, unread
+    s = send()
+    wait_cpu_idle(pid)
+    full_gc(pid)
+    in_flight = heap_used(jstat_gc(pid))
+    drain(s)
+    full_gc(pid)
+    after = heap_used(jstat_gc(pid))
+    return {"response_bytes": size, "allocated_bytes": allocated, "collections_during": int(collections),
+            "retained_in_flight_bytes": in_flight - after, "cpu_s": m.cpu_s, "wall_s": round(m.wall, 3)}
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise BenchError("connection closed by the broker")
+        buf += chunk
+    return bytes(buf)
+
+
+# ----------------------------------------------------------------------------------------------- phases
+def fetch_phase(version: str, sizes: Sizes, root: Path, results: dict, codecs: tuple[str, ...] | None) -> None:
+    """Fetch (and, where the release has a row, produce) cells on one broker of ``version``, interleaved."""
+    line = LINES[version]
+    broker = Broker(version, KAFKA_JVM_OPTS, root)
+    try:
+        cells = []  # (kind, codec, label, callable)
+        for codec in codecs or line["codecs"]:
+            if codec not in line["codecs"]:
+                continue
+            if line["fetch"] is not None:
+                topic = f"fetch-{codec}"
+                broker.create_topic(topic)
+                sets = message_sets(line["magic"], codec, sizes)
+                n_sets = sizes.log_records // sizes.records_per_set
+                _, last_base = produce_all(broker, topic, sets, n_sets, produce_version(line["magic"], codec))
+                end = n_sets * sizes.records_per_set
+                src = log_size(root, topic)
+                cells.append(("fetch", codec, "zero-copy", _fetch_cell(broker, topic, line["fetch"], end, src,
+                                                                       sizes.zero_copy_bytes)))
+                if line["conversion"] in ("eager", "lazy") and codec != "zstd":
+                    for magic in range(line["magic"] - 1, -1, -1):
+                        cells.append(("fetch", codec, f"to magic {magic}",
+                                      _fetch_cell(broker, topic, FETCH_FOR_MAGIC[magic], end, src,
+                                                  sizes.convert_bytes)))
+            for pmagic in line["produce"]:
+                if codec == "zstd" and pmagic < 2:
+                    continue
+                topic = f"produce-m{pmagic}-{codec}"
+                broker.create_topic(topic)
+                sets = message_sets(pmagic, codec, sizes)
+                n_sets = sizes.produce_records // sizes.records_per_set
+                cells.append(("produce", codec, f"magic {pmagic} producer",
+                              _produce_cell(broker, topic, sets, n_sets, produce_version(pmagic, codec),
+                                            sizes.records_per_set)))
+        for rep in range(sizes.reps + 1):  # rep 0 warms the JVM (C2 compiles the conversion loops)
+            order = cells[rep % len(cells):] + cells[:rep % len(cells)]
+            for kind, codec, label, run in order:
+                r = run()
+                if rep:
+                    results.setdefault(kind, {}).setdefault(version, {}).setdefault(codec, {}).setdefault(
+                        label, []).append(r.summary())
+            print(f"  {version}: repetition {rep or 'warm-up'} done", file=sys.stderr, flush=True)
+    finally:
+        broker.close()
+
+
+def _fetch_cell(broker, topic, fetch_version, end, src, target):
+    return lambda: fetch_run(broker, topic, fetch_version, end, src, target)
+
+
+def _produce_cell(broker, topic, sets, n_sets, version, per_set):
+    def run():
+        r, _ = produce_all(broker, topic, sets, n_sets, version)
+        r.records = n_sets * per_set
+        return r
+    return run
+
+
+def heap_phase(version: str, sizes: Sizes, root: Path, results: dict) -> None:
+    """One large lz4 v2 log; one Fetch v3 (to magic 1) of ``heap_fetch_bytes`` on a serial-GC JVM."""
+    broker = Broker(version, HEAP_JVM_OPTS, root)
+    try:
+        topic = "heap-lz4"
+        broker.create_topic(topic)
+        sets = message_sets(2, "lz4", sizes)
+        per_set = len(sets[0])
+        produce_all(broker, topic, sets, sizes.heap_fetch_bytes // per_set + 2, 3)
+        runs = [heap_of_one_fetch(broker, topic, 3, sizes.heap_fetch_bytes) for _ in range(sizes.reps + 1)][1:]
+        zero = heap_of_one_fetch(broker, topic, LINES[version]["fetch"], sizes.heap_fetch_bytes)
+        results.setdefault("heap", {})[version] = {"conversion": LINES[version]["conversion"], "fetch_version": 3,
+                                                   "codec": "lz4", "runs": runs, "zero_copy": zero}
+    finally:
+        broker.close()
+
+
+# ----------------------------------------------------------------------------------------------- reporting
+def machine() -> dict:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "java": subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]}
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def ratios(results: dict) -> dict:
+    """The headline: per release and codec, down-converted / zero-copy CPU per GB (median of per-repetition
+    ratios); 0.9 / 0.10 produce CPU per GB; eager / lazy heap."""
+    out = {"fetch": {}, "produce": {}, "heap": {}}
+    for version, codecs in results.get("fetch", {}).items():
+        for codec, cells in codecs.items():
+            zc = cells.get("zero-copy", [])
+            row = {"zero_copy_cpu_s_per_gb": med([r["cpu_s_per_gb"] for r in zc]),
+                   "zero_copy_sched_s_per_gb": med([r["cpu_sched_s_per_gb"] for r in zc]),
+                   "zero_copy_mb_s": med([r["mb_per_s"] for r in zc]),
+                   "zero_copy_p50_ms": med([r["p50_ms"] for r in zc]), "zero_copy_p99_ms": med([r["p99_ms"] for r in zc])}
+            for label, runs in cells.items():
+                if label == "zero-copy":
+                    continue
+                k = label.replace(" ", "_")
+                row[f"{k}_cpu_s_per_gb"] = med([r["cpu_s_per_gb"] for r in runs])
+                row[f"{k}_mb_s"] = med([r["mb_per_s"] for r in runs])
+                row[f"{k}_p50_ms"] = med([r["p50_ms"] for r in runs])
+                row[f"{k}_p99_ms"] = med([r["p99_ms"] for r in runs])
+                row[f"{k}_ratio"] = med([d["cpu_sched_s_per_gb"] / z["cpu_sched_s_per_gb"]
+                                         for d, z in zip(runs, zc) if z["cpu_sched_s_per_gb"]])
+                row[f"{k}_ratio_ticks"] = med([d["cpu_s_per_gb"] / z["cpu_s_per_gb"]
+                                               for d, z in zip(runs, zc) if z["cpu_s_per_gb"]])
+            out["fetch"].setdefault(version, {})[codec] = row
+    prod = results.get("produce", {})
+    for codec in CODECS:
+        old = prod.get("0.9.0.1", {}).get(codec, {}).get("magic 0 producer")
+        new = prod.get("0.10.2.2", {}).get(codec, {}).get("magic 1 producer")
+        row = {}
+        for version, cells in prod.items():
+            for label, runs in cells.get(codec, {}).items():
+                row[f"{version} {label} cpu_s_per_gb"] = med([r["cpu_sched_s_per_gb"] for r in runs])
+        if old and new:
+            row["kip31_ratio"] = med([o["cpu_sched_s_per_gb"] / n["cpu_sched_s_per_gb"] for o, n in zip(old, new)])
+        if row:
+            out["produce"][codec] = row
+    heap = results.get("heap", {})
+    for version, h in heap.items():
+        out["heap"][version] = {"allocated_mb": _mb(med([r["allocated_bytes"] for r in h["runs"]])),
+                                "retained_in_flight_mb": _mb(med([r["retained_in_flight_bytes"] for r in h["runs"]])),
+                                "response_mb": _mb(med([r["response_bytes"] for r in h["runs"]]))}
+    if "1.1.1" in heap and "2.8.2" in heap:
+        e, lz = out["heap"]["1.1.1"], out["heap"]["2.8.2"]
+        out["heap"]["eager_over_lazy_retained"] = (round(e["retained_in_flight_mb"] / lz["retained_in_flight_mb"], 2)
+                                                   if lz["retained_in_flight_mb"] else None)
+        out["heap"]["eager_over_lazy_allocated"] = (round(e["allocated_mb"] / lz["allocated_mb"], 2)
+                                                    if e["allocated_mb"] and lz["allocated_mb"] else None)
+    return out
+
+
+def _mb(x):
+    return None if x is None else round(x / (1 << 20), 2)
+
+
+def _f(x, nd=2):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def print_tables(doc: dict) -> None:
+    r = doc["ratios"]
+    print(f"\nbroker CPU per GB served (schedstat; ticks in brackets), fetch, {doc['date']}, load {doc['load']}")
+    print(f"{'release':9} {'codec':7} {'zero-copy s/GB':>15} {'MB/s':>7} {'->magic1 s/GB':>14} {'ratio':>6} "
+          f"{'->magic0 s/GB':>14} {'ratio':>6} {'p99 ms zc/m1/m0':>18}")
+    for version, codecs in r["fetch"].items():
+        for codec, row in codecs.items():
+            print(f"{version:9} {codec:7} {_f(row['zero_copy_sched_s_per_gb']):>8} [{_f(row['zero_copy_cpu_s_per_gb'])}]"
+                  f" {_f(row['zero_copy_mb_s'], 0):>7} {_f(row.get('to_magic_1_cpu_s_per_gb')):>14} "
+                  f"{_f(row.get('to_magic_1_ratio'), 1):>6} {_f(row.get('to_magic_0_cpu_s_per_gb')):>14} "
+                  f"{_f(row.get('to_magic_0_ratio'), 1):>6} "
+                  f"{_f(row['zero_copy_p99_ms'], 1)}/{_f(row.get('to_magic_1_p99_ms'), 1)}/"
+                  f"{_f(row.get('to_magic_0_p99_ms'), 1):>5}")
+    print("\nproduce: broker CPU s per GB of message sets sent (schedstat)")
+    for codec, row in r["produce"].items():
+        parts = [f"{k.replace(' cpu_s_per_gb', '')}: {_f(v)}" for k, v in row.items() if k != "kip31_ratio"]
+        print(f"  {codec:7} " + "; ".join(parts) + (f"; 0.9/0.10 = {_f(row['kip31_ratio'])}" if "kip31_ratio" in row
+                                                        else ""))
+    if r["heap"]:
+        print("\nheap of one large down-converted fetch (lz4 v2 -> magic 1):")
+        for k, v in r["heap"].items():
+            print(f"  {k}: {v}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="an eighth of the data (development runs)")
+    ap.add_argument("--releases", default=",".join(v for v in LINES if v != "0.9.0.1"),
+                    help="fetch/produce releases to run (comma-separated; 0.9.0.1 always runs for produce)")
+    ap.add_argument("--codecs", default="", help="only these codecs (comma-separated)")
+    ap.add_argument("--reps", type=int, default=3, help="measured repetitions (default 3)")
+    ap.add_argument("--no-heap", action="store_true")
+    ap.add_argument("--no-produce", action="store_true")
+    ap.add_argument("--out", default=str(OUT / "conversion.json"))
+    args = ap.parse_args(argv)
+    os.environ.setdefault("KAFKAFMT_RELEASES_CACHE", str(ROOT / "conformance" / ".cache" / "releases"))
+    sizes = Sizes().quick() if args.quick else Sizes()
+    sizes.reps = args.reps
+    codecs = tuple(c for c in args.codecs.split(",") if c) or None
+    for c in codecs or ():
+        if c not in CODECS:
+            print(f"bench-conversion: unknown codec {c!r} (one of {', '.join(CODECS)})", file=sys.stderr)
+            return 1
+    releases = [v for v in args.releases.split(",") if v]
+    unknown = [v for v in releases if v not in LINES]
+    if unknown:
+        print(f"bench-conversion: no row for Kafka {unknown[0]} (measured: {', '.join(LINES)})", file=sys.stderr)
+        return 1
+    if not args.no_produce and "0.9.0.1" not in releases:
+        releases.insert(0, "0.9.0.1")
+    load0, t0 = os.getloadavg(), time.time()
+    results: dict = {}
+    root = Path(tempfile.mkdtemp(prefix="kafkafmt-costbench-"))
+    try:
+        for version in releases:
+            print(f"bench-conversion: Kafka {version}", file=sys.stderr, flush=True)
+            if args.no_produce:
+                LINES[version] = {**LINES[version], "produce": ()}
+            if LINES[version]["fetch"] is None and not LINES[version]["produce"]:
+                continue
+            fetch_phase(version, sizes, root / version, results, codecs)
+        if not args.no_heap:
+            for version in ("1.1.1", "2.8.2"):
+                if version in releases:
+                    print(f"bench-conversion: heap, Kafka {version}", file=sys.stderr, flush=True)
+                    heap_phase(version, sizes, root / f"heap-{version}", results)
+    except BenchError as e:
+        print(f"bench-conversion: {e}", file=sys.stderr)
+        return 1
+    finally:
+        subprocess.run(["rm", "-rf", str(root)], check=False)
+    load1 = os.getloadavg()
+    doc = {"title": "What a conversion costs a real broker", "command": "make bench-conversion"
+           + (" --quick" if args.quick else ""), "quick": args.quick, "sizes": sizes.__dict__,
+           "machine": {**machine(), "load_avg": list(load1)},
+           "load": f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end (1-minute load average)",
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)), "seconds": round(time.time() - t0),
+           "jvm": {"cpu": KAFKA_JVM_OPTS, "heap": HEAP_JVM_OPTS}, "results": results}
+    doc["ratios"] = ratios(results)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1))
+    print_tables(doc)
+    print(f"\nbench-conversion: {out} ({doc['seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
