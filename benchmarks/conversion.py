@@ -336,7 +336,7 @@ def log_size(broker_root: Path, topic: str) -> int:
 # ----------------------------------------------------------------------------------------------- heap
 def jstat_gc(pid: int) -> dict:
     out = subprocess.run(["jstat", "-gc", str(pid)], capture_output=True, text=True, timeout=60).stdout.split("\n")
-    return dict(zip(out[0].split(), (float(x) for x in out[1].split())))
+    return dict(zip(out[0].split(), (0.0 if x == "-" else float(x) for x in out[1].split())))
 
 
 def heap_used(g: dict) -> int:
@@ -382,8 +382,12 @@ def heap_of_one_fetch(broker: Broker, topic: str, version: int, fetch_bytes: int
     payload = header + grabbed["body"]
 
     def send() -> socket.socket:
-        s = socket.create_connection(("127.0.0.1", broker.port), timeout=120)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+        # a small receive buffer set before connecting (the window is agreed in the handshake): the kernel
+        # cannot absorb the response, the broker holds what it has not written
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(120)
+        s.connect(("127.0.0.1", broker.port))
         s.sendall(struct.pack(">i", len(payload)) + payload)
         return s
 
@@ -425,28 +429,56 @@ def _recv(s: socket.socket, n: int) -> bytes:
 
 
 # ----------------------------------------------------------------------------------------------- phases
-def fetch_phase(version: str, sizes: Sizes, root: Path, results: dict, codecs: tuple[str, ...] | None) -> None:
-    """Fetch (and, where the release has a row, produce) cells on one broker of ``version``, interleaved."""
+#: the record shapes: the headline workload (200-byte values, held out of the model's fit) and the two shapes
+#: the model is fitted on (64 and 512-byte values, converted to the next older magic only)
+SHAPES = {"main": 200, "fit-small": 64, "fit-large": 512}
+#: kafkafmt's line for each release (the rules its counts follow)
+KAFKA_LINE = {"0.10.2.2": "0.10.2", "1.1.1": "1.1", "2.8.2": "2.8", "3.9.2": "3.9", "4.4.0": "4.4"}
+
+
+def shape_sizes(sizes: Sizes, value_size: int) -> Sizes:
+    """``sizes`` with ``value_size``-byte values and about the same log bytes as the main shape."""
+    records = sizes.log_records * (sizes.value_size + 30) // (value_size + 30)
+    return Sizes(**{**sizes.__dict__, "value_size": value_size,
+                    "log_records": max(sizes.records_per_set, records // sizes.records_per_set * sizes.records_per_set)})
+
+
+def fetch_phase(version: str, sizes: Sizes, root: Path, results: dict, codecs: tuple[str, ...] | None,
+                model: bool = True) -> None:
+    """Fetch (and, where the release has a row, produce) cells on one broker of ``version``, interleaved; then
+    kafkafmt's counts of each fetch cell (one consumer pass over the same log bytes, :func:`kafkafmt.costs.consume`)."""
     line = LINES[version]
     broker = Broker(version, KAFKA_JVM_OPTS, root)
+    topics = {}  # topic -> (shape, codec, end)
     try:
-        cells = []  # (kind, codec, label, callable)
+        cells = []  # (kind, key, label, topic, fetch version, callable)
         for codec in codecs or line["codecs"]:
             if codec not in line["codecs"]:
                 continue
-            if line["fetch"] is not None:
-                topic = f"fetch-{codec}"
+            for shape, value_size in SHAPES.items() if line["fetch"] is not None else ():
+                fit_shape = shape != "main"
+                converts = line["conversion"] in ("eager", "lazy")
+                if fit_shape and not (model and codec != "zstd" and (
+                        (shape == "fit-large" and (codec == "none" or converts))
+                        or (shape == "fit-small" and codec == "none" and converts))):
+                    continue
+                ss = shape_sizes(sizes, value_size)
+                topic = f"fetch-{shape}-{codec}"
                 broker.create_topic(topic)
-                sets = message_sets(line["magic"], codec, sizes)
-                n_sets = sizes.log_records // sizes.records_per_set
-                _, last_base = produce_all(broker, topic, sets, n_sets, produce_version(line["magic"], codec))
-                end = n_sets * sizes.records_per_set
+                sets = message_sets(line["magic"], codec, ss)
+                n_sets = ss.log_records // ss.records_per_set
+                produce_all(broker, topic, sets, n_sets, produce_version(line["magic"], codec))
+                end = n_sets * ss.records_per_set
                 src = log_size(root, topic)
-                cells.append(("fetch", codec, "zero-copy", _fetch_cell(broker, topic, line["fetch"], end, src,
-                                                                       sizes.zero_copy_bytes)))
+                topics[topic] = (shape, codec, end)
+                key = codec if not fit_shape else f"{codec} ({value_size} B values)"
+                kind = "fetch" if not fit_shape else "fit"
+                if not fit_shape or codec == "none":
+                    cells.append((kind, key, "zero-copy", topic, line["fetch"],
+                                  _fetch_cell(broker, topic, line["fetch"], end, src, sizes.zero_copy_bytes)))
                 if line["conversion"] in ("eager", "lazy") and codec != "zstd":
-                    for magic in range(line["magic"] - 1, -1, -1):
-                        cells.append(("fetch", codec, f"to magic {magic}",
+                    for magic in range(line["magic"] - 1, -1 if not fit_shape else line["magic"] - 2, -1):
+                        cells.append((kind, key, f"to magic {magic}", topic, FETCH_FOR_MAGIC[magic],
                                       _fetch_cell(broker, topic, FETCH_FOR_MAGIC[magic], end, src,
                                                   sizes.convert_bytes)))
             for pmagic in line["produce"]:
@@ -456,19 +488,31 @@ def fetch_phase(version: str, sizes: Sizes, root: Path, results: dict, codecs: t
                 broker.create_topic(topic)
                 sets = message_sets(pmagic, codec, sizes)
                 n_sets = sizes.produce_records // sizes.records_per_set
-                cells.append(("produce", codec, f"magic {pmagic} producer",
+                cells.append(("produce", codec, f"magic {pmagic} producer", topic, None,
                               _produce_cell(broker, topic, sets, n_sets, produce_version(pmagic, codec),
                                             sizes.records_per_set)))
         for rep in range(sizes.reps + 1):  # rep 0 warms the JVM (C2 compiles the conversion loops)
             order = cells[rep % len(cells):] + cells[:rep % len(cells)]
-            for kind, codec, label, run in order:
+            for kind, key, label, topic, fv, run in order:
                 r = run()
                 if rep:
-                    results.setdefault(kind, {}).setdefault(version, {}).setdefault(codec, {}).setdefault(
-                        label, []).append(r.summary())
+                    summary = {**r.summary(), "topic": topic, "fetch_version": fv}
+                    results.setdefault(kind, {}).setdefault(version, {}).setdefault(key, {}).setdefault(
+                        label, []).append(summary)
             print(f"  {version}: repetition {rep or 'warm-up'} done", file=sys.stderr, flush=True)
     finally:
         broker.close()
+    if model and version in KAFKA_LINE:
+        from kafkafmt.costs import consume
+        counts = results.setdefault("counts", {}).setdefault(version, {})
+        for kind, key, label, topic, fv, _ in cells:
+            if kind == "produce" or f"{topic} v{fv}" in counts:
+                continue
+            seg = next((root).rglob(f"{topic}-0/00000000000000000000.log"))
+            c = consume(seg.read_bytes(), line=KAFKA_LINE[version], fetch_version=fv)
+            counts[f"{topic} v{fv}"] = {"records_per_pass": topics[topic][2], "requests": c.requests,
+                                        "counts": c.counts.to_dict()}
+        print(f"  {version}: kafkafmt's counts done", file=sys.stderr, flush=True)
 
 
 def _fetch_cell(broker, topic, fetch_version, end, src, target):
@@ -498,6 +542,40 @@ def heap_phase(version: str, sizes: Sizes, root: Path, results: dict) -> None:
                                                    "codec": "lz4", "runs": runs, "zero_copy": zero}
     finally:
         broker.close()
+
+
+# ----------------------------------------------------------------------------------------------- the model
+def _run_counts(results: dict, version: str, run: dict):
+    from kafkafmt.costs import Counts
+    entry = results["counts"][version][f"{run['topic']} v{run['fetch_version']}"]
+    return Counts.from_dict(entry["counts"]).scaled(run["records"] / entry["records_per_pass"])
+
+
+def model_check(results: dict, doc: dict) -> dict:
+    """Fit :mod:`kafkafmt.costs` on the fit shapes' cells, predict every main-shape cell (held out), compare."""
+    from kafkafmt.costs import FitCell, fit, predict
+    cells = [FitCell(version, _run_counts(results, version, run), run["cpu_sched_s"], f"{key} {label}")
+             for version, keys in results.get("fit", {}).items() for key, labels in keys.items()
+             for label, runs in labels.items() for run in runs]
+    if not cells:
+        return {}
+    m = doc["machine"]
+    table = fit(cells, machine=f"{m['cpu']}, {m['cores']} cores", load=doc["load"], date=doc["date"],
+                source=f"{doc['command']} (benchmarks/conversion.py): the 64- and 512-byte-value workloads")
+    rows = []
+    for version, keys in results.get("fetch", {}).items():
+        if version not in table.releases:
+            continue
+        for key, labels in keys.items():
+            for label, runs in labels.items():
+                pred = [predict(_run_counts(results, version, r), KAFKA_LINE[version], table).cpu_s for r in runs]
+                meas = [r["cpu_sched_s"] for r in runs]
+                errs = [p / x - 1 for p, x in zip(pred, meas) if x]
+                rows.append({"release": version, "codec": key, "fetch": label,
+                             "measured_cpu_s": round(med(meas), 4), "predicted_cpu_s": round(med(pred), 4),
+                             "error": round(med(errs), 3) if errs else None})
+    within = [r for r in rows if r["error"] is not None and abs(r["error"]) <= 0.30]
+    return {"table": table.to_dict(), "held_out": rows, "within_30_percent": f"{len(within)} of {len(rows)}"}
 
 
 # ----------------------------------------------------------------------------------------------- reporting
@@ -588,6 +666,14 @@ def print_tables(doc: dict) -> None:
         parts = [f"{k.replace(' cpu_s_per_gb', '')}: {_f(v)}" for k, v in row.items() if k != "kip31_ratio"]
         print(f"  {codec:7} " + "; ".join(parts) + (f"; 0.9/0.10 = {_f(row['kip31_ratio'])}" if "kip31_ratio" in row
                                                         else ""))
+    mc = doc.get("model") or {}
+    if mc:
+        print(f"\nthe cost model (kafkafmt.costs), fitted on 64/512-byte values, against the held-out 200-byte "
+              f"cells: {mc['within_30_percent']} within +-30 %")
+        for row in mc["held_out"]:
+            err = None if row["error"] is None else 100 * row["error"]
+            print(f"  {row['release']:9} {row['codec']:7} {row['fetch']:11} measured {row['measured_cpu_s']:.3f} s, "
+                  f"predicted {row['predicted_cpu_s']:.3f} s ({_f(err, 0)} %)")
     if r["heap"]:
         print("\nheap of one large down-converted fetch (lz4 v2 -> magic 1):")
         for k, v in r["heap"].items():
@@ -603,7 +689,10 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="measured repetitions (default 3)")
     ap.add_argument("--no-heap", action="store_true")
     ap.add_argument("--no-produce", action="store_true")
+    ap.add_argument("--no-fetch", action="store_true", help="skip the fetch and produce phases (heap only)")
     ap.add_argument("--out", default=str(OUT / "conversion.json"))
+    ap.add_argument("--write-table", action="store_true",
+                    help="write the fitted costs to kafkafmt/costs/measured.json (the table kafkafmt ships)")
     args = ap.parse_args(argv)
     os.environ.setdefault("KAFKAFMT_RELEASES_CACHE", str(ROOT / "conformance" / ".cache" / "releases"))
     sizes = Sizes().quick() if args.quick else Sizes()
@@ -628,7 +717,7 @@ def main(argv=None) -> int:
             print(f"bench-conversion: Kafka {version}", file=sys.stderr, flush=True)
             if args.no_produce:
                 LINES[version] = {**LINES[version], "produce": ()}
-            if LINES[version]["fetch"] is None and not LINES[version]["produce"]:
+            if args.no_fetch or (LINES[version]["fetch"] is None and not LINES[version]["produce"]):
                 continue
             fetch_phase(version, sizes, root / version, results, codecs)
         if not args.no_heap:
@@ -649,6 +738,10 @@ def main(argv=None) -> int:
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)), "seconds": round(time.time() - t0),
            "jvm": {"cpu": KAFKA_JVM_OPTS, "heap": HEAP_JVM_OPTS}, "results": results}
     doc["ratios"] = ratios(results)
+    doc["model"] = model_check(results, doc)
+    if doc["model"] and args.write_table:
+        from kafkafmt.costs import TABLE_PATH
+        TABLE_PATH.write_text(json.dumps(doc["model"]["table"], indent=1) + "\n")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
