@@ -272,6 +272,15 @@ CHANGES: tuple[LineChange, ...] = (
     _row("fetch.down_conversion_mode", "fetch", "how a fetch is down-converted: the whole response in memory "
          "before it is sent (eager), then chunk by chunk while it is sent (lazy)", "2.0", "eager", "lazy",
          "KIP-283", "LazyDownConversionRecords (2.0.1; KafkaApis.downConvert in 1.1.1)"),
+    _row("fetch.eager_nothing_converted", "fetch", "an eager down-conversion that converts no record (e.g. a "
+         "slice of control batches only) sends the slice as it is, with no conversion stats (before: the converted "
+         "records, possibly none; the slice as it is only when it holds no whole entry)", "1.1", "converted",
+         "slice", "apache/kafka PR 4192", "FileRecords.downConvert (1.0.2: batches.isEmpty(); 1.1.1: "
+         "numRecordsConverted() == 0)"),
+    _row("fetch.lazy_no_whole_entry", "fetch", "a lazy down-conversion of a slice holding no whole entry (Fetch "
+         "v0-v2 with a partition max bytes below the first entry, once the format alone decides) sends nothing "
+         "(before: a 12-byte overflow batch)", "3.1", "overflow batch", "nothing", "KAFKA-13116",
+         "LazyDownConversionRecords constructor (2.8.2, 3.1.0)"),
     _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "
          "UNSUPPORTED_COMPRESSION_TYPE", "2.1", False, True, "KIP-110", "KafkaApis.handleFetchRequest (2.1.1)"),
     _row("fetch.zstd_needs_v10", "fetch", "a compression.type=zstd topic answers Fetch below v10 with "

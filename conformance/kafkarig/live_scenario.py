@@ -586,7 +586,7 @@ class LiveScenario:
                 res = c.fetch(TOPIC, partition, 0, version=version)
             real = b"" if res.error_code else (res.records or b"")
             out.append(compare_bytes(f"Fetch v{version} p{partition} from 0: the bytes returned by {leader}",
-                                     b"" if m.error else bytes(m.records), real))
+                                     b"" if m.error else bytes(m.wire_records), real))
         return out
 
     def _shutdown(self, a, rows, cursor, model) -> list[LiveRow]:

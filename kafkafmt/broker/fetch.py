@@ -3,8 +3,9 @@
 :func:`fetch` answers one partition of a FetchRequest from a log (bytes or MemoryRecords):
 
 1. **Log read** (``LogSegment.read``): from the first batch whose last offset ≥ ``fetch_offset``,
-   whole batches, at most ``max_bytes`` (the first batch always fits: ``minOneMessage``); a slice may
-   end inside a batch, which the client then ignores.
+   at most ``max_bytes``; from Fetch v3 on the first batch always fits (``minOneMessage``, KIP-74), before
+   it the slice may hold part of the first batch only (:func:`min_one_message`); a slice may end inside
+   a batch, which the client then ignores.
 2. **Decide** (``KafkaApis.maybeConvertFetchedData``):
 
    * topic ``compression.type=zstd`` and fetch version < 10 → ``UNSUPPORTED_COMPRESSION_TYPE``;
@@ -22,9 +23,10 @@
    **uncompressed** sources only, headers dropped, offsets (and their gaps) kept, producer state
    dropped, the batch's codec kept (default level), a LogAppendTime batch's time carried over.
    On the wire (``LazyDownConversionRecordsSend``) the response holds ``max(source size, first
-   converted chunk size)`` bytes: longer output is cut (a partial batch the consumer ignores),
-   shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk also
-   ends in the overflow batch and the error comes on the next fetch.
+   converted chunk size)`` bytes, and a chunk is converted (and counted) only while bytes are still
+   owed: longer output is cut (a partial batch the consumer ignores) and the chunks after it are never
+   converted, shorter output is padded with an "overflow batch"; a zstd batch met after the first chunk
+   also ends in the overflow batch and the error comes on the next fetch.
 
 **The Kafka line** (``BrokerConfig.kafka_line``, rows of :mod:`kafkafmt.kafka_lines`): a Fetch version
 the line does not answer gets no response (``connection_closed``; rows ``fetch.max_version`` and, from 4.0,
@@ -58,7 +60,8 @@ from .trace import Trace
 from .validator import ValidationStats, batch_header_size
 
 __all__ = ["fetch", "down_convert", "FetchResult", "ConversionCost", "DownConversion", "fetch_version_for_magic",
-           "max_magic_for_fetch_version", "LATEST_FETCH_VERSION", "MAX_READ_SIZE", "overflow_batch"]
+           "max_magic_for_fetch_version", "LATEST_FETCH_VERSION", "MAX_READ_SIZE", "overflow_batch",
+           "min_one_message"]
 
 #: FetchRequest.json validVersions "0-17" in Kafka 3.9
 LATEST_FETCH_VERSION = 17
@@ -152,6 +155,11 @@ class FetchResult:
     is_follower: bool = False
     #: Kafka 4.x (KIP-896): a Fetch below v4 gets no response, the broker closes the connection
     connection_closed: bool = False
+    #: down-conversion: the chunks converted and counted (eager: 1; lazy: ``LazyDownConversionRecordsSend``
+    #: takes chunks only until the promised size is written)
+    chunks_converted: int = 0
+    #: lazy down-conversion: source batches of the slice never converted (the promised size was written first)
+    batches_not_converted: int = 0
 
     def to_dict(self) -> dict:
         return {"zero_copy": self.zero_copy, "connection_closed": self.connection_closed, "to_magic": self.to_magic,
@@ -159,7 +167,8 @@ class FetchResult:
                 "size": len(self.records), "wire_size": self.wire_size, "fetch_offset": self.fetch_offset,
                 "is_follower": self.is_follower, **self.cost.to_dict(),
                 "temporary_memory_bytes": self.stats.temporary_memory_bytes,
-                "num_converted_records": self.stats.num_converted_records}
+                "num_converted_records": self.stats.num_converted_records,
+                "chunks_converted": self.chunks_converted, "batches_not_converted": self.batches_not_converted}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -347,7 +356,7 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
         return result
     if kafka_lines.value("fetch.down_conversion_mode", config.broker.kafka_line) == "eager":
         return _eager_down_convert(config, result, slice_, target)
-    return _lazy_down_convert(result, slice_, target)
+    return _lazy_down_convert(config, result, slice_, target)
 
 
 def _fetch_trace(config: LogConfig, size: int, fetch_version: int, client_max_magic, fetch_offset,
@@ -421,14 +430,35 @@ def _log_read(data: bytes, result: FetchResult, max_bytes: int | None,
     start_pos = all_batches[start_i].position
     first_size = all_batches[start_i].size_in_bytes
     avail = len(data) - start_pos
-    limit = avail if max_bytes is None else min(avail, max(max_bytes, first_size))
+    one_message = min_one_message(result.fetch_version)
+    if max_bytes is None:
+        limit = avail
+    else:
+        limit = min(avail, max(max_bytes, first_size) if one_message else max_bytes)
+    if limit <= 0:
+        tr.add("log read", f"partition max bytes {max_bytes}: nothing read", "LogSegment.read",
+               max_bytes=max_bytes, minOneMessage=one_message)
+        result.zero_copy = True
+        return None
     slice_ = data[start_pos:start_pos + limit]
     cost.bytes_read = len(slice_)
+    partial = limit < first_size
     tr.add("log read", f"{len(slice_)} bytes from position {start_pos} (batch with last offset "
-           f"{all_batches[start_i].last_offset} ≥ {fetch_offset})", "LogSegment.read",
-           max_bytes=max_bytes, minOneMessage=True,
-           note="whole batches are returned, so records below the fetch offset can be included")
+           f"{all_batches[start_i].last_offset} ≥ {fetch_offset})" +
+           (f": part of that {first_size}-byte entry only" if partial else ""), "LogSegment.read",
+           max_bytes=max_bytes, minOneMessage=one_message,
+           note=(f"fetch v{result.fetch_version} < 3 has no 'at least one message' rule (KIP-74, "
+                 "ReplicaManager.readFromLocalLog: hardMaxBytesLimit): the slice holds no whole entry") if partial
+           else "whole batches are returned, so records below the fetch offset can be included")
     return slice_
+
+
+def min_one_message(fetch_version: int) -> bool:
+    """Whether the log read returns the first entry whole even past the partition max bytes: from Fetch v3 on
+    (KIP-74; ``ReplicaManager.readFromLocalLog``: ``minOneMessage = !hardMaxBytesLimit``, ``hardMaxBytesLimit =
+    versionId <= 2`` in ``KafkaApis.handleFetchRequest``).  Fetch v0-v2 read at most the max bytes, which may
+    cut the first entry: the slice then holds no whole entry."""
+    return fetch_version >= 3
 
 
 def _conversion_target(config: LogConfig, result: FetchResult) -> int | None:
@@ -474,10 +504,14 @@ def _skip_compatible(config: LogConfig, result: FetchResult, slice_: bytes, targ
     sent as it is (``hasMatchingShallowMagic`` / ``hasCompatibleMagic``)."""
     magics = sorted({b.magic for b in MemoryRecords(slice_).batches()})
     row = kafka_lines.row("fetch.skip_compatible", config.broker.kafka_line)
-    compatible = bool(magics) and max(magics) <= target
-    result.trace.add("slice already compatible?", f"entries v{magics}: " + (
-        f"all at or below v{target}, sent unconverted" if compatible else f"some above v{target}, converted"),
-        f"{row.source} ({row.where})", magics=magics, target=target, kafka_line_row=row.key)
+    compatible = all(m <= target for m in magics)  # a loop over the slice's whole entries: none → compatible
+    if not magics:
+        decision = "no whole entry in the slice (partial bytes): nothing to check, sent unconverted"
+    else:
+        decision = f"entries v{magics}: " + (f"all at or below v{target}, sent unconverted" if compatible
+                                             else f"some above v{target}, converted")
+    result.trace.add("slice already compatible?", decision, f"{row.source} ({row.where})", magics=magics,
+                     target=target, kafka_line_row=row.key)
     return None if compatible else target
 
 
@@ -541,8 +575,18 @@ def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, t
                "first entry", f"{out_row.source} ({out_row.where})", kafka_line_row=out_row.key)
     else:
         dc = down_convert(batches, target, result.fetch_offset, trace=tr)
-        _acc(cost, stats, dc)
-        converted = dc.records
+        _acc_cost(cost, dc)
+        nothing_row = kafka_lines.row("fetch.eager_nothing_converted", config.broker.kafka_line)
+        if dc.stats.num_converted_records == 0 and \
+                kafka_lines.value("fetch.eager_nothing_converted", config.broker.kafka_line) == "slice":
+            converted = slice_
+            tr.add("nothing converted", "no record was converted: the slice is sent as it is, with no conversion "
+                   "stats (RecordsProcessingStats.EMPTY)", f"{nothing_row.source} ({nothing_row.where})",
+                   kafka_line_row=nothing_row.key)
+        else:
+            _acc(stats, dc)
+            converted = dc.records
+        result.chunks_converted = 1
     cost.cpu_time_ns = time.process_time_ns() - cpu0
     cost.bytes_out = len(converted)
     result.records = result.wire_records = converted
@@ -555,16 +599,23 @@ def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, t
     return result
 
 
-def _lazy_down_convert(result: FetchResult, slice_: bytes, target: int) -> FetchResult:
-    """``LazyDownConversionRecords`` + ``LazyDownConversionRecordsSend``: the first chunk one batch at a time
-    until one converts, then chunks of at most 128 KiB of source batches; the wire cut or padded."""
+def _lazy_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, target: int) -> FetchResult:
+    """``LazyDownConversionRecords`` + ``LazyDownConversionRecordsSend`` (KIP-283, row ``fetch.down_conversion_mode``).
+
+    The constructor converts one batch at a time until one converts (the first chunk) and promises the larger of
+    the slice and that chunk.  The send (``writeTo``) takes the next chunk of at most 128 KiB of source batches
+    only when the previous one is written and bytes are still owed: chunks are converted, and their
+    ``RecordConversionStats`` added, until the promised size is written, then an overflow batch fills the rest;
+    the chunks after that are never converted nor counted.  The send's iterator skips one source batch for the
+    cached first chunk (``LazyDownConversionRecords.Iterator``), so when batches converting to nothing preceded
+    it, the first chunk's batch is converted (and sent) again."""
     tr, cost, fetch_offset = result.trace, result.cost, result.fetch_offset
     result.to_magic = target
     src_batches = list(MemoryRecords(slice_).batches())
     cpu0 = time.process_time_ns()
     stats = ValidationStats()
     try:
-        idx, first_chunk = _first_chunk(src_batches, target, fetch_offset, cost, stats, tr)
+        first_chunk = _first_chunk(src_batches, target, fetch_offset, cost, tr)
     except UnsupportedCompressionError as e:
         result.error = "UNSUPPORTED_COMPRESSION_TYPE"
         tr.add("first chunk", f"{e.reason} → UNSUPPORTED_COMPRESSION_TYPE", "KafkaApis.maybeConvertFetchedData",
@@ -572,14 +623,25 @@ def _lazy_down_convert(result: FetchResult, slice_: bytes, target: int) -> Fetch
         cost.cpu_time_ns = time.process_time_ns() - cpu0
         return result
     chunks: list[bytes] = []
+    written = 0
     if first_chunk is None:
-        size = LOG_OVERHEAD if src_batches else 0
-        tr.add("first chunk", "nothing converted (e.g. only control batches)", "LazyDownConversionRecords",
-               sizeInBytes=size)
+        empty_row = kafka_lines.row("fetch.lazy_no_whole_entry", config.broker.kafka_line)
+        nothing = kafka_lines.value("fetch.lazy_no_whole_entry", config.broker.kafka_line) == "nothing"
+        size = 0 if not src_batches and nothing else LOG_OVERHEAD
+        tr.add("first chunk", "nothing converted (e.g. only control batches)" if src_batches else
+               "no whole entry in the slice", "LazyDownConversionRecords", sizeInBytes=size,
+               **({"kafka_line_row": empty_row.key} if empty_row is not None and not src_batches else {}))
+        idx = 0  # the send's iterator starts over: every batch converted again, to nothing
     else:
-        chunks.append(first_chunk)
-        size = max(len(slice_), len(first_chunk))
-    deferred = _later_chunks(src_batches, idx, target, fetch_offset, cost, stats, tr, chunks)
+        size = max(len(slice_), len(first_chunk.records))
+        chunks.append(first_chunk.records)
+        _acc(stats, first_chunk)
+        written = min(len(first_chunk.records), size)
+        idx = 1  # LazyDownConversionRecords.Iterator: batchIterator.next() once for the cached first chunk
+    deferred = None
+    if size > 0:
+        idx, written, deferred = _later_chunks(src_batches, idx, size, written, target, fetch_offset, cost, stats,
+                                               tr, chunks)
     cost.cpu_time_ns = time.process_time_ns() - cpu0
     converted = b"".join(chunks)
     cost.bytes_out = len(converted)
@@ -588,7 +650,11 @@ def _lazy_down_convert(result: FetchResult, slice_: bytes, target: int) -> Fetch
     result.deferred_error = deferred
     result.wire_size = size
     result.wire_records = _wire(chunks, size)
-    tr.add("down-converted", f"{len(converted)} bytes in {len(chunks)} chunk(s); response size {size}",
+    result.chunks_converted = len(chunks)
+    result.batches_not_converted = len(src_batches) - idx
+    tr.add("down-converted", f"{len(converted)} bytes in {len(chunks)} chunk(s); response size {size}" + (
+        f"; {result.batches_not_converted} source batch(es) never converted: the promised size was written"
+        if result.batches_not_converted and deferred is None else ""),
            "LazyDownConversionRecords / LazyDownConversionRecordsSend",
            decompressions=cost.decompressions, compressions=cost.compressions, batches_rebuilt=cost.batches_rebuilt,
            batches_copied=cost.batches_copied, batches_dropped=cost.batches_dropped,
@@ -597,22 +663,22 @@ def _lazy_down_convert(result: FetchResult, slice_: bytes, target: int) -> Fetch
     return result
 
 
-def _first_chunk(src_batches, target, fetch_offset, cost, stats, tr) -> tuple[int, bytes | None]:
+def _first_chunk(src_batches, target, fetch_offset, cost, tr) -> DownConversion | None:
     """``LazyDownConversionRecords``' constructor: ``iterator(0)``, one batch per chunk until one converts."""
-    idx = 0
-    while idx < len(src_batches):
-        dc = down_convert([src_batches[idx]], target, fetch_offset, trace=tr)
-        idx += 1
-        _acc(cost, stats, dc)
+    for batch in src_batches:
+        dc = down_convert([batch], target, fetch_offset, trace=tr)
+        _acc_cost(cost, dc)
         if dc.records:
-            return idx, dc.records
-    return idx, None
+            return dc
+    return None
 
 
-def _later_chunks(src_batches, idx, target, fetch_offset, cost, stats, tr, chunks: list) -> str | None:
-    """``LazyDownConversionRecordsSend``: chunks of <= MAX_READ_SIZE source bytes; a zstd batch ends the
-    response (overflow batch) and its error is deferred to the next fetch."""
-    while idx < len(src_batches):
+def _later_chunks(src_batches, idx, size, written, target, fetch_offset, cost, stats, tr,
+                  chunks: list) -> tuple[int, int, str | None]:
+    """``LazyDownConversionRecordsSend.writeTo``: while bytes are owed, the next chunk of <= MAX_READ_SIZE source
+    bytes (chunks converting to nothing skipped, their stats dropped); a zstd batch ends the response (overflow
+    batch) and its error is deferred to the next fetch.  Returns (next source batch, bytes written, error)."""
+    while written < size and idx < len(src_batches):
         group = [src_batches[idx]]
         so_far = src_batches[idx].size_in_bytes
         idx += 1
@@ -626,17 +692,23 @@ def _later_chunks(src_batches, idx, target, fetch_offset, cost, stats, tr, chunk
             tr.add("later chunk", f"{e.reason}: the rest of the response is an overflow batch",
                    "LazyDownConversionRecordsSend.writeTo",
                    note="the consumer reads what came before and gets UNSUPPORTED_COMPRESSION_TYPE on its next fetch")
-            return "UNSUPPORTED_COMPRESSION_TYPE"
-        _acc(cost, stats, dc)
+            return idx - len(group), written, "UNSUPPORTED_COMPRESSION_TYPE"
+        _acc_cost(cost, dc)
         if dc.records:
             chunks.append(dc.records)
-    return None
+            _acc(stats, dc)
+            written += min(len(dc.records), size - written)
+    return idx, written, None
 
 
-def _acc(cost: ConversionCost, stats: ValidationStats, dc: DownConversion) -> None:
+def _acc_cost(cost: ConversionCost, dc: DownConversion) -> None:
     read = cost.bytes_read
     cost.add(dc.cost)
     cost.bytes_read = read  # bytes_read counts the log slice once
+
+
+def _acc(stats: ValidationStats, dc: DownConversion) -> None:
+    """``RecordConversionStats.add``: one chunk's accounting added to the request's."""
     stats.temporary_memory_bytes += dc.stats.temporary_memory_bytes
     stats.num_converted_records += dc.stats.num_converted_records
     stats.conversion_time_ns += dc.stats.conversion_time_ns

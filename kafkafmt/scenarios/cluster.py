@@ -425,7 +425,7 @@ class Cluster:
         if res.error:
             return [row]
         client_magic = max_magic_for_fetch_version(version)
-        view = consumer_view(res.records, client_magic=client_magic, fetch_offset=offset,
+        view = consumer_view(res.wire_records, client_magic=client_magic, fetch_offset=offset,
                              client_line=release_line(consumer.version))
         extended = {r_off for b in MemoryRecords(res.records).batches() if kip228.is_extended(b)
                     for r_off in range(b.base_offset, b.last_offset + 1)}

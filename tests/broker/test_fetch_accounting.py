@@ -1,0 +1,170 @@
+"""Kafka's own accounting of a fetch's down-conversion (KIP-188 ``RecordConversionStats``): which bytes are read,
+which chunks are converted and counted, per Kafka line.
+
+Rules read in apache/kafka 1.1.1, 2.8.2 and 3.9: ``ReplicaManager.readFromLocalLog`` (``minOneMessage`` only from
+Fetch v3, KIP-74), ``AbstractRecords.hasCompatibleMagic``, ``FileRecords.downConvert`` (eager, 1.x),
+``LazyDownConversionRecords`` / ``LazyDownConversionRecordsSend`` (KIP-283, 2.0 on).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from broker_helpers import NOW, R, build, read  # noqa: E402
+from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
+from kafkafmt.broker.fetch import MAX_READ_SIZE, down_convert, fetch, min_one_message, overflow_batch  # noqa: E402
+from kafkafmt.constants import ControlRecordType  # noqa: E402
+from kafkafmt.records import MemoryRecords, end_txn_marker  # noqa: E402
+
+
+def v2_topic(line: str) -> LogConfig:
+    return LogConfig(broker=BrokerConfig(kafka_line=line))
+
+
+def _log(n_batches=2, per_batch=3, value=b"value-%d"):
+    return b"".join(build([R(NOW + j, b"k", value % j if b"%" in value else value) for j in range(per_batch)],
+                          base_offset=i * per_batch) for i in range(n_batches))
+
+
+def _first_size(log: bytes) -> int:
+    return next(MemoryRecords(log).batches()).size_in_bytes
+
+
+def test_min_one_message_from_fetch_v3():
+    """KIP-74: ``hardMaxBytesLimit = versionId <= 2``; ``minOneMessage = !hardMaxBytesLimit``."""
+    assert [min_one_message(v) for v in range(5)] == [False, False, False, True, True]
+
+
+@pytest.mark.parametrize("line", ["1.1", "2.8"])
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_partial_first_entry_is_sent_unconverted_on_1x_and_2x(line, version):
+    """Fetch v0-v2, partition max bytes below the first entry: the slice holds part of it, no whole batch, so
+    ``hasCompatibleMagic`` (a loop over no batch) is true: the partial bytes go out as they are, nothing converted."""
+    log = _log()
+    res = fetch(log, topic_config=v2_topic(line), fetch_version=version, max_bytes=30)
+    assert res.error is None and res.zero_copy and res.to_magic is None
+    assert res.records == res.wire_records == log[:30]
+    assert (res.stats.temporary_memory_bytes, res.stats.num_converted_records) == (0, 0)
+    assert res.cost.records_touched == 0 and res.chunks_converted == 0
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_partial_first_entry_sends_nothing_on_3x(version):
+    """3.x (no hasCompatibleMagic since KAFKA-12944): ``LazyDownConversionRecords`` of a slice with no whole
+    batch: no first chunk and, since KAFKA-13116, a size of 0: nothing is sent, nothing converted."""
+    res = fetch(_log(), topic_config=v2_topic("3.9"), fetch_version=version, max_bytes=30)
+    assert res.error is None and not res.zero_copy and res.to_magic == (0 if version <= 1 else 1)
+    assert res.records == b"" and res.wire_records == b"" and res.wire_size == 0
+    assert (res.stats.temporary_memory_bytes, res.stats.num_converted_records) == (0, 0)
+
+
+def test_partial_first_entry_on_a_line_without_kafka_13116_would_promise_an_overflow_batch():
+    """Row fetch.lazy_no_whole_entry: before 3.1 a lazy conversion with no converted batch promises 12 bytes."""
+    from kafkafmt import kafka_lines
+    assert kafka_lines.value("fetch.lazy_no_whole_entry", "2.8") == "overflow batch"
+    assert kafka_lines.value("fetch.lazy_no_whole_entry", "3.9") == "nothing"
+
+
+def test_fetch_v3_reads_the_whole_first_entry_past_max_bytes():
+    log = _log()
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=3, max_bytes=30)
+    assert res.cost.bytes_read == _first_size(log)
+    assert res.stats.num_converted_records == 3 and [r[0] for r in read(res.records)] == [0, 1, 2]
+
+
+def test_fetch_v2_max_bytes_zero_reads_nothing():
+    res = fetch(_log(), topic_config=v2_topic("2.8"), fetch_version=2, max_bytes=0)
+    assert res.records == b"" and res.stats.num_converted_records == 0 and res.error is None
+
+
+def test_whole_entries_within_max_bytes_are_converted_on_fetch_v1():
+    """A slice with whole batches and a partial one: the whole ones are converted, the partial one dropped
+    (FileRecords' batch iterator stops before it)."""
+    log = _log()
+    cut = _first_size(log) + 20
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=1, max_bytes=cut)
+    assert res.cost.bytes_read == cut and res.stats.num_converted_records == 3
+
+
+def _expanding_log(n_batches: int, records_per_batch: int) -> bytes:
+    """Uncompressed v2 batches of tiny records: each record grows from 7 to 26 bytes as v0 (Fetch v1)."""
+    return b"".join(build([R(NOW, None, b"")] * records_per_batch, base_offset=i * records_per_batch)
+                    for i in range(n_batches))
+
+
+def test_lazy_first_chunk_larger_than_the_slice_is_the_only_chunk_converted():
+    """The promised size is max(slice, first chunk); when the first converted batch already fills it, the
+    send writes it and stops: the other batches are never converted nor counted (2.8.2: a Fetch v2 answered
+    with one converted batch)."""
+    log = _expanding_log(2, 40)
+    first = down_convert([next(MemoryRecords(log).batches())], 0, 0)
+    assert len(first.records) > len(log)  # 40 × 26 bytes > 2 × (61 + 40 × 7)
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=1)
+    assert res.wire_size == len(first.records) and res.records == res.wire_records == first.records
+    assert res.chunks_converted == 1 and res.batches_not_converted == 1
+    assert (res.stats.temporary_memory_bytes, res.stats.num_converted_records) == \
+        (first.stats.temporary_memory_bytes, 40)
+    assert res.cost.records_touched == 40
+
+
+def test_lazy_chunks_stop_once_the_promised_size_is_written():
+    """Chunks of at most 128 KiB of source batches: here chunk 2 writes past the promised size, chunk 3 is
+    never converted; its records are not in the stats."""
+    per = 2000  # 61 + 2000 × 7 bytes ≈ 14 KiB a batch, ≈ 52 KB as v0
+    log = _expanding_log(24, per)
+    bsize = _first_size(log)
+    per_chunk = MAX_READ_SIZE // bsize  # source batches in a later chunk
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=1)
+    assert res.wire_size == len(log)
+    # chunk 1: one batch; chunk 2: per_chunk batches, already more than the slice once converted
+    assert res.chunks_converted == 2 and res.batches_not_converted == 24 - 1 - per_chunk
+    assert res.stats.num_converted_records == per * (1 + per_chunk)
+    assert len(res.wire_records) == len(log) and res.wire_records == res.records[:len(log)]
+
+
+def test_eager_conversion_converts_the_whole_slice():
+    """1.1 (before KIP-283): ``FileRecords.downConvert`` converts everything in memory, counted at once."""
+    log = _expanding_log(24, 2000)
+    res = fetch(log, topic_config=v2_topic("1.1"), fetch_version=1)
+    assert res.stats.num_converted_records == 48_000 and res.chunks_converted == 1
+    assert res.wire_size == len(res.records) > len(log)
+
+
+def test_lazy_converted_output_smaller_than_the_slice_is_padded_with_an_overflow_batch():
+    """The converted records, then Kafka's overflow entry (offset -1) up to the promised size: the shape of
+    2.8.2's answer to a Fetch v1 of an 11-record partition (526 bytes)."""
+    log = b"".join(build([R(NOW + i, b"key-%d" % i, b"value-%d" % i)], base_offset=i) for i in range(11))
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=1)
+    assert len(res.records) < len(log) and res.wire_size == len(log)
+    assert res.wire_records == res.records + overflow_batch(len(log) - len(res.records))
+    assert res.stats.num_converted_records == 11 and res.chunks_converted == 2
+
+
+def _marker(offset: int) -> bytes:
+    return end_txn_marker(base_offset=offset, timestamp=NOW, partition_leader_epoch=0, producer_id=7,
+                          producer_epoch=1, control_type=ControlRecordType.COMMIT, coordinator_epoch=0)
+
+
+def test_lazy_first_chunk_after_dropped_batches_is_converted_again():
+    """``LazyDownConversionRecords.Iterator`` skips one source batch for the cached first chunk: when a control
+    batch (dropped) came first, the send converts the first data batch again and sends it twice."""
+    a = build([R(NOW, b"k", b"a" * 50)] * 2, base_offset=1)
+    b = build([R(NOW, b"k", b"b" * 50)] * 2, base_offset=3)
+    log = _marker(0) + a + b
+    res = fetch(log, topic_config=v2_topic("2.8"), fetch_version=3)
+    conv_a = down_convert([next(iter(MemoryRecords(a).batches()))], 1, 0)
+    assert res.records.startswith(conv_a.records + conv_a.records)
+    assert res.stats.num_converted_records == 6 and res.chunks_converted == 2
+
+
+def test_eager_1_1_sends_a_slice_with_nothing_to_convert_as_it_is():
+    """1.1 ``FileRecords.downConvert``: numRecordsConverted == 0 → the slice as it is, RecordsProcessingStats.EMPTY
+    (1.0: the converted records, here none)."""
+    log = _marker(0)
+    res11 = fetch(log, topic_config=v2_topic("1.1"), fetch_version=3)
+    assert res11.records == log and res11.stats.temporary_memory_bytes == 0
+    res10 = fetch(log, topic_config=v2_topic("1.0"), fetch_version=3)
+    assert res10.records == b"" and res10.stats.temporary_memory_bytes == 0
