@@ -14,8 +14,10 @@ timestamps ``TS_BASE + i`` (magic 1 and 2), uncompressed or gzip; the real clien
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
+from kafkafmt import kafka_lines
 from kafkafmt.broker.consumer import consumer_view
 from kafkafmt.broker.fetch import fetch as model_fetch
 from kafkafmt.broker.validator import validate_messages_and_assign_offsets
@@ -40,6 +42,7 @@ __all__ = [
     "client_consume_check",
     "client_produce_check",
     "client_reads_magic",
+    "expected_refusal",
     "decode",
     "dump_check",
     "fetch_check",
@@ -50,6 +53,7 @@ __all__ = [
     "plan",
     "produce_check",
     "real_consumed",
+    "real_refusal",
     "run_release",
 ]
 
@@ -57,9 +61,13 @@ __all__ = [
 TS_BASE = 1700000000000
 #: the Produce version that carries each magic (v0/v1: magic 0 or 1; v2: magic 1 with timestamps; v3+: v2)
 PRODUCE_VERSION_FOR_MAGIC = {0: 0, 1: 2, 2: 3}
-#: how long a client the release is expected to refuse gets before it is declared refused (s), unless the broker
-#: logs before that it could not read the client's request (a Java client's ApiVersions on 0.9: :func:`_refusal`)
+#: how long a client the release is expected to refuse runs at most (s): its refusal is the broker's own answer
+#: (:func:`real_refusal`: an error code in a response, or the broker's log line that it could not read the
+#: request), which a Java client's run stops at as soon as the broker logs it (:func:`_refusal`); a client that
+#: only times out was not refused, it disagrees
 REFUSED_TIMEOUT = 2.0
+#: ApiVersions' API key (KIP-35): the request a client of :data:`SENDS_API_VERSIONS` sends first
+API_VERSIONS_KEY = 18
 #: the fetch versions the checks send, one per client generation: 0.9 (v0, v1), 0.10 (v2, v3), 0.11+ (v4)
 FETCH_VERSIONS = (0, 1, 2, 3, 4)
 
@@ -231,6 +239,12 @@ CLIENTS = (
 )
 
 
+#: the clients whose first request is ApiVersions (KIP-35): the Java clients from 0.10.2 on (KIP-97's
+#: NetworkClient asks every broker its versions), and kafka-python pinned to (0, 10) or later (it asks a broker it
+#: believes that new); the Java 0.9.0.1 client and kafka-python pinned to (0, 9) send their requests blindly
+SENDS_API_VERSIONS = ("java-0.10.2.2", "java-0.11.0.3", "python-0.10", "python-0.11")
+
+
 def client_accepted(rel: Release, name: str, job: str = "produce") -> bool:
     """Whether ``rel`` serves the client: the Java clients from 0.10.2 on start with ApiVersions, which a
     0.9 broker cannot answer (KIP-35 came with 0.10.0); kafka-python pinned produces with its version's
@@ -279,23 +293,28 @@ def client_produce_check(broker: OldBroker, rel: Release, topic: str, name: str,
     seg = broker.segment(topic)
     before = seg.stat().st_size
     accepted = client_accepted(rel, name)
+    mark = broker.log_mark()
     run = run_client(name, broker.bootstrap, topic, "produce", compression=compression,
                      timeout=15.0 if accepted else REFUSED_TIMEOUT, refused=None if accepted else _refusal(broker))
     real_bytes = seg.read_bytes()[before:]
     magic = client_magic(rel, name)
-    expected: object = f"refused ({rel.version} cannot serve it)"
+    recs = [(-1 if magic == 0 or name == "java-0.9.0.1" else TS_BASE + i, f"k{i}".encode(),
+             f"value-{i}".encode()) for i in range(3)]
+    data = build_records(recs, magic=magic, compression=CompressionType[compression.upper()])
+    rule = f"client writes magic {magic}"
     if accepted:
-        recs = [(-1 if magic == 0 or name == "java-0.9.0.1" else TS_BASE + i, f"k{i}".encode(),
-                 f"value-{i}".encode()) for i in range(3)]
-        data = build_records(recs, magic=magic, compression=CompressionType[compression.upper()])
         m = validate_messages_and_assign_offsets(data, model_config(rel), offset=next_offset,
                                                  produce_version=PRODUCE_VERSION_FOR_MAGIC[magic])
-        expected = decode(bytes(m.records))
-    real: object = decode(real_bytes) if run.ok else f"refused: {run.error}"
-    agree = (expected == real) if accepted and run.ok else (accepted == run.ok)
+        expected: object = decode(bytes(m.records))
+        real: object = decode(real_bytes) if run.ok else f"failed: {run.error}"
+        agree = run.ok and expected == real
+    else:
+        expected, rule = expected_refusal(rel, name, "produce", data)
+        real = decode(real_bytes) if run.ok else real_refusal(run, broker, mark)
+        agree = not run.ok and not real_bytes and expected == real
     detail = "" if agree else f"expected {expected!r}, real {real!r}"
     check = Check(rel.version, f"client-produce/{name}-{compression}", run.client, f"3 records, {compression}",
-                  expected, real, agree, detail, f"client writes magic {magic}", {"stored": real_bytes.hex()})
+                  expected, real, agree, detail, rule, {"stored": real_bytes.hex(), "client_error": run.error})
     return check, next_offset + (len(real) if isinstance(real, list) else 0)
 
 
@@ -304,20 +323,70 @@ def client_consume_check(broker: OldBroker, rel: Release, topic: str, name: str,
     fetch answer (:func:`kafkafmt.broker.fetch.fetch`) read as that client reads it
     (:func:`kafkafmt.broker.consumer.consumer_view`: a 0.9 Java client parses every entry as v0)."""
     accepted = client_accepted(rel, name, "consume")
+    mark = broker.log_mark()
     run = run_client(name, broker.bootstrap, topic, "consume", count=count,
                      timeout=15.0 if accepted else REFUSED_TIMEOUT, refused=None if accepted else _refusal(broker))
     sees_time = name not in ("java-0.9.0.1", "python-0.9")
-    expected: object = f"refused ({rel.version} cannot serve it)"
     version = client_fetch_version(rel, name)
+    rule = f"fetch v{version}"
     if accepted:
         m = model_fetch(broker.segment(topic).read_bytes(), topic_config=model_config(rel), fetch_version=version,
                         fetch_offset=0)
         # the whole conversion: a consumer whose response was cut fetches the rest from the next offset
-        expected = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count, client_line(name))
-    real: object = real_consumed(run, sees_time) if (run.ok or accepted) else f"refused: {run.error}"
-    agree = (expected == real) if accepted else not run.ok
+        expected: object = model_consumed(bytes(m.records), client_reads_magic(name), sees_time, count,
+                                          client_line(name))
+        real: object = real_consumed(run, sees_time)
+        agree = expected == real
+    else:
+        expected, rule = expected_refusal(rel, name, "consume")
+        real = real_consumed(run, sees_time) if run.ok else real_refusal(run, broker, mark)
+        agree = not run.ok and expected == real
     return Check(rel.version, f"client-consume/{name}", run.client, f"{count} records from offset 0", expected,
-                 real, agree, "" if agree else f"expected {expected!r}, real {real!r}", f"fetch v{version}")
+                 real, agree, "" if agree else f"expected {expected!r}, real {real!r}", rule,
+                 {"client_error": run.error})
+
+
+def expected_refusal(rel: Release, name: str, job: str, data: bytes | None = None) -> tuple[str, str]:
+    """How ``rel``'s broker refuses client ``name`` (its answer, and the rule): a broker without ApiVersions
+    (row ``protocol.api_versions``, KIP-35) cannot read the ApiVersions request a client of
+    :data:`SENDS_API_VERSIONS` starts with and never answers it; otherwise a producer's batch ``data`` is what
+    the model's broker refuses, with the error code of its exception, in the Produce version the client and the
+    broker share (kafka-python takes the broker's newest from its ApiVersions answer)."""
+    if name in SENDS_API_VERSIONS and not kafka_lines.value("protocol.api_versions", rel.line):
+        return (UNREADABLE.format(key=API_VERSIONS_KEY),
+                f"Kafka {rel.line} has no ApiVersions (row protocol.api_versions, KIP-35)")
+    if job == "produce" and data is not None:
+        produce_v = next(c[3] for c in CLIENTS if c[0] == name)
+        version = min(produce_v, rel.produce_versions[1])
+        try:
+            validate_messages_and_assign_offsets(data, model_config(rel), offset=0, produce_version=version)
+        except KafkaFmtError as e:
+            return ERROR_CODE.format(code=e.error_code), f"Produce v{version}: {type(e).__name__}: {e.reason}"
+        return "accepted", f"Produce v{version}: the model accepts it"
+    return "accepted", f"the model has no refusal of {name} by Kafka {rel.line}"
+
+
+#: a refusal's two shapes, the model's (:func:`expected_refusal`) and the release's (:func:`real_refusal`)
+UNREADABLE = "no response: the broker logs that it cannot read API key {key}"
+ERROR_CODE = "error code {code} in the broker's response"
+
+
+def real_refusal(run, broker: OldBroker, mark: int) -> str:
+    """The broker's own answer to a client run that failed: the API key its log (since ``mark``) says it could
+    not read (:meth:`~kafkarig.oldcluster.OldBroker.unreadable_request_since`), or the error code of its response
+    as kafka-python relays it (``[Error N]``); a failure with neither (a client timeout, a client's own error) is
+    no answer from the broker, and agrees with no refusal."""
+    said = broker.unreadable_request_since(mark)
+    if said:
+        # 0.9's ApiKeys.forId indexes its array of the API keys it knows with the request's key
+        key = re.search(r"ArrayIndexOutOfBoundsException: (?:Index )?(\d+)", said)
+        if key:
+            return UNREADABLE.format(key=key.group(1))
+        return f"the broker logs that it cannot read the request: {said}"
+    code = re.search(r"\[Error (-?\d+)\]", str(run.error))
+    if code:
+        return ERROR_CODE.format(code=code.group(1))
+    return f"no answer from the broker (the client: {run.error})"
 
 
 def _refusal(broker: OldBroker):
@@ -358,10 +427,13 @@ def model_consumed(fetched: bytes, reads_magic: int, sees_time: bool, count: int
 
 
 def stalled(run) -> bool:
-    """Whether a consumer run read nothing and raised nothing until a timeout: its own poll loop's
-    (``consumed 0 of N``) or, when a loaded machine stretches its start and poll, ``OldClient``'s watchdog's."""
-    return not run.ok and not run.records and str(run.error).startswith(
-        ("consumed 0 of ", "no answer from the broker within "))
+    """Whether a consumer run stalled as row ``consumer.unparsable_fetch`` says a 0.9 Java consumer does: it
+    received a fetch response and dropped it (its NetworkClient logged the exception its completion handler
+    threw: :attr:`~kafkarig.oldclients.ClientRun.dropped`), then read nothing and raised nothing until its own
+    poll loop ended (``consumed 0 of N``).  A client that never got a response (``OldClient``'s watchdog, a
+    timeout with nothing logged) did not stall."""
+    return (not run.ok and not run.records and str(run.error).startswith("consumed 0 of ")
+            and getattr(run, "dropped", None) is not None)
 
 
 def real_consumed(run, sees_time: bool) -> list[dict]:

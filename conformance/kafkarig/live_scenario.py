@@ -21,9 +21,11 @@ old releases (:mod:`kafkarig.oldcluster`) and compares:
   the model's producer sent (keys, values, timestamps of the model's row), compression as the producer's,
   ``enable.idempotence`` as its mode (:func:`kafkarig.oldclients.producer_settings`); an error is the one the
   client raised (exception class and message), its class compared with the model's;
-* ``consume`` → the consumer's Java client reads from the offset (a model consumer that stalls agrees with a
-  client that read nothing and raised nothing before its timeout); its records (offsets, and timestamps from
-  0.10 on) and error against the model's; plus one raw Fetch at the model's request version: the bytes it
+* ``consume`` → the consumer's Java client reads from the offset; its records (offsets, and timestamps from
+  0.10 on; a LogAppendTime wrapper's or batch's without the broker's clock: :func:`_clockless`) and its error
+  against the model's: a model consumer that raises agrees with a failure of the same exception class, one
+  that stalls with a client that received the fetch response, logged the same exception class and read
+  nothing (:func:`kafkarig.history.stalled`); plus one raw Fetch at the model's request version: the bytes it
   returns against the model's fetch of the model's leader replica;
 * ``replicate`` → wait for every live follower to hold its leader's bytes; ``shutdown`` / ``start`` stop and
   start a broker (leaders compared with the model's); ``nuke`` deletes a stopped broker's partition
@@ -201,20 +203,6 @@ def _summary(data: bytes) -> str:
             f"crc32 {zlib.crc32(data):08x}")
 
 
-def _records(data: bytes, *, lat_masked: bool = False) -> list[tuple]:
-    out = []
-    for b in MemoryRecords(data).batches():
-        lat = b.timestamp_type == TimestampType.LOG_APPEND_TIME
-        for r in b.records():
-            out.append((b.magic, r.offset, None if (lat and lat_masked) else r.timestamp,
-                        bytes(r.key or b"").decode(), bytes(r.value or b"").decode()))
-    return out
-
-
-def _has_lat(data: bytes) -> bool:
-    return any(b.timestamp_type == TimestampType.LOG_APPEND_TIME for b in MemoryRecords(data).batches())
-
-
 def _v2_state(data: bytes) -> tuple[bytes, list[int], list[int]] | None:
     """``data`` with each v2 batch's partitionLeaderEpoch, CRC and (when it has one) producer id zeroed, and the
     producer ids and leader epochs found; None when there is no v2 batch or the entries do not parse.
@@ -242,24 +230,94 @@ def _v2_state(data: bytes) -> tuple[bytes, list[int], list[int]] | None:
     return (bytes(out), pids, epochs) if epochs and pos == len(data) else None
 
 
+def _lat_masked(data: bytes) -> tuple[bytes, list[int]] | None:
+    """``data`` with the broker's clock masked in each LogAppendTime entry, and the times masked; None when
+    the entries do not parse.  A legacy v1 wrapper (attribute bit 3, KIP-32) has its timestamp (bytes 18-25)
+    and the CRC over it (12-15) zeroed; a v2 batch (attribute bit 3, KIP-98) its maxTimestamp (35-42), the
+    one field ``setMaxTimestamp(LOG_APPEND_TIME, now)`` writes, and its CRC (17-20).  Every other byte (offsets,
+    sizes, attributes, codec, the compressed payload with the inner timestamps) stays as it is."""
+    out, times, pos = bytearray(data), [], 0
+    while pos < len(data):
+        if pos + 17 > len(data):
+            return None
+        size = struct.unpack_from(">i", data, pos + 8)[0]
+        end = pos + 12 + size
+        if size < 5 or end > len(data):
+            return None
+        magic = data[pos + 16]
+        if magic == 1 and end >= pos + 26 and data[pos + 17] & 0x08:
+            times.append(struct.unpack_from(">q", data, pos + 18)[0])
+            out[pos + 12:pos + 16] = bytes(4)
+            out[pos + 18:pos + 26] = bytes(8)
+        elif magic == 2 and end >= pos + 61 and struct.unpack_from(">h", data, pos + 21)[0] & 0x08:
+            times.append(struct.unpack_from(">q", data, pos + 35)[0])
+            out[pos + 17:pos + 21] = bytes(4)
+            out[pos + 35:pos + 43] = bytes(8)
+        pos = end
+    return bytes(out), times
+
+
 def compare_bytes(what: str, model: bytes, real: bytes) -> LiveRow:
-    """Two replicas' (or fetches') bytes; LogAppendTime batches agree when all but the broker's clock agrees, v2
-    batches when all but the producer ids the broker assigned and the leader epochs its controller counted
-    (neither simulated by the model: one producer id per JVM, an epoch per election) agrees."""
+    """Two replicas' (or fetches') bytes, compared whole.  LogAppendTime entries are compared byte for byte with
+    only the broker's clock masked (:func:`_lat_masked`: the time field the broker stamps and the CRC over it);
+    v2 batches without the producer ids the broker assigned and the leader epochs its controller counted
+    (:func:`_v2_state`; neither simulated by the model: one producer id per JVM, an epoch per election)."""
     if model == real:
         return LiveRow(what, _digest(model), _digest(real), True, real_bytes=real)
+    lat_m, lat_r = _lat_masked(model), _lat_masked(real)
+    masked_m, masked_r, notes = model, real, []
+    if lat_m is not None and lat_r is not None and (lat_m[1] or lat_r[1]):
+        masked_m, masked_r = lat_m[0], lat_r[0]
+        notes.append("LogAppendTime: each broker's clock (the stamped time and the CRC over it) masked")
+    if masked_m != masked_r:
+        m, r = _v2_state(masked_m), _v2_state(masked_r)
+        if m is not None and r is not None and m[0] == r[0]:
+            masked_m, masked_r = m[0], r[0]
+            notes.append("v2: the broker's producer ids and leader epochs, compared without them")
+            return LiveRow(f"{what} ({'; '.join(notes)})",
+                           f"{_digest(model)}, producer ids {m[1]}, leader epochs {m[2]}",
+                           f"{_digest(real)}, producer ids {r[1]}, leader epochs {r[2]}", True, real_bytes=real)
+    if masked_m == masked_r:
+        return LiveRow(f"{what} ({'; '.join(notes)})", f"{_digest(model)}, stamped {lat_m[1]}",
+                       f"{_digest(real)}, stamped {lat_r[1]}", True, real_bytes=real)
+    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(masked_m, masked_r), real_bytes=real)
+
+
+def _lat_offsets(data: bytes) -> dict[int, int]:
+    """Offset → the index of its wrapper or batch, for every record in a LogAppendTime entry of ``data``."""
+    out: dict[int, int] = {}
     try:
-        if (_has_lat(model) or _has_lat(real)) and _records(model, lat_masked=True) == _records(real, lat_masked=True):
-            return LiveRow(what + " (LogAppendTime: each broker's clock, compared without it)", _digest(model),
-                           _digest(real), True, real_bytes=real)
+        for i, b in enumerate(MemoryRecords(data).batches()):
+            if b.timestamp_type == TimestampType.LOG_APPEND_TIME:
+                out.update({r.offset: i for r in b.records()})
     except KafkaFmtError:
         pass
-    m, r = _v2_state(model), _v2_state(real)
-    if m is not None and r is not None and m[0] == r[0]:
-        return LiveRow(what + " (v2: the broker's producer ids and leader epochs, compared without them)",
-                       f"{_digest(model)}, producer ids {m[1]}, leader epochs {m[2]}",
-                       f"{_digest(real)}, producer ids {r[1]}, leader epochs {r[2]}", True, real_bytes=real)
-    return LiveRow(what, _digest(model), _digest(real), False, hexdiff(model, real), real_bytes=real)
+    return out
+
+
+def _clockless(model_read: list[tuple], real_records: list[dict], lat: dict[int, int], with_ts: bool,
+               consumed_at: int, produced_at: dict[int, int]) -> tuple[list, list, str]:
+    """A consumer's records, the model's and the release's, compared without the broker's clock: a record of a
+    LogAppendTime wrapper or batch (``lat``, the model's) has its timestamp replaced by ``"LogAppendTime"`` on
+    the model's side, and on the release's when its client says so (``timestampType``), every record of that
+    wrapper or batch carries the same time, and that time is no earlier than its producer started
+    (``produced_at``) and no later than the consumer did (``consumed_at``); a record that fails any of these
+    keeps its real time, and disagrees.  Returns both sides and a note saying what was left out."""
+    if not with_ts or not lat:
+        return model_read, [(r["offset"], r["timestamp"]) if with_ts else (r["offset"],) for r in real_records], ""
+    model = [(o, "LogAppendTime") if o in lat else (o, t) for o, t in model_read]
+    times: dict[int, set[int]] = {}
+    for r in real_records:
+        if r["offset"] in lat:
+            times.setdefault(lat[r["offset"]], set()).add(r["timestamp"])
+    real = []
+    for r in real_records:
+        o, t = r["offset"], r["timestamp"]
+        clockless = (o in lat and r.get("timestampType") == "LogAppendTime" and len(times[lat[o]]) == 1
+                     and o in produced_at and produced_at[o] <= t <= consumed_at)
+        real.append((o, "LogAppendTime") if clockless else (o, t))
+    return model, real, ("LogAppendTime: the broker's clock, compared as one time per wrapper or batch, "
+                         "stamped between the produce and the read")
 
 
 def _exception_class(error: str | None) -> str | None:
@@ -327,6 +385,8 @@ class LiveScenario:
         self.cluster: OldCluster | None = None
         #: broker → the releases it ran, in order
         self.ran: dict[str, list[str]] = {n: [r] for n, (r, _) in self.want.items()}
+        #: (partition, offset) → the wall clock (ms) when the real producer of that offset started
+        self.produced_at: dict[tuple[int, int], int] = {}
 
     # -- the cluster ------------------------------------------------------------------------------------
     def releases(self) -> dict[str, str]:
@@ -507,8 +567,11 @@ class LiveScenario:
         ts = ["-1", prefix] if all(t < 0 for t in stamps) else ["0", prefix, ",".join(map(str, stamps))]
         rel = release_of(self.client_versions[name])
         settings = producer_settings(rel, proposals.idempotent(self.modes[name]))
+        started = int(time.time() * 1000)
         run = java_client(rel, ["produce", bootstrap, TOPIC, str(partition), self.compression[name], str(len(sent)),
                                 *ts], timeout_ms=15000, producer=settings)
+        if run.ok:  # the earliest a LogAppendTime broker can have stamped these offsets (:func:`_clockless`)
+            self.produced_at.update({(partition, r["offset"]): started for r in run.records})
         model_err = (prow.error or (lrow.error if lrow else None))
         model_out = f"error {model_err}" if model_err else \
             f"ok, offsets {lrow.detail['offsets'][0]}-{lrow.detail['offsets'][1]}" if lrow else "ok"
@@ -559,24 +622,33 @@ class LiveScenario:
         model_read = [(r["offset"], r["timestamp"]) if with_ts else (r["offset"],)
                       for r in (crow.detail.get("read", []) if crow else [])]
         count = max(len(model_read), 1)
-        # the model's "stalls" (a 0.9 consumer that only logs its parse error): the real client ends its poll
-        # loop at the timeout having read nothing and raised nothing
+        # the model's "stalls" (a 0.9 consumer that only logs its parse error): the real client received the
+        # fetch response, its NetworkClient logged the exception, and its poll loop ended having read nothing
         stalls = crow is not None and crow.detail.get("outcome") == "stalls"
         timeout_ms = 6000 if crow is None or crow.error or stalls else 15000
+        started = int(time.time() * 1000)
         run = java_client(rel, ["consume", self._broker(leader).bootstrap, TOPIC, str(partition), str(offset),
                                 str(count)], timeout_ms=timeout_ms)
+        lat = _lat_offsets(model.log_bytes(model.partitions[partition]["leader"], partition)) if with_ts else {}
+        model_seen, real_seen, lat_note = _clockless(model_read, run.records, lat, with_ts, started,
+                                                     {o: t for (p, o), t in self.produced_at.items() if p == partition})
         real_read = [(r["offset"], r["timestamp"]) if with_ts else (r["offset"],) for r in run.records]
         real_stalled = stalled(run)
         model_txt = f"{len(model_read)} records {model_read[:4]}{'...' if len(model_read) > 4 else ''}" + (
             f", error {crow.error}" if crow and crow.error else
-            ", stalls: no record, no error (the exception only logged)" if stalls else "")
+            f", stalls: no record, no error (only logged: {crow.detail.get('logged')})" if stalls else "")
         real_txt = f"{len(real_read)} records {real_read[:4]}{'...' if len(real_read) > 4 else ''}" + (
-            "" if run.ok else f", stalls: no record, no error within {timeout_ms} ms" if real_stalled
+            "" if run.ok else f", stalls: no record, no error (only logged: {run.dropped})" if real_stalled
             else f", error {run.error}")
-        agree = model_read == real_read and (
-            stalls and real_stalled or not stalls and (crow is not None and crow.error is None) == run.ok)
-        out.append(LiveRow(f"{name} ({run.client}) reads p{partition} from {offset} via {leader}", model_txt, real_txt,
-                           agree))
+        if stalls:  # the exception the release's client logged is the one the model's logs
+            outcome = real_stalled and _exception_class(crow.detail.get("logged")) == _exception_class(run.dropped)
+        elif crow is not None and crow.error:  # a failure of the model's class, not any failure
+            outcome = not run.ok and not real_stalled and _exception_class(crow.error) == _exception_class(run.error)
+        else:
+            outcome = crow is not None and run.ok
+        agree = model_seen == real_seen and outcome
+        what = f"{name} ({run.client}) reads p{partition} from {offset} via {leader}"
+        out.append(LiveRow(what + (f" ({lat_note})" if lat_note else ""), model_txt, real_txt, agree))
         if crow is not None and crow.request.startswith("FetchRequest v") and offset == 0:
             version = int(crow.request.rsplit("v", 1)[1])
             log = model.logs[(model.partitions[partition]["leader"], partition)]

@@ -54,6 +54,9 @@ class ClientRun:
     error: str | None = None
     records: list[dict] = field(default_factory=list)
     version: str | None = None
+    #: the exception a Java client's NetworkClient caught in a response's completion handler and only logged
+    #: (``Uncaught error in request completion``: the response was received, and dropped), or None
+    dropped: str | None = None
 
     def one_line(self) -> str:
         return f"{self.client}: " + ("ok" if self.ok else f"failed: {self.error}")
@@ -112,10 +115,10 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
     waiting for its own timeout."""
     rel = release(version)
     classes = compile_java_client(version)
-    log4j = rel.dir / "old-client-log4j.properties"
+    log4j = rel.dir / "old-client-log4j-networkclient.properties"
     if not log4j.exists():  # written whole before it is seen: clients of two runs may start at once
         tmp = log4j.with_name(f"{log4j.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text("log4j.rootLogger=OFF\n")
+        tmp.write_text(CLIENT_LOG4J)
         tmp.replace(log4j)
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
            f"-Dlog4j.configuration=file:{log4j}",
@@ -141,7 +144,30 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
         tail = (stderr or stdout).strip().splitlines()
         return ClientRun(name, False, f"exit {p.returncode}: {tail[-1] if tail else 'no output'}")
     last = lines[-1]
-    return ClientRun(name, bool(last["ok"]), last.get("error"), lines[:-1], last.get("version"))
+    return ClientRun(name, bool(last["ok"]), last.get("error"), lines[:-1], last.get("version"), _dropped(stderr))
+
+
+#: a Java client's log: nothing but NetworkClient's errors, to stderr; the one such error a run looks for is a
+#: response whose completion handler threw (0.9.0.1 ``NetworkClient.poll``: ``Uncaught error in request
+#: completion``, the fetch response parsed in ``Fetcher.handleFetchResponse``: row ``consumer.unparsable_fetch``)
+CLIENT_LOG4J = """\
+log4j.rootLogger=OFF
+log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=%p %m (%c)%n
+"""
+DROPPED_RESPONSE = "Uncaught error in request completion"
+
+
+def _dropped(stderr: str | None) -> str | None:
+    """The exception NetworkClient logged with :data:`DROPPED_RESPONSE` (its first line: ``class: message``)."""
+    lines = (stderr or "").splitlines()
+    for i, line in enumerate(lines):
+        if DROPPED_RESPONSE in line and i + 1 < len(lines):
+            return lines[i + 1].strip()
+    return None
 
 
 def _python_client_id(api_version: tuple[int, int]) -> str:

@@ -39,17 +39,19 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class OldClient {
     private static final long TIMEOUT_MS = Long.getLong("oldclient.timeout.ms", 15000L);
     private static final String PRODUCER_PREFIX = "oldclient.producer.";
+    private static final long WATCHDOG_MARGIN_MS = 10000L;
 
     public static void main(String[] args) {
         // old clients may block for ever on metadata a broker never gives (poll and close ignore their
-        // timeouts there): a watchdog ends the JVM with a verdict
+        // timeouts there): a watchdog ends the JVM with a verdict, late enough that a consumer's own poll loop
+        // (TIMEOUT_MS from the consumer's start, however long a loaded machine makes that start) ends first
         Thread watchdog = new Thread(() -> {
             try {
-                Thread.sleep(TIMEOUT_MS + 1000L);
+                Thread.sleep(TIMEOUT_MS + WATCHDOG_MARGIN_MS);
             } catch (InterruptedException e) {
                 return;
             }
-            fail("no answer from the broker within " + (TIMEOUT_MS + 1000L) + " ms");
+            fail("no answer from the broker within " + (TIMEOUT_MS + WATCHDOG_MARGIN_MS) + " ms");
         });
         watchdog.setDaemon(true);
         watchdog.start();

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import zlib
 from dataclasses import dataclass, field
 
 from .. import kafka_lines
@@ -310,7 +311,7 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
 
     mr = MemoryRecords(buf)
     batches = list(mr.batches())
-    _magic_known_check(config, batches, trace)
+    _magic_known_check(config, batches, trace, buf)
     trailing = mr.trailing
     valid_end = trailing.position if trailing is not None else len(buf)
     trace.add("parse batches", f"{len(batches)} whole batch(es), magics {[b.magic for b in batches]}",
@@ -419,12 +420,36 @@ def _request_version_check(config: LogConfig, version: int, trace: Trace) -> Non
                   "KIP-896 (ApiKeys.PRODUCE.oldestVersion)", kafka_line_row="produce.min_version")
 
 
-def _magic_known_check(config: LogConfig, batches, trace: Trace) -> None:
+def _magic_known_check(config: LogConfig, batches, trace: Trace, buf=b"") -> None:
     """Row ``produce.max_magic``: a broker older than a message format cannot read it (v1 came with KIP-32
-    in 0.10.0, v2 with KIP-98 in 0.11): such a payload cannot reach it in a Produce version it answers."""
+    in 0.10.0, v2 with KIP-98 in 0.11).
+
+    A v2 batch in a Produce version a 0.10 broker answers (v2: kafka-python pinned to 0.11 sends it so) is
+    read as a legacy message set: its bytes 12-15 (the batch's partitionLeaderEpoch) as the message's CRC,
+    checked first (``Log.analyzeAndValidateMessageSet``: ``Message.ensureValid``, 0.10.0.1 / 0.10.1.1;
+    ``Record.ensureValid``, 0.10.2.2), so the broker answers CORRUPT_MESSAGE (CorruptRecordException, error 2),
+    as 0.10.0.1, 0.10.1.1 and 0.10.2.2 answered live; only a batch whose leader-epoch bytes happened to be the
+    legacy CRC would get as far as its magic."""
     line = config.broker.kafka_line
     newest = kafka_lines.value("produce.max_magic", line)
     newer = sorted({b.magic for b in batches if b.magic > newest})
+    if newer and newest == 1:
+        pos = 0
+        while pos + 17 <= len(buf):
+            size = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+            end = pos + 12 + max(size, 0)
+            if buf[pos + 16] == 2 and end <= len(buf):
+                stored = int.from_bytes(buf[pos + 12:pos + 16], "big")
+                computed = zlib.crc32(bytes(buf[pos + 16:end]))
+                if stored != computed:
+                    row = kafka_lines.row("produce.max_magic", line)
+                    _raise(CorruptRecordError(f"Message is corrupt (stored crc = {stored}, computed crc = "
+                                              f"{computed}): a v2 batch read as a legacy message by Kafka {line}"),
+                           trace, "message format", f"{row.source} ({row.where}); Message.ensureValid",
+                           magics=newer, newest=newest, kafka_line_row=row.key)
+            if size < 0:
+                break
+            pos = end
     if newer:
         row = next(r for r in kafka_lines.rows("produce.max_magic") if r.after == newer[0])
         _raise(UnsupportedVersionError(f"message format v{newer[0]} is not known to Kafka {line} (newest "

@@ -97,3 +97,20 @@ def test_newer_record_version_refused_after_kafka_6238(line):
                                           "inter.broker.protocol.version is set to version 0.11.0 or higher$"):
         BrokerConfig.from_properties({"inter.broker.protocol.version": "0.10.2",
                                       "log.message.format.version": "0.11.0"}, kafka_line=line)
+
+
+@pytest.mark.parametrize("line", ["0.10.0", "0.10.1", "0.10.2"])
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+def test_a_v2_batch_in_produce_v2_is_a_corrupt_legacy_message_on_0_10(line, codec):
+    """kafka-python pinned to (0, 11) sends its v2 batch in Produce v2 to a 0.10 broker, which reads it as a
+    legacy message whose CRC is the batch's leader-epoch bytes: CORRUPT_MESSAGE (error 2), as 0.10.0.1, 0.10.1.1
+    and 0.10.2.2 answered live (tests/history/test_old_releases_live.py, client-produce/python-0.11)."""
+    from kafkafmt.errors import CorruptRecordError
+    b = MemoryRecordsBuilder(2, codec)
+    b.append(NOW, b"k0", b"value-0")
+    data = b.build()
+    cfg = LogConfig.from_properties({}, broker=BrokerConfig.from_properties({}, kafka_line=line))
+    with pytest.raises(CorruptRecordError, match=r"^Message is corrupt \(stored crc = 4294967295, computed crc = "
+                                                  rf"{__import__('zlib').crc32(data[16:])}\)") as e:
+        validate_messages_and_assign_offsets(data, cfg, now=NOW, produce_version=2)
+    assert e.value.error_code == 2
