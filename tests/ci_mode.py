@@ -6,6 +6,7 @@ in CI its absence is a failure, never a skip.
 """
 from __future__ import annotations
 
+import importlib
 import os
 
 import pytest
@@ -23,3 +24,15 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI mode: this component is required)", pytrace=False)
     pytest.skip(reason)
+
+
+def import_or_skip(name: str, reason: str | None = None):
+    """The module ``name`` (``pytest.importorskip`` under this rule): when it cannot be imported, a skip with
+    ``reason`` locally (at module level too) and a failure in CI."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        why = reason or f"{name} is not installed ({e})"
+        if in_ci():
+            pytest.fail(f"{why} (CI mode: this component is required)", pytrace=False)
+        pytest.skip(why, allow_module_level=True)

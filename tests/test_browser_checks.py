@@ -6,9 +6,8 @@ import base64
 import struct
 import zlib
 
-import pytest
-
 from browser_checks import PANEL_STATE, problems
+from ci_mode import import_or_skip
 
 
 def _png(w: int, h: int) -> str:
@@ -76,7 +75,7 @@ def test_an_upscaled_image_is_found(chromium):
 
 def test_the_real_panel_views_pass_and_fail_as_they_should(chromium):
     """The 08 panel in an invalid combination shows only its error line; the checks see no stale result."""
-    pytest.importorskip("ipywidgets")
+    import_or_skip("ipywidgets")
     from kafkafmt.viz import negative
     p = negative.bits_panel()
     ok = _state(chromium, p.view_html())

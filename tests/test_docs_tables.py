@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sphinx", reason="the docs extra (make docs) is not installed")
+from ci_mode import import_or_skip
+
+import_or_skip("sphinx", reason="the docs extra (make docs) is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 
-tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
+from ci_mode import import_or_skip
+
+tomllib = import_or_skip("tomllib", reason="tomllib is Python 3.11's")
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

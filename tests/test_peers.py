@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_mode import import_or_skip
 from kafkafmt.constants import TimestampType
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 
-kafka_records = pytest.importorskip("kafka.record.memory_records")
-aiokafka_mr = pytest.importorskip("aiokafka.record.memory_records")
+kafka_records = import_or_skip("kafka.record.memory_records")
+aiokafka_mr = import_or_skip("aiokafka.record.memory_records")
 from aiokafka.record.default_records import DefaultRecordBatchBuilder as AioDefaultBuilder  # noqa: E402
 from aiokafka.record.legacy_records import LegacyRecordBatchBuilder as AioLegacyBuilder  # noqa: E402
 

@@ -57,6 +57,7 @@ from ..config import LogConfig, record_version
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     CompressionType,
@@ -78,6 +79,7 @@ from ..errors import (
     UnsupportedForMessageFormatError,
     UnsupportedVersionError,
 )
+from ..layout import LEGACY_V0
 from ..records import MemoryRecords, MemoryRecordsBuilder
 from ..records.batch import RecordBatch
 from ..records.legacy import record_overhead, timestamp_type_of
@@ -311,7 +313,7 @@ def _validate(buf: bytearray, config: LogConfig, *, offset, now, origin, ple, pr
 
     mr = MemoryRecords(buf)
     batches = list(mr.batches())
-    _magic_known_check(config, batches, trace, buf)
+    _magic_known_check(config, batches, trace)
     trailing = mr.trailing
     valid_end = trailing.position if trailing is not None else len(buf)
     trace.add("parse batches", f"{len(batches)} whole batch(es), magics {[b.magic for b in batches]}",
@@ -420,7 +422,7 @@ def _request_version_check(config: LogConfig, version: int, trace: Trace) -> Non
                   "KIP-896 (ApiKeys.PRODUCE.oldestVersion)", kafka_line_row="produce.min_version")
 
 
-def _magic_known_check(config: LogConfig, batches, trace: Trace, buf=b"") -> None:
+def _magic_known_check(config: LogConfig, batches, trace: Trace) -> None:
     """Row ``produce.max_magic``: a broker older than a message format cannot read it (v1 came with KIP-32
     in 0.10.0, v2 with KIP-98 in 0.11).
 
@@ -434,22 +436,17 @@ def _magic_known_check(config: LogConfig, batches, trace: Trace, buf=b"") -> Non
     newest = kafka_lines.value("produce.max_magic", line)
     newer = sorted({b.magic for b in batches if b.magic > newest})
     if newer and newest == 1:
-        pos = 0
-        while pos + 17 <= len(buf):
-            size = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
-            end = pos + 12 + max(size, 0)
-            if buf[pos + 16] == 2 and end <= len(buf):
-                stored = int.from_bytes(buf[pos + 12:pos + 16], "big")
-                computed = zlib.crc32(bytes(buf[pos + 16:end]))
-                if stored != computed:
-                    row = kafka_lines.row("produce.max_magic", line)
-                    _raise(CorruptRecordError(f"Message is corrupt (stored crc = {stored}, computed crc = "
-                                              f"{computed}): a v2 batch read as a legacy message by Kafka {line}"),
-                           trace, "message format", f"{row.source} ({row.where}); Message.ensureValid",
-                           magics=newer, newest=newest, kafka_line_row=row.key)
-            if size < 0:
-                break
-            pos = end
+        crc_at = LEGACY_V0.offset_of("crc")  # the legacy CRC covers magic … end
+        for batch in batches:
+            raw = bytes(batch.raw)
+            stored = int.from_bytes(raw[crc_at:crc_at + 4], "big")
+            computed = zlib.crc32(raw[MAGIC_OFFSET:])
+            if batch.magic == 2 and stored != computed:
+                row = kafka_lines.row("produce.max_magic", line)
+                _raise(CorruptRecordError(f"Message is corrupt (stored crc = {stored}, computed crc = "
+                                          f"{computed}): a v2 batch read as a legacy message by Kafka {line}"),
+                       trace, "message format", f"{row.source} ({row.where}); Message.ensureValid",
+                       magics=newer, newest=newest, kafka_line_row=row.key)
     if newer:
         row = next(r for r in kafka_lines.rows("produce.max_magic") if r.after == newer[0])
         _raise(UnsupportedVersionError(f"message format v{newer[0]} is not known to Kafka {line} (newest "

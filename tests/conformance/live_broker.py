@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-import pytest
+from ci_mode import import_or_skip
 
 
 @contextlib.contextmanager
@@ -30,7 +30,7 @@ def kafka_python_records(bootstrap: str, topic: str, end: int | None = None,
     """kafka-python's records of partition 0 of ``topic`` as (offset, key, value), from the first offset up to
     ``end`` (exclusive; default: the partition's end offset as the broker states it now); stops early if
     nothing arrives for ``timeout_ms``.  Skips the test when kafka-python is not installed."""
-    kafka = pytest.importorskip("kafka")
+    kafka = import_or_skip("kafka")
     consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                    auto_offset_reset="earliest", consumer_timeout_ms=timeout_ms)
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_mode import import_or_skip
 from kafkafmt.records import MemoryRecords
 from live_broker import kafka_python_records, zookeeper_cluster
 
@@ -66,7 +67,7 @@ def _records(d: Path) -> list[tuple[int, bytes, bytes | None]]:
 
 
 def _produce(bootstrap: str, topic: str, n: int, keys: int, pad: int = 0) -> int:
-    kafka = pytest.importorskip("kafka")
+    kafka = import_or_skip("kafka")
     producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=max(600, 4 * pad))
     try:
         futures = [producer.send(topic, key=b"key-%02d" % (i % keys), value=b"value-%04d" % i + b"." * pad,
@@ -192,7 +193,7 @@ def test_dump_and_audit_of_a_partition_being_written(zk_broker):
     live, broker = zk_broker
     topic = "growing"
     _create(broker, topic, {"segment.bytes": str(64 << 20)})
-    kafka = pytest.importorskip("kafka")
+    kafka = import_or_skip("kafka")
     producer = kafka.KafkaProducer(bootstrap_servers=live.bootstrap, acks="all", linger_ms=2)
     acked, in_flight, stop = [0], threading.Lock(), threading.Event()
 
