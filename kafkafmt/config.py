@@ -26,7 +26,7 @@ import difflib
 import random
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import kafka_lines
 from .constants import (
@@ -870,7 +870,26 @@ def _parsed_default(key: ConfigKey):
     return key.default
 
 
+# ================================================================================================
+# The broker's log-cleaner settings (``CleanerConfig``'s keys): here, beside the other broker settings, so
+# that ``kafkafmt clean --help`` names them without loading the cleaner (numba); the cleaner's
+# ``CleanerConfig`` (:mod:`kafkafmt.log.cleaner.offset_map`) reads them from here.
+# ================================================================================================
+
+#: broker setting (Kafka name) -> (CleanerConfig field, type (int or float), Kafka 3.9 default)
+CLEANER_KEYS: dict[str, tuple[str, Callable[[str], Any], Any]] = {
+    "log.cleaner.threads": ("num_threads", int, 1),
+    "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", int, 128 * 1024 * 1024),
+    "log.cleaner.io.buffer.load.factor": ("load_factor", float, 0.9),
+    "log.cleaner.io.buffer.size": ("io_buffer_size", int, 512 * 1024),
+    "message.max.bytes": ("max_message_size", int, 1024 * 1024 + 12),
+    "log.cleaner.backoff.ms": ("backoff_ms", int, 15 * 1000),
+    "producer.id.expiration.ms": ("producer_id_expiration_ms", int, 86400000),
+}
+
+
 __all__ = ["LogConfig", "BrokerConfig", "ConfigKey", "TOPIC_KEYS", "KEYS_BY_NAME", "topic_keys", "keys_by_name",
            "topic_key_error",
            "NotModelledConfigWarning", "ConfigError", "metadata_version_index", "version_at_least",
-           "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER", "newest_metadata_version", "line_default"]
+           "record_version", "METADATA_VERSIONS", "DEFAULT_BROKER", "newest_metadata_version", "line_default",
+           "CLEANER_KEYS"]

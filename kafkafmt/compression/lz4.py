@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import cramjam
 import lz4.block
-import numpy as np
 import xxhash
 
 from kafkafmt.errors import CompressionFramingError, DecompressionLimitError, IllegalArgumentError
 from kafkafmt.layout import LZ4_FRAME_HEADER
+
+if TYPE_CHECKING:  # numpy is loaded by the callers that pass arrays (the columnar core), not by every lz4 read
+    import numpy as np
 
 MAGIC = 0x184D2204
 #: FLG written by Kafka: version 01, block independence, nothing else.

@@ -15,3 +15,27 @@ def add_kafka_line(parser, *, default: str = DEFAULT_LINE, what: str = "follow")
     parser.add_argument("--kafka-line", default=default, metavar="VERSION",
                         help=f"the Kafka release line to {what}: {', '.join(KAFKA_LINES)}, or a release of one "
                              f"(0.10.2.2, 4.4.0) (default {default})")
+
+
+class LazyChoices:
+    """An argparse ``choices`` whose values come from a module loaded only when they are needed: when a value
+    is checked (the command runs) or listed (its own ``--help``, an error, shell completion), so that
+    registering a command (``kafkafmt --help``, any other command) does not import it."""
+
+    def __init__(self, load):
+        self._load = load
+        self._values = None
+
+    def _all(self) -> tuple:
+        if self._values is None:
+            self._values = tuple(self._load())
+        return self._values
+
+    def __contains__(self, value) -> bool:
+        return value in self._all()
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())

@@ -1,9 +1,6 @@
 """``kafkafmt annotate``: every byte of a record-set file labelled with its field."""
 from __future__ import annotations
 
-from ..io import open_readonly
-from ..records.annotate import render
-
 
 def register(sub) -> None:
     p = sub.add_parser("annotate", help="label every byte of a record set with its field",
@@ -18,6 +15,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..io import open_readonly
+    from ..records.annotate import render
     with open_readonly(args.file) as buf:
         print(render(buf, width=args.width, decompressed=args.deep))
     return 0

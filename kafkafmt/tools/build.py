@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import sys
 
-from ..io import atomic_write, read_input
-from ..records.spec import build_record_set, load_spec
-
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -24,6 +21,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..io import atomic_write, read_input
+    from ..records.spec import build_record_set, load_spec
     text = sys.stdin.buffer.read() if args.spec == "-" else read_input(args.spec)
     specs = [s for s in load_spec(text) if not (isinstance(s, dict) and "trailingBytes" in s)]
     data = build_record_set(specs)

@@ -10,12 +10,8 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..config import CLEANER_KEYS
 from ..errors import ConfigError, NoSuchFileError
-from ..log import Log, SimulatedClock, SystemClock
-from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
-from ..log.cleaner.offset_map import CLEANER_KEYS, CleanerConfig
-from ..log.readonly import LOG_DIR_STATE_FILES
-from ..viz.tables import iso_time
 from . import add_kafka_line
 
 
@@ -61,6 +57,7 @@ def _split(pairs: list[str]) -> tuple[list[str], dict]:
 
 
 def _until(horizon: int | None) -> str:
+    from ..viz.tables import iso_time
     return (f"until {horizon} ({iso_time(horizon)} UTC, the batch's deleteHorizonMs)" if horizon is not None
             else "until their segment's mtime + delete.retention.ms (v0/v1)")
 
@@ -169,6 +166,10 @@ def _only_the_cleaners_files_change(partition_dir: Path):
 
 
 def run(args) -> int:
+    from ..log import Log, SimulatedClock, SystemClock
+    from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
+    from ..log.cleaner.offset_map import CleanerConfig
+    from ..log.readonly import LOG_DIR_STATE_FILES
     src = Path(args.partition_dir)
     if not src.is_dir():
         raise NoSuchFileError(f"{src} is not a partition directory")

@@ -6,9 +6,6 @@ import os
 import sys
 
 from ..errors import KafkaFmtError, NoSuchFileError
-from ..io import open_readonly
-from ..records.dump_log import dump_log, iter_file_batches
-from ..records.spec import batch_to_json
 from . import add_kafka_line
 
 
@@ -93,6 +90,8 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
             print(line)
         stderr_tail += err
         return int(bool(args.strict and err))
+    from ..io import open_readonly
+    from ..records.dump_log import dump_log
     with open_readonly(path) as buf:
         if args.json:
             return _dump_json(path, buf, args)
@@ -119,6 +118,8 @@ def _print_lines(lines: list[str]) -> None:
 
 
 def _dump_json(path: str, buf, args) -> int:
+    from ..records.dump_log import iter_file_batches
+    from ..records.spec import batch_to_json
     pos = 0
     try:
         end = len(buf) if args.max_bytes is None else min(len(buf), args.max_bytes)

@@ -13,16 +13,12 @@ import json
 import sys
 
 from .. import kafka_lines
-from ..broker.append import ORIGINS
-from ..broker.fetch import fetch
-from ..broker.validator import validate_messages_and_assign_offsets
 from ..cli import main as kafkafmt_main
 from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from ..errors import KafkaFmtError
 from ..io import atomic_write, read_input
-from ..log.files import segment_log_start_offset
-from . import add_kafka_line
+from . import LazyChoices, add_kafka_line
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
@@ -53,6 +49,11 @@ def _write_output(path: str | None, data: bytes) -> None:
             atomic_write(path, data)
 
 
+def _origins() -> tuple[str, ...]:
+    from ..broker.append import ORIGINS
+    return ORIGINS
+
+
 def register(sub) -> None:
     p = sub.add_parser(
         "explain", help="explain what a Kafka broker (3.9, or --kafka-line) does with a produce or a fetch, step by step",
@@ -76,7 +77,8 @@ def register(sub) -> None:
     add_kafka_line(pp)
     pp.add_argument("--offset", type=int, default=0, help="log end offset: the first offset to assign (default 0)")
     pp.add_argument("--now", type=int, default=None, help="broker clock in ms (default: the wall clock)")
-    pp.add_argument("--origin", choices=ORIGINS, default="CLIENT", help="AppendOrigin (default CLIENT)")
+    pp.add_argument("--origin", choices=LazyChoices(_origins), default="CLIENT", metavar="ORIGIN",
+                    help="AppendOrigin: %(choices)s (default CLIENT)")
     pp.add_argument("--leader-epoch", type=int, default=0, help="partition leader epoch to stamp (default 0)")
     pp.add_argument("--produce-version", type=int, default=None,
                     help="ProduceRequest version, to apply ProduceRequest.validateRecords too")
@@ -148,6 +150,7 @@ def _print_rows(trace, config: LogConfig, out) -> None:
 
 
 def run_produce(args, out=None) -> int:
+    from ..broker.validator import validate_messages_and_assign_offsets
     out = out or sys.stdout
     config = parse_topic_config(args.topic_config, args.kafka_line)
     data = _read(args.file)
@@ -191,6 +194,8 @@ def run_produce(args, out=None) -> int:
 
 
 def run_fetch(args, out=None) -> int:
+    from ..broker.fetch import fetch
+    from ..log.files import segment_log_start_offset
     out = out or sys.stdout
     config = parse_topic_config(args.topic_config, args.kafka_line)
     data = _read(args.file)

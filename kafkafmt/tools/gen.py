@@ -2,16 +2,24 @@
 from __future__ import annotations
 
 import json
+import os
+from importlib.util import find_spec
 
-from ..gen.generator import generate_logs
-from ..gen.workload_file import load_workload, shipped_workloads
 from . import add_kafka_line
+
+
+def _shipped_names() -> list[str]:
+    """The names of the shipped workload files (:func:`kafkafmt.gen.workload_file.shipped_workloads`'s keys),
+    read from the package's directory without importing :mod:`kafkafmt.gen` (the generator, numpy)."""
+    (root,) = find_spec("kafkafmt.gen").submodule_search_locations
+    return sorted(os.path.splitext(n)[0] for n in os.listdir(os.path.join(root, "shipped"))
+                  if n.endswith((".yaml", ".yml", ".json")))
 
 
 def register(sub) -> None:
     p = sub.add_parser("gen", help="generate sample log directories from a seeded workload file",
                        description="Simulate the producers of a workload file (YAML/JSON; shipped: "
-                                   f"{', '.join(sorted(shipped_workloads()))}) through the broker's produce path and "
+                                   f"{', '.join(_shipped_names())}) through the broker's produce path and "
                                    "write a log directory as a Kafka broker's log.dirs entry holds it: one "
                                    "<topic>-<partition> directory per partition (.log, .index, .timeindex, "
                                    "leader-epoch-checkpoint) and the log-dir checkpoint files.  Written to a "
@@ -32,6 +40,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..gen.generator import generate_logs
+    from ..gen.workload_file import load_workload
     workload = load_workload(args.workload)
     from dataclasses import replace
     if args.seed is not None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 import json
 import sys
 
-from ..scenarios import load_scenario, render, run_scenario, shipped_scenarios
-from ..scenarios.matrices import MATRICES, matrix_table
+from . import LazyChoices
+
+
+def _matrix_names() -> list[str]:
+    from ..scenarios.matrices import MATRICES
+    return sorted(MATRICES)
 
 
 def register(sub) -> None:
@@ -39,13 +43,14 @@ def register(sub) -> None:
                         description="Print seed 002's producer or consumer matrix or seed 003's mode × format "
                                     "table: the seed's cell, the computed cell, which seed reading it matches, "
                                     "and Kafka 3.9.2's behaviour.")
-    m_p.add_argument("name", choices=sorted(MATRICES))
+    m_p.add_argument("name", choices=LazyChoices(_matrix_names), metavar="NAME", help="the matrix: %(choices)s")
     m_p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     m_p.set_defaults(func=_matrix)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
 def _run(args) -> int:
+    from ..scenarios import load_scenario, render, run_scenario
     if args.live:
         return _run_live(args)
     result = run_scenario(load_scenario(args.scenario), progress=sys.stderr.isatty())
@@ -55,6 +60,7 @@ def _run(args) -> int:
 
 def _run_live(args) -> int:
     """``scenario run --live``: the installed live runner (:mod:`kafkafmt.scenarios.live`), step by step."""
+    from ..scenarios import load_scenario
     from ..scenarios.live import LiveRunnerMissing, LiveUnsupported, live_runner, render_rows
 
     scenario = load_scenario(args.scenario)
@@ -84,6 +90,8 @@ def _run_live(args) -> int:
 
 
 def _list(args) -> int:
+    from ..scenarios import load_scenario, shipped_scenarios
+    from ..scenarios.matrices import MATRICES
     for name, path in shipped_scenarios().items():
         print(f"{name:32s} {load_scenario(path).title}")
     for name in sorted(MATRICES):
@@ -92,6 +100,7 @@ def _list(args) -> int:
 
 
 def _matrix(args) -> int:
+    from ..scenarios.matrices import MATRICES, matrix_table
     if args.format == "json":
         print(json.dumps(MATRICES[args.name](), indent=2, default=str))
         return 0

@@ -12,27 +12,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
+from ...config import CLEANER_KEYS
 from ...constants import INT32_MAX
 from ...errors import ConfigError
 from .table import BYTES_PER_ENTRY, DIGEST_SIZE, ENTRIES, LATEST, clear_table, new_table, table_get_many, table_put_many
 
 __all__ = ["CleanerConfig", "OffsetMap", "CLEANER_KEYS", "InflatedValues", "release_offset_map"]
-
-#: broker setting (Kafka name) -> (CleanerConfig field, type (int or float), Kafka 3.9 default)
-CLEANER_KEYS: dict[str, tuple[str, Callable[[str], Any], Any]] = {
-    "log.cleaner.threads": ("num_threads", int, 1),
-    "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", int, 128 * 1024 * 1024),
-    "log.cleaner.io.buffer.load.factor": ("load_factor", float, 0.9),
-    "log.cleaner.io.buffer.size": ("io_buffer_size", int, 512 * 1024),
-    "message.max.bytes": ("max_message_size", int, 1024 * 1024 + 12),
-    "log.cleaner.backoff.ms": ("backoff_ms", int, 15 * 1000),
-    "producer.id.expiration.ms": ("producer_id_expiration_ms", int, 86400000),
-}
-
 
 @dataclass(frozen=True)
 class CleanerConfig:

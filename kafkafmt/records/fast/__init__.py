@@ -12,7 +12,6 @@ same loops.
 Nothing here decides a rule of Kafka's on its own: the kernels only succeed on input the
 pure-Python reference decoder accepts, and hand every other batch back to it.
 """
-from .arrow import ValueGather, binary_array, header_arrays, pool_astype, pool_empty
 from .kernels import (
                       F_ATTRIBUTES,
                       F_BATCH,
@@ -51,3 +50,13 @@ __all__ = ["ValueGather", "binary_array", "header_arrays", "pool_astype", "pool_
            "F_VALUE_POS", "F_VALUE_LEN", "F_HEADERS_POS", "F_HEADERS_COUNT", "F_BATCH", "F_RECORD_POS", "F_SIZE",
            "F_ATTRIBUTES", "F_MAGIC", "F_TS_DELTA", "F_OFFSET_DELTA", "F_STORED_TIMESTAMP", "F_STORED_OFFSET",
            "header_spans"]
+
+#: the Arrow half, loaded (pyarrow) on first use: the cleaner's kernels need none of it
+_ARROW = ("ValueGather", "binary_array", "header_arrays", "pool_astype", "pool_empty")
+
+
+def __getattr__(name: str):
+    if name in _ARROW:
+        from . import arrow
+        return getattr(arrow, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,9 @@ Two kinds of compiled function (measured on a first ``records_table``, see READM
   cached code): about 15 % less compile work on a cold cache than a second ``cache=True`` kernel.
 * :func:`inline`: as :func:`inner`, but inlined by numba itself into every caller (hot inner loops).
 
+In a process that runs them interpreted (:mod:`kafkafmt.kernel_mode`: small inputs on the command line),
+the three decorators return the Python function itself and numba is not imported.
+
 When no cache directory is writable (a read-only ``site-packages`` and a read-only home), numba
 refuses ``cache=True`` at import; the kernels are then compiled in each process and a warning says
 how to give them a cache (``NUMBA_CACHE_DIR``).
@@ -20,7 +23,12 @@ from __future__ import annotations
 
 import warnings
 
-from numba import njit
+from ...kernel_mode import interpreted
+
+#: the kernels of this process are the Python functions, run by the interpreter (no numba)
+INTERPRETED = interpreted()
+if not INTERPRETED:
+    from numba import njit
 
 #: every :func:`kernel`, by name (``kafkafmt warmup`` compiles them and reports which were loaded)
 KERNELS: dict[str, object] = {}
@@ -29,6 +37,9 @@ _uncached: list[str] = []
 
 def kernel(fn):
     """A compiled function callable from Python, cached on disk when a cache directory is writable."""
+    if INTERPRETED:
+        KERNELS[fn.__name__] = fn
+        return fn
     try:
         compiled = njit(cache=True, nogil=True)(fn)
     except RuntimeError as e:  # numba's CacheImpl: "cannot cache function ...: no locator available"
@@ -46,22 +57,27 @@ def kernel(fn):
 
 def inner(fn):
     """A compiled helper called only from other kernels (no Python wrapper, no cache of its own)."""
+    if INTERPRETED:
+        return fn
     return njit(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
 
 
 def inline(fn):
     """A small helper inlined into each kernel that calls it, in numba's own IR (``inline="always"``): for
     the CRC-32's inner loop, where a call per 8 bytes or LLVM's own choice not to inline measured 1.2-1.7x slower."""
+    if INTERPRETED:
+        return fn
     return njit(nogil=True, inline="always")(fn)
 
 
 def cache_dirs() -> list[str]:
     """The directories the kernels' caches live in (empty when none is writable)."""
-    return sorted({k._cache._cache_path for k in KERNELS.values() if getattr(k._cache, "_cache_path", None)})
+    return sorted({k._cache._cache_path for k in KERNELS.values()
+                   if getattr(getattr(k, "_cache", None), "_cache_path", None)})
 
 
 def cache_stats() -> tuple[int, int]:
     """How many kernel signatures this process compiled and how many it loaded from the cache."""
-    compiled = sum(sum(k.stats.cache_misses.values()) for k in KERNELS.values())
-    return compiled, sum(sum(k.stats.cache_hits.values()) for k in KERNELS.values())
+    compiled = [k for k in KERNELS.values() if hasattr(k, "stats")]
+    return sum(sum(k.stats.cache_misses.values()) for k in compiled), sum(sum(k.stats.cache_hits.values()) for k in compiled)
 

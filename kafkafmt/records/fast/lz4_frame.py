@@ -12,14 +12,16 @@ output larger than the room given returns -1, and the caller decodes that frame 
 """
 from __future__ import annotations
 
-import llvmlite.binding as _llvm
 import lz4.block._block as _liblz4_module
 import numpy as np
-from numba import types
 
 from ...compression.lz4 import BD, BLOCK_SIZE, FLG, LZ4_FRAME_INCOMPRESSIBLE_MASK, MAGIC, header_checksum
 from ...layout import LZ4_FRAME_HEADER
-from .jit import inner
+from .jit import INTERPRETED, inner
+
+if not INTERPRETED:
+    import llvmlite.binding as _llvm
+    from numba import types
 
 __all__ = ["lz4_frame_into"]
 
@@ -92,12 +94,14 @@ def _block_into(src, ip, iend, dst, op, oend):
 
 
 #: ``int LZ4_decompress_safe(const char* src, char* dst, int compressedSize, int dstCapacity)``
-_lz4_decompress_safe = types.ExternalFunction("LZ4_decompress_safe",
-                                              types.int32(types.intp, types.intp, types.int32, types.int32))
+_lz4_decompress_safe = None if INTERPRETED else types.ExternalFunction(
+    "LZ4_decompress_safe", types.int32(types.intp, types.intp, types.int32, types.int32))
 
 
 def _liblz4_linked() -> bool:
     """Whether ``LZ4_decompress_safe`` can be linked into compiled code (the ``lz4`` package's library loaded)."""
+    if INTERPRETED:
+        return False
     try:
         _llvm.load_library_permanently(_liblz4_module.__file__)
     except RuntimeError:
@@ -112,8 +116,18 @@ def _block_liblz4(src, ip, iend, dst, op, oend):
     return -1 if n < 0 else op + n
 
 
+def _block_interpreted(src, ip, iend, dst, op, oend):
+    """One LZ4 block by liblz4 through the ``lz4`` package (interpreted kernels): the end of the output, or -1."""
+    try:
+        out = _liblz4_module.decompress(src[ip:iend].tobytes(), uncompressed_size=oend - op)
+    except _liblz4_module.LZ4BlockError:
+        return -1
+    dst[op:op + len(out)] = np.frombuffer(out, np.uint8)
+    return op + len(out)
+
+
 #: the block decoder the frame decoder calls
-_block = _block_liblz4 if _liblz4_linked() else _block_into
+_block = _block_interpreted if INTERPRETED else _block_liblz4 if _liblz4_linked() else _block_into
 
 
 @inner
