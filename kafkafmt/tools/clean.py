@@ -150,6 +150,7 @@ def _only_the_cleaners_files_change(partition_dir: Path):
     shutdown do, and loading rewrites the epoch checkpoint (``truncateFromStart``); a cleaner thread
     touches none of them with the same bytes.  ``cleaner-offset-checkpoint`` and the segments keep what
     the pass gave them (a cleaned segment takes its last source segment's modification time)."""
+    from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
     before = {}
     for folder in (partition_dir.parent, partition_dir):
         for p in folder.iterdir():
