@@ -8,7 +8,8 @@
 #   make report       another name for make docs (the notebooks' offline rendering is the site's tutorials)
 #   make present      the notebooks as a dashboard app (Voila, code hidden) on http://127.0.0.1:$(PRESENT_PORT)/
 #                     (PRESENT_PORT, default 8866); Ctrl-C stops it
-#   make notebooks    re-execute the notebooks in place (stored outputs) and normalise them with nbstripout
+#   make notebooks    re-execute the notebooks in place (stored outputs and the widgets' state, so that JupyterLab
+#                     shows the panels before the kernel runs) and normalise them with nbstripout
 #   make warmup       compile the numba kernels into their on-disk cache (make setup runs it)
 #   make test         set up, ruff check, then the whole test suite and nbval on notebooks/ (what .ci/run calls;
 #                     a ruff error fails it after the tests ran)
@@ -52,6 +53,7 @@ NBVAL_EXTRA ?=
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(shell $(PY) -c 'import sys; sys.path.insert(0, "tests/fuzz"); import targets; print(" ".join(sorted(targets.TARGETS)))' 2>/dev/null)
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
+NBSTRIPOUT_ARGS := --keep-output --keep-count --keep-metadata-keys metadata.widgets
 NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 180 -p no:cacheprovider
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
@@ -118,9 +120,13 @@ history-record: setup
 present: setup
 	@$(PY) -m kafkafmt.viz.present --port $(PRESENT_PORT)
 
+# nbclient stores every widget model's state in metadata.widgets (store_widget_state, said explicitly), under random
+# ids that kafkafmt.viz.saved_state makes stable; nbstripout strips metadata.widgets unless told to keep it
+# (NBSTRIPOUT_ARGS, also what tests/viz/test_notebooks_hygiene.py verifies)
 notebooks: $(TEST_STAMP) setup
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace $(NOTEBOOKS)
-	$(VENV)/bin/nbstripout --keep-output --keep-count $(NOTEBOOKS)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.store_widget_state=True $(NOTEBOOKS)
+	$(PY) -m kafkafmt.viz.saved_state $(NOTEBOOKS)
+	$(VENV)/bin/nbstripout $(NBSTRIPOUT_ARGS) $(NOTEBOOKS)
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .

@@ -1,5 +1,6 @@
 """A real browser on the workbench, as a person would see it: every notebook opened in JupyterLab (one server on
-127.0.0.1 with a token) and in the presentation mode (one Voilà server, ``make present``), in Debian's
+127.0.0.1 with a token) as saved, its panels drawn from the stored widget state before any cell runs, then run, and
+in the presentation mode (one Voilà server, ``make present``), in Debian's
 Chromium driven by Playwright (the offline rendering, the documentation site's tutorials, is
 tests/test_docs_site.py's).  Every panel of every notebook is driven through an invalid
 combination and back, or its adaptive control is shown refusing the invalid value (tests/browser_drive.py), and
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -25,13 +27,16 @@ from pathlib import Path
 
 import pytest
 
-from browser_drive import exercise, panels
+from browser_drive import exercise, panels, wait_for_panels
 from browser_session import chromium_or_skip, refuse_others
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "build" / "screenshots"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 VIEWPORT = {"width": 1280, "height": 900}
+#: the folder of the lab's root holding untouched copies of the notebooks, opened but never run
+SAVED = "as-saved"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _free_port() -> int:
@@ -62,6 +67,7 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(ROOT / "notebooks", work)  # the browser may autosave: never let it touch the stored notebooks
+    shutil.copytree(ROOT / "notebooks", work / SAVED, ignore=shutil.ignore_patterns("build"))  # opened, never run
     # the copy's derived tables (kafkafmt.viz.derived: <root>/build/derived) are the checkout's, which the other
     # runs of the notebooks (the docs build, Voilà, nbval) build or read: one Spark pipeline, not one more per copy
     (ROOT / "build" / "derived").mkdir(parents=True, exist_ok=True)
@@ -75,7 +81,12 @@ def lab(tmp_path_factory):
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     token, port = secrets.token_hex(16), _free_port()
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(home / "settings"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), MPLBACKEND="module://matplotlib_inline.backend_inline")
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), MPLBACKEND="module://matplotlib_inline.backend_inline",
+               JUPYTER_DATA_DIR=str(home / "data"))
+    # the notebooks trusted, as scripts/run-jupyter.sh (make run) trusts them: JupyterLab draws a stored widget view
+    # (ipywidgets' renderer is not "safe") only in a notebook signed in this user's trust database
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", *map(str, sorted(work.rglob("*.ipynb")))], env=env,
+                   check=True, capture_output=True)
     log = open(home / "jupyter.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                              "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
@@ -145,6 +156,57 @@ def _first_panel_on_top(page) -> None:
     if found:
         found[0][1].evaluate("(el) => { el.scrollIntoView({block: 'start'}); document.activeElement.blur(); }")
         page.wait_for_timeout(300)
+
+
+#: what an output area shows when a widget view is not drawn: its repr (untrusted notebook, or no saved model) or
+#: ipywidgets' placeholders (jupyterlab_widgets' WidgetRenderer)
+_NOT_DRAWN = re.compile(r"\b[A-Z]\w*\((children|value|description)=|Error displaying widget|Loading widget")
+#: the notebook's output areas: the number of drawn widget views (an output holding a .jupyter-widgets element),
+#: the text of the others, and the execution counts of its code cells
+_OUTPUTS = """() => {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const outs = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output'));
+    return {views: outs.filter((o) => o.querySelector('.jupyter-widgets')).length,
+            texts: outs.filter((o) => !o.querySelector('.jupyter-widgets')).map((o) => o.innerText),
+            counts: w.content.widgets.filter((c) => c.model.type === 'code').map((c) => c.model.executionCount)};
+}"""
+
+
+def _stored_views(path: Path) -> tuple[int, int, list]:
+    """The widget outputs stored in ``path``: how many, how many show a panel (a ``*_panel(`` cell), and the
+    code cells' execution counts."""
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    views = [(c, o) for c in cells for o in c["outputs"] if WIDGET_VIEW in o.get("data", {})]
+    in_panels = sum(1 for c, _ in views if re.search(r"\w+_panel\(", "".join(c["source"])))
+    return len(views), in_panels, [c["execution_count"] for c in cells]
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_every_notebook_opened_shows_its_saved_panels(lab, chromium, nb):
+    """Opened in JupyterLab and not run, every widget output is drawn from the widget state saved with the
+    notebook (``make notebooks``), each panel with its view, never a ``VBox(children=...`` repr."""
+    base, token = lab
+    views, in_panels, counts = _stored_views(nb)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = chromium.new_page(viewport=VIEWPORT)
+    where = f"JupyterLab, {nb.stem} as saved"
+    try:
+        page.goto(f"{base}/lab/workspaces/saved-{nb.stem}/tree/{SAVED}/{nb.name}?reset&token={token}")
+        page.wait_for_function(_KERNEL_IDLE, arg=f"{SAVED}/{nb.name}", timeout=90_000)
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+        shown = wait_for_panels(page, where)
+        page.wait_for_function(f"() => ({_OUTPUTS})().views >= {views}", timeout=30_000)
+        seen = page.evaluate(_OUTPUTS)
+        assert seen["counts"] == counts, f"{where}: a cell ran"
+        assert seen["views"] == views, f"{where}: {seen['views']} widget outputs drawn, {views} stored"
+        assert len(shown) == in_panels, f"{where}: {len(shown)} panels drawn, {in_panels} stored"
+        bad = [t[:80] for t in seen["texts"] if _NOT_DRAWN.search(t)]
+        assert not bad, f"{where}: a widget shown as text: {bad}"
+        _first_panel_on_top(page)
+        page.screenshot(path=str(SHOTS / f"saved-{nb.stem}.png"))
+    finally:
+        page.close(run_before_unload=False)
+        _stop_kernels(base, token)
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])

@@ -1,4 +1,5 @@
-"""The notebooks as stored: normalised by nbstripout, outputs from one clean run, and the house shape of
+"""The notebooks as stored: normalised by nbstripout, outputs from one clean run, the widgets' state saved with
+them (what JupyterLab shows before the kernel runs), and the house shape of
 a reader's view (question + seed sections, a panel built by kafkafmt.viz, no checks or helpers in the
 story: the checks drive the same panels in tests/viz/test_viz_panels.py; nbval-ignore-output only where
 an Output widget is).
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from kafkafmt.viz.saved_state import MODEL_REF, WIDGET_STATE, WIDGET_VIEW, saved_models
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NBSTRIPOUT = Path(sys.executable).with_name("nbstripout")
+#: ``make notebooks``' nbstripout options (one definition: the Makefile's NBSTRIPOUT_ARGS)
+NBSTRIPOUT_ARGS = re.search(r"^NBSTRIPOUT_ARGS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
 
 
 def _nb(path):
@@ -34,9 +39,59 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_normalised_with_nbstripout(path):
-    res = subprocess.run([str(NBSTRIPOUT), "--keep-output", "--keep-count", "--verify", str(path)],
+    res = subprocess.run([str(NBSTRIPOUT), *NBSTRIPOUT_ARGS, "--verify", str(path)],
                          capture_output=True, text=True)
     assert res.returncode == 0, f"run `make notebooks` (nbstripout would change {path.name}): {res.stdout}{res.stderr}"
+
+
+def _unsaved_models(nb) -> tuple[list[str], set[str]]:
+    """The model ids the notebook's widget outputs show, and those of them (or of the models they contain,
+    ``"IPY_MODEL_<id>"`` references in a saved state, as ipywidgets serialises children and layouts) whose
+    state is not saved in ``metadata.widgets`` -- what JupyterLab's widget manager restores when the notebook
+    opens (jupyterlab_widgets ``WidgetManager._loadFromNotebook``)."""
+    shown = [o["data"][WIDGET_VIEW]["model_id"] for c in _code(nb) for o in c.get("outputs", [])
+             if WIDGET_VIEW in o.get("data", {})]
+    saved = saved_models(nb)
+    missing, todo, seen = set(), list(shown), set()
+    while todo:
+        mid = todo.pop()
+        if mid in seen:
+            continue
+        seen.add(mid)
+        if mid not in saved:
+            missing.add(mid)
+            continue
+        todo.extend(re.findall(MODEL_REF + r"([0-9a-f]+)", json.dumps(saved[mid].get("state", {}))))
+    return shown, missing
+
+
+def test_unsaved_models_finds_a_stripped_notebook():
+    """The check below can fail: a notebook whose widget state was stripped (plain ``nbstripout``), or whose
+    saved panel lost a child model, is reported."""
+    nb = _nb(NOTEBOOKS[0])
+    shown, missing = _unsaved_models(nb)
+    assert shown and not missing
+    stripped = dict(nb, metadata={k: v for k, v in nb["metadata"].items() if k != "widgets"})
+    assert _unsaved_models(stripped)[1] == set(shown)
+    state = json.loads(json.dumps(nb["metadata"]["widgets"][WIDGET_STATE]["state"]))
+    child = re.findall(r"IPY_MODEL_([0-9a-f]+)", json.dumps(state[shown[0]]["state"]))[0]
+    del state[child]
+    cut = dict(nb, metadata=dict(nb["metadata"], widgets={WIDGET_STATE: {"state": state}}))
+    assert _unsaved_models(cut)[1] == {child}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_widget_state_saved(path):
+    """Every panel shown is saved with its widgets' state (ipywidgets 8's schema, version 2), so that JupyterLab
+    draws it when the notebook opens, before its kernel has run, instead of the ``VBox(children=...`` repr."""
+    nb = _nb(path)
+    shown, missing = _unsaved_models(nb)
+    assert shown, "every notebook shows at least one panel (a widget)"
+    assert not missing, f"run `make notebooks`: {len(missing)} widget model(s) shown but not saved in {path.name}"
+    saved = nb["metadata"]["widgets"][WIDGET_STATE]
+    assert saved["version_major"] == 2
+    assert all({"model_name", "model_module", "model_module_version", "state"} <= set(m)
+               for m in saved["state"].values())
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
