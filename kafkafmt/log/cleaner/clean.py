@@ -379,7 +379,7 @@ def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max
             continue
         out, max_offset, meta = run.chunk(spans, i, j)
         if out:
-            dest.append(max_offset, -1, -1, out[0] if len(out) == 1 else b"".join(out), batches=meta)
+            _append_cleaned(dest, max_offset, out[0] if len(out) == 1 else b"".join(out), meta)
         progress.advance(int(spans.ends[j - 1]) - position)
         position, i = int(spans.ends[j - 1]), j
     _clean_windows(seg, data, arr, dest, flt, position, cap, topic_max, broker_max)
@@ -408,10 +408,29 @@ def _clean_windows(seg, data, arr, dest, flt: SegmentFilter, position: int, cap:
                 out.append(kept)
                 max_offset = max(max_offset, m)
         if out:
-            dest.append(max_offset, -1, -1, b"".join(out))
+            _append_cleaned(dest, max_offset, b"".join(out), None)
         position += read
         if read == 0:
             cap = _grown(cap, data, position, topic_max, broker_max, seg)
+
+
+def _append_cleaned(dest, max_offset: int, data: bytes, meta: list | None) -> None:
+    """``dest.append`` of one chunk the filter kept (``cleanInto``).  Indexed per batch (Kafka 3.9.1+) the
+    segment reads each batch's largest timestamp itself (``meta``: each batch's [size, last offset, max
+    timestamp], or None to read them from ``data``); indexed per append (before, row
+    ``log.index_granularity``), Kafka passed ``filterTo``'s result: the largest timestamp kept and the last
+    offset of the first batch holding it (``maxTimestamp``, ``shallowOffsetOfMaxTimestamp``; -1 when no
+    timestamp is kept), which the time index takes on each indexed append and on closing the cleaned
+    segment (``LogSegment.onBecomeInactiveSegment``, 0.10.1 to 3.9.0)."""
+    if dest.index_granularity == "batch":
+        dest.append(max_offset, -1, -1, data, batches=meta)
+        return
+    largest, shallow = -1, -1
+    for _, last, max_ts in (meta if meta is not None else
+                            [(0, b.last_offset, b.max_timestamp) for b in MemoryRecords(data).batches()]):
+        if max_ts > largest:
+            largest, shallow = max_ts, last
+    dest.append(max_offset, largest, shallow, data)
 
 
 def _grown(cap: int, data: bytes, position: int, topic_max: int, broker_max: int, seg) -> int:
