@@ -20,11 +20,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from old_release_fixtures import releases_or_skip
 
 from kafkafmt.cli import main
 from kafkafmt.constants import CompressionType, TimestampType
 from kafkafmt.records import MemoryRecordsBuilder
+from old_release_fixtures import releases_or_skip
 
 T0 = 1_700_000_000_000
 PASSES = (T0 + 5_000, T0 + 10_000_000, T0 + 10_000_001)
