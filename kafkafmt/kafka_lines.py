@@ -79,10 +79,10 @@ class LineChange:
 
     ``key`` is kafkafmt's stable name for what changes (several rows may share one, oldest first);
     ``area`` groups rows (``protocol``, ``produce``, ``fetch``, ``topic config``, ``broker config``,
-    ``log``, ``dump``, ``cleaner``); ``before`` / ``after`` are the values the rules read before and from
-    the release ``since``; ``source`` names the KIP or JIRA; ``where`` the Kafka class (and release tag) that
-    shows it; ``landed`` says so when only a range of releases is known (``"4.x"``: between 4.0 and 4.4.0,
-    where kafkafmt measured it).
+    ``log``, ``dump``, ``cleaner``, ``metrics``: what the broker publishes); ``before`` / ``after`` are
+    the values the rules read before and from the release ``since``; ``source`` names the KIP or JIRA;
+    ``where`` the Kafka class (and release tag) that shows it; ``landed`` says so when only a range of
+    releases is known (``"4.x"``: between 4.0 and 4.4.0, where kafkafmt measured it).
     """
 
     key: str
@@ -287,6 +287,30 @@ CHANGES: tuple[LineChange, ...] = (
          "UNSUPPORTED_COMPRESSION_TYPE (KIP-110); 4.x sends the zstd batches to any fetch it answers (the check "
          "went with KafkaApis' down-conversion; measured on 4.4.0)", "4.0", True, False, "KIP-724, KIP-896",
          "KafkaApis (4.4.0)"),
+    # --- what the broker publishes of its conversion accounting (RecordConversionStats, KIP-188) ----
+    _row("metrics.produce_conversion", "metrics", "a Produce's conversion accounting (temporaryMemoryBytes, records "
+         "converted) published: RequestMetrics TemporaryMemoryBytes,request=Produce (every request, 0 included) and "
+         "BrokerTopicMetrics ProduceMessageConversionsPerSec (records converted); before: no accounting at all",
+         "1.0", "none", "all", "KIP-188", "KafkaApis.updateRecordsProcessingStats, RequestChannel.updateRequestMetrics "
+         "(1.0.2, 1.1.1)"),
+    _row("metrics.fetch_conversion", "metrics", "a Fetch's conversion accounting published: RequestMetrics "
+         "TemporaryMemoryBytes,request=Fetch and BrokerTopicMetrics FetchMessageConversionsPerSec, recorded by "
+         "KafkaApis when it converts (eager); before: no accounting at all", "1.0", "none", "all", "KIP-188",
+         "KafkaApis.handleFetchRequest convertedPartitionData (1.0.2, 1.1.1)"),
+    _row("metrics.fetch_conversion", "metrics", "a Fetch's conversion accounting published: the lazy conversion's "
+         "stats reach KafkaApis in the send's completion callback (a MultiRecordsSend), after the request metrics "
+         "were recorded: FetchMessageConversionsPerSec counts the records, TemporaryMemoryBytes records 0", "2.0",
+         "all", "records only", "KIP-283 (the callback order: KAFKA-14743)",
+         "KafkaApis.updateConversionStats, SocketServer.processCompletedSends: updateRequestMetrics before "
+         "onComplete (2.0.1, 2.7.2)"),
+    _row("metrics.fetch_conversion", "metrics", "a Fetch's conversion accounting published: nothing; the completion "
+         "callback now gets a NetworkSend, not the MultiRecordsSend it matches, so neither the meter nor the "
+         "histogram sees a fetch's conversion (the broker still does the work)", "2.8", "records only", "none",
+         "KAFKA-14295 (caused by apache/kafka PR 9714)",
+         "SocketServer.processCompletedSends, KafkaApis.updateConversionStats (2.8.2)"),
+    _row("metrics.fetch_conversion", "metrics", "a Fetch's conversion accounting published again, both the meter "
+         "and TemporaryMemoryBytes (request metrics recorded after the callback)", "3.5", "none", "all",
+         "KAFKA-14295, KAFKA-14743", "KafkaApis.updateConversionStats, SocketServer (3.5.0)"),
     # --- the Java consumer of the release (what an application sees) -----------------------------
     _row("consumer.unparsable_fetch", "consumer", "what the Java consumer does with a fetched partition it "
          "cannot parse (e.g. v1 bytes read with the 0.9 layout): the parse ran inside the fetch response's "

@@ -83,6 +83,7 @@ def register(sub) -> None:
     pp.add_argument("--produce-version", type=int, default=None,
                     help="ProduceRequest version, to apply ProduceRequest.validateRecords too")
     pp.add_argument("--json", action="store_true", help="print one JSON object (outcome + trace steps)")
+    _add_accounting_flag(pp)
     pp.add_argument("--output", "-o", metavar="OUT", help="write the bytes that would be appended to OUT")
     pp.set_defaults(func=run_produce)
 
@@ -107,6 +108,7 @@ def register(sub) -> None:
                          "message.downconversion.enable=false, compression.type=zstd, ...); repeatable")
     add_kafka_line(fp)
     fp.add_argument("--json", action="store_true", help="print one JSON object (outcome, cost, trace steps)")
+    _add_accounting_flag(fp)
     fp.add_argument("--output", "-o", metavar="OUT", help="write the records of the response to OUT")
     fp.set_defaults(func=run_fetch)
 
@@ -118,6 +120,38 @@ def register(sub) -> None:
     lp.add_argument("--area", choices=sorted({c.area for c in kafka_lines.CHANGES}), help="only this area")
     lp.add_argument("--json", action="store_true", help="print a JSON list of rows")
     lp.set_defaults(func=run_lines)
+
+
+def _add_accounting_flag(parser) -> None:
+    parser.add_argument("--accounting", action="store_true",
+                        help="print only Kafka's own accounting of the request (KIP-188 RecordConversionStats: "
+                             "what the broker spends, what its metrics show); an error on a line before 1.0")
+
+
+def _accounting(res, config: LogConfig, args) -> dict | None:
+    """The request's accounting as JSON (None before KIP-188); with ``--accounting`` on such a line, the
+    ConfigError saying so."""
+    from ..broker.accounting import accounting, has_accounting
+    line = config.broker.kafka_line
+    if not has_accounting(line) and not args.accounting:
+        return None
+    return accounting(res, line).to_dict()
+
+
+def _print_accounting(res, config: LogConfig, out) -> None:
+    from ..broker.accounting import accounting, has_accounting
+    line = config.broker.kafka_line
+    if has_accounting(line):
+        print("", file=out)
+        for text in accounting(res, line).lines():
+            print(text, file=out)
+    else:
+        print(f"\nKafka {line} computes no conversion accounting (KIP-188 came in Kafka 1.0)", file=out)
+
+
+def _accounting_lines(res, config: LogConfig) -> list[str]:
+    from ..broker.accounting import accounting
+    return accounting(res, config.broker.kafka_line).lines()
 
 
 def _dump_json(obj) -> str:
@@ -176,8 +210,13 @@ def run_produce(args, out=None) -> int:
                 print(f"  record error: batch {b} record {i}: {m}", file=out)
         return 1
     _write_output(args.output, res.records)
+    acc = _accounting(res, config, args)
+    if args.accounting:
+        print(_dump_json(acc) if args.json else "\n".join(_accounting_lines(res, config)), file=out)
+        return 0
     if args.json:
-        print(_dump_json({"outcome": "appended", **res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
+        print(_dump_json({"outcome": "appended", **res.to_dict(), "accounting": acc,
+                          "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
                           "trace": res.trace.to_dicts()}), file=out)
         return 0
     print(res.trace.render(), file=out)
@@ -188,6 +227,7 @@ def run_produce(args, out=None) -> int:
               "message_size_maybe_changed", "converted", "recompressed", "size", "num_converted_records",
               "temporary_memory_bytes"):
         print(f"  {k:<34} {d[k]}", file=out)
+    _print_accounting(res, config, out)
     if args.output:
         print(f"  wrote {len(res.records)} bytes to {args.output}", file=out)
     return 0
@@ -204,8 +244,13 @@ def run_fetch(args, out=None) -> int:
                 fetch_offset=args.fetch_offset, is_follower=args.follower, max_bytes=args.max_bytes,
                 log_start_offset=log_start)
     _write_output(args.output, res.records)
+    acc = _accounting(res, config, args)
+    if args.accounting:
+        print(_dump_json(acc) if args.json else "\n".join(_accounting_lines(res, config)), file=out)
+        return 1 if res.error else 0
     if args.json:
-        print(_dump_json({**res.to_dict(), "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
+        print(_dump_json({**res.to_dict(), "accounting": acc,
+                          "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
                           "trace": res.trace.to_dicts()}),
               file=out)
         return 1 if res.error else 0
@@ -220,8 +265,9 @@ def run_fetch(args, out=None) -> int:
     else:
         print(f"\noutcome: DOWN-CONVERTED to v{res.to_magic}: {len(res.records)} bytes converted, response size "
               f"{res.wire_size}" + (f"; next fetch: {res.deferred_error}" if res.deferred_error else ""), file=out)
-    print("\ncost:", file=out)
+    print("\ncost (kafkafmt's count):", file=out)
     print(res.cost.table(), file=out)
+    _print_accounting(res, config, out)
     if args.output:
         print(f"wrote {len(res.records)} bytes to {args.output}", file=out)
     return 1 if res.error else 0

@@ -168,3 +168,70 @@ def test_eager_1_1_sends_a_slice_with_nothing_to_convert_as_it_is():
     assert res11.records == log and res11.stats.temporary_memory_bytes == 0
     res10 = fetch(log, topic_config=v2_topic("1.0"), fetch_version=3)
     assert res10.records == b"" and res10.stats.temporary_memory_bytes == 0
+
+
+# --- what the broker publishes (rows metrics.produce_conversion / metrics.fetch_conversion) -----------------
+@pytest.mark.parametrize("line, published", [
+    ("1.1", (None, None)),       # eager, recorded by KafkaApis: all of it
+    ("2.1", (0, None)),          # the meter in the send's callback, after the request metrics
+    ("2.8", (0, 0)),             # KAFKA-14295: nothing
+    ("3.9", (None, None)),       # fixed in 3.5
+])
+def test_what_a_fetch_publishes_by_line(line, published):
+    from kafkafmt.broker.accounting import accounting
+    res = fetch(_log(), topic_config=v2_topic(line), fetch_version=1)
+    acc = accounting(res, line)
+    spent = (res.stats.temporary_memory_bytes, res.stats.num_converted_records)
+    assert spent[1] == 6 and spent[0] > 0
+    assert (acc.computed["temporary_memory_bytes"], acc.computed["num_converted_records"]) == spent
+    want = tuple(s if p is None else p for s, p in zip(spent, published))
+    assert (acc.published["temporary_memory_bytes"], acc.published["message_conversions"]) == want
+
+
+def test_produce_publishes_everything_from_1_0():
+    from kafkafmt.broker import validate_messages_and_assign_offsets
+    from kafkafmt.broker.accounting import accounting
+    for line in ("1.0", "2.8", "3.9"):
+        res = validate_messages_and_assign_offsets(build([R(-1)] * 3, magic=0), v2_topic(line), now=NOW)
+        acc = accounting(res, line)
+        assert acc.request == "produce" and acc.published_as == "all"
+        assert acc.published == {"temporary_memory_bytes": res.stats.temporary_memory_bytes,
+                                 "message_conversions": 3}
+
+
+def test_a_line_without_kip_188_has_no_accounting():
+    from kafkafmt.broker.accounting import accounting, has_accounting
+    from kafkafmt.errors import ConfigError
+    assert [has_accounting(v) for v in ("0.9", "0.10.2", "0.11", "1.0", "2.8.2")] == [False, False, False, True, True]
+    with pytest.raises(ConfigError, match="Kafka 0.11 computes no conversion accounting.*KIP-188 in Kafka 1.0"):
+        accounting(fetch(_log(), fetch_version=1), "0.11")
+
+
+def test_explain_fetch_prints_the_accounting(tmp_path, capsys):
+    import json
+
+    from kafkafmt.cli import main
+    f = tmp_path / "log.bin"
+    f.write_bytes(_expanding_log(2, 40))
+    assert main(["explain", "fetch", str(f), "--fetch-version", "1", "--kafka-line", "2.8"]) == 0
+    text = capsys.readouterr().out
+    assert "the broker spends  temporaryMemoryBytes" in text and "1 chunk(s) converted" in text
+    assert "1 source batch(es) never converted" in text
+    assert "its metrics show   TemporaryMemoryBytes 0, FetchMessageConversionsPerSec +0" in text and "KAFKA-14295" in text
+    assert main(["explain", "fetch", str(f), "--fetch-version", "1", "--kafka-line", "3.9", "--json"]) == 0
+    acc = json.loads(capsys.readouterr().out)["accounting"]
+    assert acc["computed"]["num_converted_records"] == 40 and acc["computed"]["chunks_converted"] == 1
+    assert acc["published"] == {"temporary_memory_bytes": acc["computed"]["temporary_memory_bytes"],
+                                "message_conversions": 40}
+    assert main(["explain", "fetch", str(f), "--fetch-version", "1", "--kafka-line", "0.10.2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accounting"] is None
+
+
+def test_explain_accounting_on_a_line_without_kip_188_is_one_line(tmp_path, capsys):
+    from kafkafmt.cli import main
+    f = tmp_path / "log.bin"
+    f.write_bytes(_log())
+    assert main(["explain", "fetch", str(f), "--fetch-version", "1", "--kafka-line", "0.10.2", "--accounting"]) == 1
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.count("\n") == 1 and "Traceback" not in cap.err
+    assert "Kafka 0.10.2 computes no conversion accounting" in cap.err
