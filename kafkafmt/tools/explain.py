@@ -90,7 +90,10 @@ def register(sub) -> None:
     fp = esub.add_parser(
         "fetch", help="answer a fetch: zero-copy or down-conversion, with the cost",
         description="Serve a fetch of FILE (a log segment or record set) to a client of the given fetch version "
-                    "(or maximum message format) and print the trace, the outcome and the conversion cost table.")
+                    "(or maximum message format) and print the trace, the outcome, the conversion cost table, the "
+                    "broker CPU and memory kafkafmt.costs predicts from it (per-operation costs measured on real "
+                    "brokers by make bench-conversion) and Kafka's own accounting (KIP-188; on 2.x, the chunks "
+                    "converted).")
     fp.add_argument("file", metavar="FILE", help="log bytes ('-' for stdin)")
     g = fp.add_mutually_exclusive_group()
     g.add_argument("--fetch-version", type=int, default=None,
@@ -152,6 +155,26 @@ def _print_accounting(res, config: LogConfig, out) -> None:
 def _accounting_lines(res, config: LogConfig) -> list[str]:
     from ..broker.accounting import accounting
     return accounting(res, config.broker.kafka_line).lines()
+
+
+def _predicted(res, config: LogConfig) -> tuple[dict | None, str]:
+    """:mod:`kafkafmt.costs`' predicted broker CPU and memory of the fetch ``res`` on the configured line (from the
+    cost table ``make bench-conversion`` measured), as JSON and as one line; ``None`` and the reason when the
+    broker answered nothing or no table is shipped."""
+    from ..costs import Counts, load_table, predict
+    line = config.broker.kafka_line
+    if res.error or res.connection_closed:
+        return None, "predicted broker cost: none (the broker answered no records)"
+    try:
+        p = predict(Counts.from_fetch_result(res, line), line, load_table())
+    except ConfigError as e:
+        return None, f"predicted broker cost: none ({e})"
+    held = {"eager": "the whole converted response (eager, before KIP-283)",
+            "lazy": "one converted chunk (lazy, KIP-283)"}.get(kafka_lines.value("fetch.down_conversion_mode", line)
+                                                               if not res.zero_copy else "", "none (zero-copy)")
+    return p.to_dict(), (f"predicted broker cost (kafkafmt.costs; per-operation costs measured on Kafka "
+                         f"{p.measured_on}, {p.table}): CPU {p.cpu_s * 1e6:,.1f} µs, memory held "
+                         f"{p.memory_bytes:,} bytes: {held}")
 
 
 def _dump_json(obj) -> str:
@@ -248,8 +271,9 @@ def run_fetch(args, out=None) -> int:
     if args.accounting:
         print(_dump_json(acc) if args.json else "\n".join(_accounting_lines(res, config)), file=out)
         return 1 if res.error else 0
+    predicted, predicted_line = _predicted(res, config)
     if args.json:
-        print(_dump_json({**res.to_dict(), "accounting": acc,
+        print(_dump_json({**res.to_dict(), "accounting": acc, "predicted": predicted,
                           "kafka_line_rows": _rows(res.trace, config.broker.kafka_line),
                           "trace": res.trace.to_dicts()}),
               file=out)
@@ -267,6 +291,7 @@ def run_fetch(args, out=None) -> int:
               f"{res.wire_size}" + (f"; next fetch: {res.deferred_error}" if res.deferred_error else ""), file=out)
     print("\ncost (kafkafmt's count):", file=out)
     print(res.cost.table(), file=out)
+    print(f"\n{predicted_line}", file=out)
     _print_accounting(res, config, out)
     if args.output:
         print(f"wrote {len(res.records)} bytes to {args.output}", file=out)
