@@ -17,9 +17,12 @@ JVM defaults (``kafka-run-class.sh``: G1, 1 GiB heap, minus ``ExplicitGCInvokesC
   wrapper offset set; a magic 0 set up-converted) and 3.9.2 (magic 0/1 up-converted to v2, v2 in place);
 * **heap** (1.1.1 eager against 2.8.2 lazy): one large down-converted fetch, on a second start of the broker with
   the serial collector and a 768 MiB young generation: ``allocated`` is the growth of the used heap
-  (``jstat -gc``: survivors + eden + old) across the fetch with no collection in between (checked by the
-  collection counts), ``retained`` the heap still live when the response is in flight and the consumer has not
-  read it yet (a full collection, ``jcmd GC.run``, then ``jstat``), minus the same after the fetch was read.
+  (``jcmd GC.heap_info``) across the fetch with no collection in between (checked by ``jstat``'s collection
+  counts; median of the repetitions), ``held`` the live heap (``jcmd GC.class_histogram``'s total, after its
+  full collection) while the response is in flight and the consumer, its receive buffer 4 KiB, has not read it,
+  minus the same just before (once per release: the first conversion since the start, because a 1.1.1 broker
+  keeps its last converted response reachable after sending it, which ``live_after`` shows).  ``jstat``'s
+  used-space counters are sampled, not exact after a ``GC.run``: not used for sizes.
 
 Broker CPU is the JVM's ``utime + stime`` from ``/proc/<pid>/stat`` (clock ticks) around each run, on a warm JVM
 (every cell run once before the measured repetitions), and, for resolution, the sum of its threads'
@@ -40,6 +43,7 @@ import json
 import os
 import platform
 import random
+import re
 import socket
 import statistics
 import struct
@@ -96,15 +100,15 @@ class Sizes:
 
     records_per_set: int = 200
     value_size: int = 200
-    log_records: int = 40_000          # records per fetch topic
-    zero_copy_bytes: int = 96 << 20    # bytes served per zero-copy run
+    log_records: int = 24_000          # records per fetch topic (the main shape; about 5.5 MB uncompressed)
+    zero_copy_bytes: int = 64 << 20    # bytes served per zero-copy run
     convert_bytes: int = 16 << 20      # bytes served per down-converted run
     produce_records: int = 40_000      # records sent per produce run
     heap_fetch_bytes: int = 32 << 20   # the one large fetch
     reps: int = 3
 
     def quick(self) -> "Sizes":
-        return Sizes(self.records_per_set, self.value_size, self.log_records // 4, self.zero_copy_bytes // 8,
+        return Sizes(self.records_per_set, self.value_size, self.log_records // 3, self.zero_copy_bytes // 8,
                      self.convert_bytes // 8, self.produce_records // 8, self.heap_fetch_bytes // 4, self.reps)
 
 
@@ -339,56 +343,77 @@ def jstat_gc(pid: int) -> dict:
     return dict(zip(out[0].split(), (0.0 if x == "-" else float(x) for x in out[1].split())))
 
 
-def heap_used(g: dict) -> int:
-    return int(1024 * (g["S0U"] + g["S1U"] + g["EU"] + g["OU"]))
+def heap_used(pid: int) -> int:
+    """The used heap now (``jcmd GC.heap_info``: the serial collector's young and tenured generations' ``used``;
+    computed when asked, unlike ``jstat``'s sampled counters)."""
+    out = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60).stdout
+    used = [int(m) for m in re.findall(r"generation\s+total \d+K, used (\d+)K", out)]
+    if not used:
+        raise BenchError(f"jcmd GC.heap_info of {pid} printed no generation: {out[:200]!r}")
+    return 1024 * sum(used)
+
+
+def live_heap(pid: int) -> int:
+    """The live heap: ``jcmd GC.class_histogram`` (a full collection first) and its ``Total`` bytes."""
+    out = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True,
+                         timeout=120).stdout
+    m = re.search(r"^Total\s+\d+\s+(\d+)", out, re.M)
+    if not m:
+        raise BenchError(f"jcmd GC.class_histogram of {pid} printed no total")
+    return int(m.group(1))
 
 
 def full_gc(pid: int) -> None:
     subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=60, check=False)
 
 
-def wait_cpu_idle(pid: int, quiet_s: float = 0.6, limit_s: float = 60.0) -> None:
-    """Until the broker's CPU time stops growing for ``quiet_s`` (its conversion done or blocked on the socket)."""
+def wait_cpu_idle(pid: int, busy_ticks: int = 0, quiet_s: float = 0.6, limit_s: float = 60.0) -> None:
+    """Until the broker has spent ``busy_ticks`` of CPU and then stops for ``quiet_s`` (its conversion done, or
+    blocked on the unread socket)."""
     deadline = time.monotonic() + limit_s
-    last = cpu_ticks(pid)
+    start = last = cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(quiet_s)
         now = cpu_ticks(pid)
-        if now - last <= 2:
+        if now - last <= 2 and now - start >= busy_ticks:
             return
         last = now
 
 
-def heap_of_one_fetch(broker: Broker, topic: str, version: int, fetch_bytes: int) -> dict:
+def heap_of_one_fetch(broker: Broker, topic: str, version: int, fetch_bytes: int, held: bool = False) -> dict:
     """Allocation and retained heap of one Fetch ``version`` of ``fetch_bytes`` from offset 0 (see the module doc)."""
     from kafkarig.client import KafkaClient, Writer
 
-    grabbed = {}
+    def request(fetch_version: int) -> bytes:
+        grabbed = {}
 
-    class _Grab(Exception):
-        pass
+        class _Grab(Exception):
+            pass
 
-    def grab(api, ver, body):
-        grabbed.update(api=api, ver=ver, body=body)
-        raise _Grab
+        def grab(api, ver, body):
+            grabbed.update(api=api, ver=ver, body=body)
+            raise _Grab
 
-    probe = KafkaClient("127.0.0.1", broker.port)
-    probe.request = grab
-    try:
-        probe.fetch(topic, 0, 0, version=version, max_bytes=fetch_bytes, partition_max_bytes=fetch_bytes)
-    except _Grab:
-        pass
-    header = Writer().int16(grabbed["api"]).int16(grabbed["ver"]).int32(1).string("costbench").getvalue()
-    payload = header + grabbed["body"]
+        probe = KafkaClient("127.0.0.1", broker.port)
+        probe.request = grab
+        try:
+            probe.fetch(topic, 0, 0, version=fetch_version, max_bytes=fetch_bytes, partition_max_bytes=fetch_bytes)
+        except _Grab:
+            pass
+        header = Writer().int16(grabbed["api"]).int16(grabbed["ver"]).int32(1).string("costbench").getvalue()
+        return header + grabbed["body"]
 
-    def send() -> socket.socket:
+    payload, zero_copy = request(version), request(LINES[broker.version]["fetch"])
+
+    def send(data: bytes | None = None) -> socket.socket:
         # a small receive buffer set before connecting (the window is agreed in the handshake): the kernel
         # cannot absorb the response, the broker holds what it has not written
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.settimeout(120)
         s.connect(("127.0.0.1", broker.port))
-        s.sendall(struct.pack(">i", len(payload)) + payload)
+        data = data or payload
+        s.sendall(struct.pack(">i", len(data)) + data)
         return s
 
     def drain(s: socket.socket) -> int:
@@ -398,24 +423,27 @@ def heap_of_one_fetch(broker: Broker, topic: str, version: int, fetch_bytes: int
         return size
 
     pid = broker.pid
+    if held:
+        # the response in flight, unread, against the live heap just before (the first conversion since the broker
+        # started: a 1.1.1 broker keeps its last converted response reachable after sending it, so later readings
+        # would count that one in the baseline), and what stays live once it was read
+        drain(send(zero_copy))
+        before = live_heap(pid)
+        s = send()
+        wait_cpu_idle(pid, busy_ticks=5)  # started, then quiet (done, or blocked on the unread socket)
+        in_flight = live_heap(pid)
+        size = drain(s)
+        after = live_heap(pid)
+        return {"response_bytes": size, "held_in_flight_bytes": in_flight - before, "live_after_bytes": after - before}
     # allocation: no collection may happen between the two readings (768 MiB eden)
     full_gc(pid)
-    g0 = jstat_gc(pid)
+    g0, u0 = jstat_gc(pid), heap_used(pid)
     with Meter(pid) as m:
         size = drain(send())
-    g1 = jstat_gc(pid)
+    u1, g1 = heap_used(pid), jstat_gc(pid)
     collections = (g1["YGC"] - g0["YGC"]) + (g1["FGC"] - g0["FGC"])
-    allocated = heap_used(g1) - heap_used(g0) if collections == 0 else None
-    # retained: the response in flight, unread
-    s = send()
-    wait_cpu_idle(pid)
-    full_gc(pid)
-    in_flight = heap_used(jstat_gc(pid))
-    drain(s)
-    full_gc(pid)
-    after = heap_used(jstat_gc(pid))
-    return {"response_bytes": size, "allocated_bytes": allocated, "collections_during": int(collections),
-            "retained_in_flight_bytes": in_flight - after, "cpu_s": m.cpu_s, "wall_s": round(m.wall, 3)}
+    return {"response_bytes": size, "allocated_bytes": u1 - u0 if collections == 0 else None,
+            "collections_during": int(collections), "cpu_s": m.cpu_s, "wall_s": round(m.wall, 3)}
 
 
 def _recv(s: socket.socket, n: int) -> bytes:
@@ -536,10 +564,10 @@ def heap_phase(version: str, sizes: Sizes, root: Path, results: dict) -> None:
         sets = message_sets(2, "lz4", sizes)
         per_set = len(sets[0])
         produce_all(broker, topic, sets, sizes.heap_fetch_bytes // per_set + 2, 3)
-        runs = [heap_of_one_fetch(broker, topic, 3, sizes.heap_fetch_bytes) for _ in range(sizes.reps + 1)][1:]
-        zero = heap_of_one_fetch(broker, topic, LINES[version]["fetch"], sizes.heap_fetch_bytes)
+        held = heap_of_one_fetch(broker, topic, 3, sizes.heap_fetch_bytes, held=True)
+        runs = [heap_of_one_fetch(broker, topic, 3, sizes.heap_fetch_bytes) for _ in range(sizes.reps)]
         results.setdefault("heap", {})[version] = {"conversion": LINES[version]["conversion"], "fetch_version": 3,
-                                                   "codec": "lz4", "runs": runs, "zero_copy": zero}
+                                                   "codec": "lz4", "runs": runs, "held": held}
     finally:
         broker.close()
 
@@ -609,9 +637,9 @@ def ratios(results: dict) -> dict:
                 row[f"{k}_mb_s"] = med([r["mb_per_s"] for r in runs])
                 row[f"{k}_p50_ms"] = med([r["p50_ms"] for r in runs])
                 row[f"{k}_p99_ms"] = med([r["p99_ms"] for r in runs])
-                row[f"{k}_ratio"] = med([d["cpu_sched_s_per_gb"] / z["cpu_sched_s_per_gb"]
+                row[f"{k}_ratio"] = _r2([d["cpu_sched_s_per_gb"] / z["cpu_sched_s_per_gb"]
                                          for d, z in zip(runs, zc) if z["cpu_sched_s_per_gb"]])
-                row[f"{k}_ratio_ticks"] = med([d["cpu_s_per_gb"] / z["cpu_s_per_gb"]
+                row[f"{k}_ratio_ticks"] = _r2([d["cpu_s_per_gb"] / z["cpu_s_per_gb"]
                                                for d, z in zip(runs, zc) if z["cpu_s_per_gb"]])
             out["fetch"].setdefault(version, {})[codec] = row
     prod = results.get("produce", {})
@@ -623,21 +651,29 @@ def ratios(results: dict) -> dict:
             for label, runs in cells.get(codec, {}).items():
                 row[f"{version} {label} cpu_s_per_gb"] = med([r["cpu_sched_s_per_gb"] for r in runs])
         if old and new:
-            row["kip31_ratio"] = med([o["cpu_sched_s_per_gb"] / n["cpu_sched_s_per_gb"] for o, n in zip(old, new)])
+            row["kip31_ratio"] = _r2([o["cpu_sched_s_per_gb"] / n["cpu_sched_s_per_gb"] for o, n in zip(old, new)])
         if row:
             out["produce"][codec] = row
     heap = results.get("heap", {})
     for version, h in heap.items():
         out["heap"][version] = {"allocated_mb": _mb(med([r["allocated_bytes"] for r in h["runs"]])),
-                                "retained_in_flight_mb": _mb(med([r["retained_in_flight_bytes"] for r in h["runs"]])),
+                                "retained_in_flight_mb": _mb(h["held"]["held_in_flight_bytes"]),
+                                "live_after_mb": _mb(h["held"]["live_after_bytes"]),
                                 "response_mb": _mb(med([r["response_bytes"] for r in h["runs"]]))}
     if "1.1.1" in heap and "2.8.2" in heap:
         e, lz = out["heap"]["1.1.1"], out["heap"]["2.8.2"]
-        out["heap"]["eager_over_lazy_retained"] = (round(e["retained_in_flight_mb"] / lz["retained_in_flight_mb"], 2)
-                                                   if lz["retained_in_flight_mb"] else None)
+        # a lazy send holds one chunk (at most 128 KiB of source, converted): below this method's noise (about
+        # 0.3 MB), so the ratio is taken against 0.5 MB at least and says so
+        out["heap"]["eager_over_lazy_retained"] = round(e["retained_in_flight_mb"] / max(lz["retained_in_flight_mb"], 0.5), 1)
+        out["heap"]["lazy_held_below_noise"] = lz["retained_in_flight_mb"] < 0.5
         out["heap"]["eager_over_lazy_allocated"] = (round(e["allocated_mb"] / lz["allocated_mb"], 2)
                                                     if e["allocated_mb"] and lz["allocated_mb"] else None)
     return out
+
+
+def _r2(xs):
+    m = med(xs)
+    return None if m is None else round(m, 2)
 
 
 def _mb(x):
@@ -680,6 +716,82 @@ def print_tables(doc: dict) -> None:
             print(f"  {k}: {v}")
 
 
+def docs_tables(doc: dict) -> dict[str, dict]:
+    """The docs' Benchmarks page tables (``docs/_data/bench/conversion_*.json``, the ``columns``/``rows`` form)."""
+    r = doc["ratios"]
+    facts = {k: doc[k] for k in ("command", "machine", "load", "date")}
+    out = {}
+    rows = []
+    for version, codecs in r["fetch"].items():
+        for codec, row in codecs.items():
+            rows.append([version, LINES[version]["conversion"], codec, row["zero_copy_sched_s_per_gb"],
+                         row["zero_copy_mb_s"], row.get("to_magic_1_cpu_s_per_gb"), row.get("to_magic_1_ratio"),
+                         row.get("to_magic_0_cpu_s_per_gb"), row.get("to_magic_0_ratio"),
+                         f"{_f(row['zero_copy_p50_ms'], 1)} / {_f(row['zero_copy_p99_ms'], 1)}",
+                         f"{_f(row.get('to_magic_1_p50_ms'), 1)} / {_f(row.get('to_magic_1_p99_ms'), 1)}",
+                         f"{_f(row.get('to_magic_0_p50_ms'), 1)} / {_f(row.get('to_magic_0_p99_ms'), 1)}"])
+    out["conversion_fetch.json"] = {
+        "title": "Fetch: broker CPU seconds per GB served, zero-copy against down-converted (ratio: median of the "
+                 "per-repetition ratios)", **facts,
+        "columns": ["release", "conversion", "codec", "zero-copy CPU s/GB", "zero-copy MB/s", "to magic 1 CPU s/GB",
+                    "x zero-copy", "to magic 0 CPU s/GB", "x zero-copy", "p50 / p99 ms zero-copy",
+                    "p50 / p99 ms to magic 1", "p50 / p99 ms to magic 0"],
+        "rows": rows,
+        "note": "One partition per request, 1 MiB partition max bytes, 200-byte values, 200 records a batch; CPU is "
+                "the broker JVM's threads' run time (schedstat; /proc/<pid>/stat utime+stime agrees to its 10 ms "
+                "ticks, both in conversion.json). 0.10.2.2 stores magic 1 (its zero-copy is Fetch v3), the others "
+                "magic 2; zstd cannot be down-converted (UNSUPPORTED_COMPRESSION_TYPE). The client shares the "
+                "machine: MB/s and latencies are lower bounds."}
+    prod = doc["results"].get("produce", {})
+    cols = [(v, lab) for v in prod for lab in sorted({lab for c in prod[v].values() for lab in c})]
+    prows = []
+    for codec in CODECS:
+        if not any(codec in prod[v] for v in prod):
+            continue
+        prows.append([codec] + [med([x["cpu_sched_s_per_gb"] for x in prod[v].get(codec, {}).get(lab, [])])
+                                for v, lab in cols] + [r["produce"].get(codec, {}).get("kip31_ratio")])
+    if prows:
+        out["conversion_produce.json"] = {
+            "title": "Produce: broker CPU seconds per GB of message sets received, per producer generation "
+                     "(KIP-31's saving: 0.9.0.1 recompresses every compressed set, 0.10.2.2 validates a magic 1 set in "
+                     "place)", **facts,
+            "columns": ["codec"] + [f"{v} {lab}" for v, lab in cols] + ["0.9 / 0.10 (magic 0 into 0.9 / magic 1 "
+                                                                      "into 0.10)"],
+            "rows": prows,
+            "note": "200 records a set, 200-byte values, acks=1, one set a request. GB of the sets as sent "
+                    "(compressed): per codec the same records."}
+    heap = doc["results"].get("heap", {})
+    if heap:
+        out["conversion_heap.json"] = {
+            "title": "Heap of one large down-converted fetch (lz4 v2 to magic 1), eager (1.1.1) against lazy (2.8.2)",
+            **facts, "columns": ["release", "conversion", "response MB", "allocated MB", "held while in flight MB",
+                                 "still live once read MB"],
+            "rows": [[v, h["conversion"], r["heap"][v]["response_mb"], r["heap"][v]["allocated_mb"],
+                      r["heap"][v]["retained_in_flight_mb"], r["heap"][v]["live_after_mb"]] for v, h in heap.items()],
+            "note": "Serial collector, 768 MiB young generation (no collection during the fetch). Allocated: the "
+                    "growth of the used heap across the fetch (jcmd GC.heap_info). Held while in flight: the live "
+                    "heap (jcmd GC.class_histogram after its full collection) while the consumer, its receive "
+                    "buffer 4 KiB, has not read the response, minus the same just before it was sent (the first "
+                    "conversion since the broker started); still live once read: the same after the consumer read it "
+                    "(what the broker keeps reachable after the send). Eager / lazy held: "
+                    f"{'at least ' if r['heap'].get('lazy_held_below_noise') else ''}"
+                    f"{r['heap'].get('eager_over_lazy_retained')} (lazy counted as 0.5 MB when below it, the "
+                    f"method's noise); allocated: "
+                    f"{r['heap'].get('eager_over_lazy_allocated')}."}
+    mc = doc.get("model") or {}
+    if mc:
+        out["conversion_model.json"] = {
+            "title": "The cost model (kafkafmt.costs) against measured broker CPU, on workloads not used to fit it "
+                     f"({mc['within_30_percent']} within +-30 %)", **facts,
+            "columns": ["release", "codec", "fetch", "measured CPU s", "predicted CPU s", "error"],
+            "rows": [[x["release"], x["codec"], x["fetch"], x["measured_cpu_s"], x["predicted_cpu_s"],
+                      None if x["error"] is None else f"{100 * x['error']:+.0f} %"] for x in mc["held_out"]],
+            "note": "Fitted per release on 64- and 512-byte values converted to the next older magic (and a 512-byte "
+                    "zero-copy read); predicted from kafkafmt's counts of the same requests (kafkafmt.costs.consume "
+                    "over the broker's own log bytes). The fitted table ships as kafkafmt/costs/measured.json."}
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="an eighth of the data (development runs)")
@@ -691,6 +803,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-produce", action="store_true")
     ap.add_argument("--no-fetch", action="store_true", help="skip the fetch and produce phases (heap only)")
     ap.add_argument("--out", default=str(OUT / "conversion.json"))
+    ap.add_argument("--docs", action="store_true", help="write the docs' tables (docs/_data/bench/conversion_*.json)")
     ap.add_argument("--write-table", action="store_true",
                     help="write the fitted costs to kafkafmt/costs/measured.json (the table kafkafmt ships)")
     args = ap.parse_args(argv)
@@ -745,6 +858,10 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
+    if args.docs:
+        DOCS_DATA.mkdir(parents=True, exist_ok=True)
+        for name, table in docs_tables(doc).items():
+            (DOCS_DATA / name).write_text(json.dumps(table, indent=1) + "\n")
     print_tables(doc)
     print(f"\nbench-conversion: {out} ({doc['seconds']} s)")
     return 0
