@@ -1,0 +1,302 @@
+"""Kafka's own conversion accounting (KIP-188), request by request, on real 1.1.1, 2.8.2 and 3.9.2 brokers.
+
+One broker per release, one at a time, started with remote JMX (and, on 2.8.2, a JDWP agent); one
+partition per request and one request at a time (the broker keeps one value per request: KAFKA-15894).
+Around each request :class:`Probe` (``conformance/accounting/ConversionProbe.java``, compiled with javac)
+reads:
+
+* **JMX**: ``kafka.network:type=RequestMetrics,name=TemporaryMemoryBytes,request=Produce|Fetch`` (a histogram
+  updated once per request: the request's value is the change of Mean x Count, the Count growing by one)
+  and ``kafka.server:type=BrokerTopicMetrics,name=Produce|FetchMessageConversionsPerSec`` (its Count grows by
+  the records converted): what the broker *publishes*, compared with
+  :func:`kafkafmt.broker.accounting.accounting` ``.published``;
+* **JDWP** (2.8.2, whose fetches publish nothing, KAFKA-14295): a breakpoint on
+  ``RecordConversionStats.add(other)``, called by ``LazyDownConversionRecordsSend.writeTo`` once per chunk it
+  converts; the sum of the arguments' ``temporaryMemoryBytes`` / ``numRecordsConverted`` is what the broker
+  *computed* for the fetch, compared with kafkafmt's ``FetchResult.stats``.
+
+kafkafmt's side reads the partition's segment as the broker wrote it and runs
+:func:`kafkafmt.broker.fetch.fetch` / :func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets`
+with the release's Kafka line; the bytes of every fetch response are compared too (``wire_records``).
+:func:`run_accounting` returns the rows as JSON (tests/history/test_accounting_live.py).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .broker import JVM_OPTS, BrokerError, KafkaBroker, ZooKeeper, free_port, java_missing_reason
+from .javac import compiled
+from .oldcluster import OldCluster
+from .paths import REPO_ROOT
+
+__all__ = ["RELEASES", "LINES", "case_names", "run_accounting", "Probe"]
+
+RELEASES = ("1.1.1", "2.8.2", "3.9.2")
+LINES = {"1.1.1": "1.1", "2.8.2": "2.8", "3.9.2": "3.9"}
+#: the class whose ``add`` the JDWP breakpoint watches (2.8.2: fetch conversion stats are not published)
+JDWP_STATS = {"2.8.2": "org.apache.kafka.common.record.RecordConversionStats"}
+PROBE_SOURCE = REPO_ROOT / "conformance" / "accounting" / "ConversionProbe.java"
+BROKER = {"auto.create.topics.enable": "false", "log.retention.hours": "876000", "num.partitions": "1",
+          "log.flush.interval.messages": "9223372036854775807"}
+NOW = 1_700_000_000_000
+
+#: (name, topic, magic, codec, records, value bytes) produced in this order; topic p1 has message format v1
+PRODUCES = (
+    ("produce v0 none into v2", "p2", 0, "none", 4, 20),
+    ("produce v1 gzip into v2", "p2", 1, "gzip", 4, 20),
+    ("produce v2 none into v2", "p2", 2, "none", 4, 20),
+    ("produce v2 lz4 into v2", "p2", 2, "lz4", 4, 20),
+    ("produce v2 none into v1", "p1", 2, "none", 3, 20),
+    ("produce v1 gzip into v1", "p1", 1, "gzip", 3, 20),
+)
+#: (name, topic, fetch version, fetch offset, partition max bytes)
+FETCHES = (
+    ("fetch v1 from 0", "f", 1, 0, 1 << 20),
+    ("fetch v3 from 0", "f", 3, 0, 1 << 20),
+    ("fetch v3 from 7", "f", 3, 7, 1 << 20),
+    ("fetch v1 from 5", "f", 1, 5, 1 << 20),
+    ("fetch v2 max bytes 30", "f", 2, 0, 30),
+    ("fetch v0 max bytes 30", "f", 0, 0, 30),
+    ("fetch v1 max bytes one entry and a half", "f", 1, 0, -1),  # -1: the first batch's size + 40
+    ("large lazy fetch v1", "big", 1, 0, 1 << 20),
+    ("large lazy fetch v3", "big", 3, 0, 1 << 20),
+    ("large lazy fetch v1 max bytes 200000", "big", 1, 0, 200_000),
+)
+#: the log of topic f: (codec, records, value bytes), v2 batches produced with Produce v3
+F_BATCHES = (("none", 5, 30), ("gzip", 5, 30), ("none", 1, 30), ("none", 3, 200))
+#: the log of topic big: batches of tiny records, each growing about 3.7x as v0 (chunks cut by the promise)
+BIG_BATCHES, BIG_RECORDS = 24, 2000
+
+
+def case_names() -> list[str]:
+    """Every row :func:`run_accounting` returns, ``<release> <case>`` (for the tests' ids)."""
+    return [f"{v} {name}" for v in RELEASES for name, *_ in (*PRODUCES, *FETCHES)]
+
+
+class Probe:
+    """``ConversionProbe`` attached to one broker: :meth:`read` → the counters as a dict."""
+
+    def __init__(self, jmx_port: int, jdwp_port: int | None = None, stats_class: str | None = None) -> None:
+        classes = compiled("conversion-probe", [PROBE_SOURCE], PROBE_SOURCE.parent)
+        args = [str(jmx_port)] + ([str(jdwp_port), stats_class] if jdwp_port else [])
+        self.proc = subprocess.Popen(["java", "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", str(classes),
+                                      "ConversionProbe", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        first = self.proc.stdout.readline()
+        if not first.startswith("{"):
+            err = self.proc.stderr.read()[-2000:]
+            self.close()
+            raise BrokerError(f"ConversionProbe did not attach: {err}")
+
+    def read(self) -> dict:
+        self.proc.stdin.write("read\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise BrokerError(f"ConversionProbe ended: {self.proc.stderr.read()[-2000:]}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _jmx_opts(port: int) -> list[str]:
+    return [f"-Dcom.sun.management.jmxremote.port={port}", f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
+            "-Djava.rmi.server.hostname=127.0.0.1"]
+
+
+class _Broker:
+    """One broker of ``version`` with JMX (and JDWP) on, and its partition directories."""
+
+    def __init__(self, version: str, root: Path) -> None:
+        self.version = version
+        self.jmx_port = free_port()
+        self.jdwp_port = free_port() if version in JDWP_STATS else None
+        opts = _jmx_opts(self.jmx_port)
+        if self.jdwp_port:
+            opts.append(f"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{self.jdwp_port}")
+        self._closers = []
+        try:
+            if version == "3.9.2":
+                reason = java_missing_reason()
+                if reason:
+                    raise BrokerError(reason)
+                zk = ZooKeeper(root)
+                self._closers.append(zk.stop)
+                zk.start()
+                b = KafkaBroker(root, zk, "legacy", BROKER, jvm_opts=[*JVM_OPTS, *opts])
+                self._closers.insert(0, b.stop)
+                b.start()
+            else:
+                c = OldCluster(version, root=str(root / f"zk-{version}"))
+                self._closers.append(c.close)
+                b = c.add_broker(1, version, BROKER, start=False)
+                b.jvm_opts = [*b.jvm_opts, *opts]
+                b.start()
+            self.broker = b
+        except BaseException:
+            self.close()
+            raise
+
+    def client(self):
+        return self.broker.client()
+
+    def segment(self, topic: str) -> bytes:
+        return (self.broker.partition_dir(topic, 0) / f"{0:020d}.log").read_bytes()
+
+    def close(self) -> None:
+        for close in self._closers:
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - the others still stop
+                pass
+        self._closers = []
+
+
+def _records(magic: int, codec: str, n: int, value_size: int) -> bytes:
+    from kafkafmt.constants import CompressionType, TimestampType
+    from kafkafmt.records import MemoryRecordsBuilder
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME
+    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), ts_type, 0)
+    for i in range(n):
+        value = (b"v%d-" % i + b"x" * value_size)[:value_size] if value_size else b""
+        b.append_with_offset(i, -1 if magic == 0 else NOW + i, b"key-%d" % i if value_size else None,
+                             value)
+    return b.build()
+
+
+def _topic_config(line: str, topic: str):
+    from kafkafmt.config import BrokerConfig, LogConfig
+    fmt = {"message_format_version": "0.10.2"} if topic == "p1" else {}
+    return LogConfig(broker=BrokerConfig(kafka_line=line), **fmt)
+
+
+def _delta(before: dict, after: dict, request: str) -> dict:
+    b, a = before[request], after[request]
+    return {"requests": a[0] - b[0], "temporary_memory_bytes": a[1] - b[1],
+            "message_conversions": max(a[2], 0) - max(b[2], 0),
+            "jdwp_chunks": after["jdwp"][0] - before["jdwp"][0] if after["jdwp"][0] >= 0 else None,
+            "jdwp_temporary_memory_bytes": after["jdwp"][1] - before["jdwp"][1],
+            "jdwp_num_converted_records": after["jdwp"][2] - before["jdwp"][2]}
+
+
+def _measured(probe: Probe, before: dict, request: str, timeout: float = 15.0) -> dict:
+    """The counters' change once the broker has recorded the request (its request metrics are updated
+    after the response is sent, so they may lag the client by a moment)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        d = _delta(before, probe.read(), request)
+        if d["requests"] >= 1 or time.monotonic() > deadline:
+            return d
+        time.sleep(0.02)
+
+
+def _wait_leaders(port: int, topics, timeout: float = 60.0) -> None:
+    from .oldcluster import metadata_v0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        md = metadata_v0(port, list(topics))
+        if all(any(p["leader"] >= 0 for p in md["topics"].get(t, {}).get("partitions", {}).values()) for t in topics):
+            return
+        time.sleep(0.1)
+    raise BrokerError(f"no leader for {', '.join(topics)} after {timeout:.0f} s")
+
+
+def _one_release(version: str, root: Path) -> list[dict]:
+    from kafkafmt.broker.accounting import accounting
+    from kafkafmt.broker.fetch import fetch
+    from kafkafmt.broker.validator import validate_messages_and_assign_offsets
+
+    line = LINES[version]
+    rows = []
+    root.mkdir(parents=True, exist_ok=True)
+    broker = _Broker(version, root)
+    probe = None
+    try:
+        probe = Probe(broker.jmx_port, broker.jdwp_port, JDWP_STATS.get(version))
+        with broker.client() as c:
+            for topic in ("p2", "p1", "f", "big"):
+                cfg = {"message.format.version": "0.10.2"} if topic == "p1" else {}
+                err, msg = c.create_topic(topic, cfg, version=2)
+                if err:
+                    raise BrokerError(f"Kafka {version}: CreateTopics {topic}: error {err} {msg}")
+            _wait_leaders(broker.broker.port, ("p2", "p1", "f", "big"))
+            leo = {"p1": 0, "p2": 0}
+            for name, topic, magic, codec, n, vsize in PRODUCES:
+                data = _records(magic, codec, n, vsize)
+                config = _topic_config(line, topic)
+                model = validate_messages_and_assign_offsets(data, config, offset=leo[topic], now=NOW + 10_000)
+                before = probe.read()
+                res = c.produce_retrying(topic, 0, data, version={0: 1, 1: 2, 2: 3}[magic])
+                real = _measured(probe, before, "Produce")
+                acc = accounting(model, line)
+                leo[topic] += n
+                rows.append({"case": f"{version} {name}", "request": "produce", "error": res.error_code,
+                             "computed": acc.computed, "published": acc.published, "real": real})
+            for codec, n, vsize in F_BATCHES:
+                res = c.produce_retrying("f", 0, _records(2, codec, n, vsize), version=3)
+                if res.error_code:
+                    raise BrokerError(f"Kafka {version}: producing topic f: error {res.error_code}")
+            for _ in range(BIG_BATCHES):
+                res = c.produce_retrying("big", 0, _records(2, "none", BIG_RECORDS, 0), version=3)
+                if res.error_code:
+                    raise BrokerError(f"Kafka {version}: producing topic big: error {res.error_code}")
+            logs = {t: broker.segment(t) for t in ("f", "big")}
+            from kafkafmt.records import MemoryRecords
+            first_f = next(MemoryRecords(logs["f"]).batches()).size_in_bytes
+            for name, topic, fv, offset, max_bytes in FETCHES:
+                max_bytes = first_f + 40 if max_bytes == -1 else max_bytes
+                model = fetch(logs[topic], topic_config=_topic_config(line, topic), fetch_version=fv,
+                              fetch_offset=offset, max_bytes=max_bytes, log_start_offset=0)
+                before = probe.read()
+                res = c.fetch(topic, 0, offset, version=fv, partition_max_bytes=max_bytes)
+                real = _measured(probe, before, "Fetch")
+                acc = accounting(model, line)
+                got = res.records or b""
+                want = b"" if model.error else bytes(model.wire_records)
+                rows.append({"case": f"{version} {name}", "request": "fetch", "error": res.error_code,
+                             "computed": acc.computed, "published": acc.published, "published_as": acc.published_as,
+                             "real": real, "bytes_agree": got == want, "real_size": len(got),
+                             "model_size": len(want)})
+    except (BrokerError, OSError) as e:  # the rows measured so far stay, the failure is said once
+        rows.append({"case": f"{version} (run)", "error": str(e).splitlines()[0]})
+    finally:
+        if probe is not None:
+            probe.close()
+        broker.close()
+    return rows
+
+
+def run_accounting(releases=RELEASES) -> dict:
+    """Every release of :data:`RELEASES`, one after another: ``{"rows": [...], "errors": {release: message},
+    "seconds": {release: s}}``."""
+    rows, errors, seconds = [], {}, {}
+    root = Path(tempfile.mkdtemp(prefix="kafkafmt-accounting-"))
+    try:
+        for v in releases:
+            t0 = time.monotonic()
+            try:
+                rows += _one_release(v, root / v)
+            except (BrokerError, OSError, RuntimeError, AssertionError) as e:
+                errors[v] = str(e).splitlines()[0] if str(e) else type(e).__name__
+            seconds[v] = round(time.monotonic() - t0, 1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {"rows": rows, "errors": errors, "seconds": seconds}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(json.dumps(run_accounting(), indent=1))

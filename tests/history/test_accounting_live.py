@@ -1,0 +1,87 @@
+"""Kafka's own conversion accounting (KIP-188), request by request, against real 1.1.1, 2.8.2 and 3.9.2 brokers.
+
+One run of :func:`kafkarig.accounting_live.run_accounting` per session, in a subprocess started when the session
+begins (tests/head_start.py; three brokers one after another, JVMs capped at 256 MB; about 35 s here): per
+release, six Produce requests (v0/v1/v2 message sets into v2 and v1 topics, none/gzip/lz4) and ten Fetch
+requests (v0-v3; offsets inside batches; partition max bytes below the first entry, and one entry and a half;
+a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops converting),
+one partition per request, one request at a time.  For each request:
+
+* what the broker **publishes** (JMX: the change of ``RequestMetrics`` TemporaryMemoryBytes' Mean x Count and
+  of ``BrokerTopicMetrics`` *MessageConversionsPerSec's Count) equals
+  :func:`kafkafmt.broker.accounting.accounting` ``.published`` on the release's line (2.8.2's fetches publish
+  nothing: rows ``metrics.fetch_conversion``, KAFKA-14295);
+* on 2.8.2, what the broker **computed** for a fetch, read by a JDWP breakpoint on
+  ``RecordConversionStats.add`` (once per chunk ``LazyDownConversionRecordsSend`` converts), equals kafkafmt's
+  ``temporary_memory_bytes``, ``num_converted_records`` and ``chunks_converted``;
+* the bytes of each fetch response equal kafkafmt's ``wire_records``.
+
+Java is needed (the releases' jars resolved by Maven, 3.9.2's by ``make oracle``); without it the tests skip
+locally and fail under ``CI=true`` (tests/ci_mode.py).
+"""
+from __future__ import annotations
+
+import pytest
+
+from ci_mode import skip_or_fail
+from old_release_fixtures import rig_job, rig_result
+
+pytestmark = [pytest.mark.java, pytest.mark.broker]
+
+from kafkarig.accounting_live import JDWP_STATS, case_names  # noqa: E402
+
+OLD = ("1.1.1", "2.8.2")  # resolved by Maven (kafkarig.releases); 3.9.2 is the oracle's class path
+rig_job("accounting-rig", module=__name__, fixture="run", target="kafkarig.accounting_live:run_accounting",
+        releases=OLD)
+
+
+@pytest.fixture(scope="module")
+def run():
+    from kafkarig.broker import java_missing_reason
+    reason = java_missing_reason()
+    if reason:
+        skip_or_fail(reason)
+    result = rig_result("accounting-rig", OLD)
+    assert not result["errors"], result["errors"]
+    failed = [r for r in result["rows"] if "real" not in r]
+    assert not failed, failed
+    return {r["case"]: r for r in result["rows"]}
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_published_accounting_equals_the_broker_s_metrics(run, case):
+    row = run[case]
+    assert row["error"] == 0, row
+    real = row["real"]
+    assert real["requests"] == 1, row  # one request recorded by the histogram, no retry
+    assert (real["temporary_memory_bytes"], real["message_conversions"]) == \
+        (row["published"]["temporary_memory_bytes"], row["published"]["message_conversions"]), row
+
+
+@pytest.mark.parametrize("case", [c for c in case_names() if " fetch" in c or " lazy" in c])
+def test_fetch_bytes_equal_the_model_s_wire_records(run, case):
+    row = run[case]
+    assert row["bytes_agree"], f"{case}: broker sent {row['real_size']} bytes, kafkafmt {row['model_size']}"
+
+
+@pytest.mark.parametrize("case", [c for c in case_names() if c.split()[0] in JDWP_STATS and
+                                  (" fetch" in c or " lazy" in c)])
+def test_2_8_fetch_computed_accounting_equals_the_broker_s_own_stats(run, case):
+    """2.8.2 publishes nothing of a fetch's conversion; the broker's RecordConversionStats, read through JDWP."""
+    row = run[case]
+    real, computed = row["real"], row["computed"]
+    assert (real["jdwp_chunks"], real["jdwp_temporary_memory_bytes"], real["jdwp_num_converted_records"]) == \
+        (computed["chunks_converted"], computed["temporary_memory_bytes"], computed["num_converted_records"]), row
+
+
+def test_the_run_covers_what_the_rows_distinguish(run):
+    """The run is not vacuous: it converts on every release, 2.8.2 publishes none of a fetch's conversion, the
+    large lazy fetch leaves chunks unconverted on 2.x/3.x but not on 1.1.1, and a Fetch v2 below the first entry
+    gets its partial bytes on 1.1.1 and 2.8.2 and nothing on 3.9.2."""
+    big = {v: run[f"{v} large lazy fetch v1"] for v in ("1.1.1", "2.8.2", "3.9.2")}
+    assert big["1.1.1"]["computed"]["batches_not_converted"] == 0 and big["1.1.1"]["computed"]["num_converted_records"] == 48_000
+    for v in ("2.8.2", "3.9.2"):
+        assert big[v]["computed"]["batches_not_converted"] > 0 and big[v]["computed"]["num_converted_records"] < 48_000
+    assert big["2.8.2"]["real"]["message_conversions"] == 0 and big["2.8.2"]["real"]["jdwp_num_converted_records"] > 0
+    assert big["3.9.2"]["real"]["message_conversions"] == big["3.9.2"]["computed"]["num_converted_records"]
+    assert [run[f"{v} fetch v2 max bytes 30"]["real_size"] for v in ("1.1.1", "2.8.2", "3.9.2")] == [30, 30, 0]
