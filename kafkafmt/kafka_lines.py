@@ -443,6 +443,16 @@ CHANGES: tuple[LineChange, ...] = (
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
+    _row("cleaner.map_reach", "cleaner", "how far one pass reaches: the dirty segments whose offsets all fit the "
+         "offset map beside the keys already in it are mapped whole (a segment of more offsets than the map holds "
+         "is refused: 'N messages in segment … but offset map can fit only M'), the pass ends after the last of "
+         "them (before); from 0.10.0 the map is filled key by key and the pass ends after the last segment "
+         "mapped in full ('Unable to build the offset map for segment …' when even the first does not fit)",
+         "0.10.0", "whole segments", "fully mapped segments", "KAFKA-3587",
+         "LogCleaner.buildOffsetMap (0.9.0.1, 0.10.0.1)"),
+    _row("cleaner.map_reach", "cleaner", "how far one pass reaches: to the record that filled the offset map "
+         "(the map's latest offset + 1), a segment cleaned in part", "0.10.1", "fully mapped segments",
+         "record that fills the map", "KAFKA-3894", "LogCleaner.buildOffsetMap, Cleaner.doClean (0.10.1.0, 0.10.2.2)"),
     _row("cleaner.legacy_to_v2", "cleaner", "the cleaner rewrites retained v0/v1 messages as v2 batches "
          "(each plain message its own batch, each compressed wrapper one batch)", "4.0", False, True, "KAFKA-13093",
          "LogCleaner (4.4.0)"),

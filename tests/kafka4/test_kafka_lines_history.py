@@ -59,6 +59,8 @@ def test_each_keys_rows_chain_oldest_first():
     ("produce.zstd", {"2.0": False, "2.1": True}),                              # KIP-110
     ("produce.timestamp_bounds", {"2.8": "difference.max.ms", "3.9": "before/after.max.ms"}),  # KIP-937
     ("cleaner.legacy_to_v2", {"2.8": False, "3.9": False, "4.4": True}),        # KAFKA-13093
+    ("cleaner.map_reach", {"0.9": "whole segments", "0.10.0": "fully mapped segments",  # KAFKA-3587
+                           "0.10.1": "record that fills the map", "3.9": "record that fills the map"}),  # KAFKA-3894
 ])
 def test_the_rows_say_what_each_release_did(key, values):
     assert {line: kafka_lines.value(key, line) for line in values} == values
@@ -67,7 +69,7 @@ def test_the_rows_say_what_each_release_did(key, values):
 def test_rows_between_two_lines():
     keys = {c.key for c in kafka_lines.rows_between("0.10.0", "0.10.1")}
     assert keys == {"log.time_index", "log.retention_time", "log.roll_time", "dump.format", "fetch.max_version",
-                    "topic.added.min.compaction.lag.ms",
+                    "cleaner.map_reach", "topic.added.min.compaction.lag.ms",
                     "topic.added.leader.replication.throttled.replicas",
                     "topic.added.follower.replication.throttled.replicas"}
     assert kafka_lines.rows_between("4.4", "3.9") == kafka_lines.rows_between("3.9", "4.4")

@@ -237,8 +237,11 @@ class PassProgress:
 
 # --------------------------------------------------------------------------------------------- the offset map
 def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: float, stats: CleanerStats,
-                     progress: PassProgress | None = None) -> None:
-    """``Cleaner.buildOffsetMap``: each key's latest offset in [start, end), until the map is full."""
+                     progress: PassProgress | None = None) -> int:
+    """``Cleaner.buildOffsetMap``: each key's latest offset in [start, end), until the map is full; returns
+    where the pass ends, as the line's row ``cleaner.map_reach`` says: the map's latest offset + 1 (the record
+    that filled it, KAFKA-3894), after the last segment mapped in full (0.10.0), or after the last of the
+    segments mapped whole while their offsets fit (0.9)."""
     omap.clear()
     dirty = _values(log, start, end)
     nexts = [s.base_offset for s in dirty[1:]] + [end]
@@ -247,11 +250,32 @@ def build_offset_map(log, start: int, end: int, omap: OffsetMap, load_factor: fl
     max_size = int(omap.slots * load_factor)
     progress = progress or PassProgress()
     progress.start("offset map", sum(seg.size for seg in dirty))
+    reach = kafka_lines.value("cleaner.map_reach", log.config.broker.kafka_line)
+    reached = start  # 0.9: the next offset after the segments mapped; 0.10.0: the last offset of those
     for seg, nxt in zip(dirty, nexts):
+        if reach == "whole segments":  # 0.9: counted in offsets, before reading the segment
+            count = seg.read_next_offset() - seg.base_offset
+            if count > max_size:
+                raise IllegalArgumentError(f"requirement failed: {count} messages in segment {Path(log.dir).name}/"
+                                           f"{Path(seg.log.path).name} but offset map can fit only {max_size}. You "
+                                           "can increase log.cleaner.dedupe.buffer.size or decrease "
+                                           "log.cleaner.threads")
+            if omap.size + count > max_size:
+                return reached
         filled = _map_segment(seg, omap, start, nxt, max_size, txn, stats)
         progress.advance(seg.size)
         if filled:
-            return
+            if reach == "fully mapped segments" and reached <= start:
+                raise IllegalArgumentError(f"requirement failed: Unable to build the offset map for segment "
+                                           f"{Path(log.dir).name}/{Path(seg.log.path).name}. You can increase "
+                                           "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
+            break
+        # 0.9: the offset after the segment's last message; 0.10.0: its last message's (its base when empty)
+        nxt_offset = seg.read_next_offset()
+        reached = nxt_offset if reach == "whole segments" else max(nxt_offset - 1, seg.base_offset)
+    if reach == "record that fills the map":
+        return omap.latest_offset + 1
+    return reached if reach == "whole segments" else reached + 1
 
 
 def _map_segment(seg, omap: OffsetMap, start: int, nxt: int, max_size: int, txn, stats) -> bool:
@@ -541,8 +565,7 @@ def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: Clean
     legacy_horizon = clean_part[-1].last_modified() - retention if clean_part else 0
     omap = cfg.offset_map()
     stats = result.stats
-    build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats, progress)
-    end = omap.latest_offset + 1
+    end = build_offset_map(log, first_dirty, first_uncleanable, omap, cfg.load_factor, stats, progress)
     flt = SegmentFilter(omap, now=now, delete_retention_ms=retention, txn=CleanedTransactionMetadata(),
                         last_records=last_records, stats=stats, **_line_rules(log, first_uncleanable))
     groups = group_segments_by_size(_values(log, 0, end), log.config.segment_bytes, log.config.max_index_size,
@@ -609,7 +632,11 @@ def clean_log(log, *, now: int | None = None, cleaner: CleanerConfig | None = No
         last_records, unstable = producer_state(log, now, cfg.producer_id_expiration_ms)
         chosen = _choose(log, now, result, durable, unstable)
         if chosen is not None:
-            end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook, last_records, PassProgress(progress))
+            try:
+                end = do_clean(log, chosen[0], chosen[1], now, cfg, result, hook, last_records, PassProgress(progress))
+            except Exception:  # the cleaner thread's finally: doneCleaning(tp, dir, endOffset = firstDirtyOffset)
+                _write_cleaner_checkpoint(log, chosen[0], durable)
+                raise
             _write_cleaner_checkpoint(log, end, durable)
             result.cleaned, result.end_offset, result.checkpoint = True, end, end
             hook("checkpoint")
