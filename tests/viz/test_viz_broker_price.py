@@ -1,0 +1,114 @@
+"""kafkafmt.viz.broker_price: notebook 05's measured tables and its consumer-mix panel, on a fixed cost table (no
+broker, no timing: the predictions are checked against sums done by hand and against the rules they follow)."""
+import json
+import re
+
+import pytest
+
+from kafkafmt.costs import CostTable, ReleaseCosts
+from kafkafmt.errors import ConfigError
+from kafkafmt.viz import broker_price as bp
+
+#: seconds per log byte read (zero-copy), per record and per byte re-encoded, per codec byte
+Z = 1e-9
+TABLE = CostTable({v: ReleaseCosts(v, zero_copy_s_per_byte=Z, reencode_s_per_record=2e-7, reencode_s_per_byte=4e-9,
+                                   codec_s_per_byte={"lz4": 6e-9, "gzip": 2e-8, "snappy": 5e-9})
+                   for v in ("0.10.2.2", "1.1.1", "2.8.2", "3.9.2", "4.4.0")},
+                  machine="test machine, 2 cores", load="0.5", date="2026-01-01")
+
+
+def _row(rows, consumers):
+    return next(r for r in rows if r["consumers"] == consumers)
+
+
+def test_each_generation_sends_the_fetch_version_its_clients_have_and_the_broker_answers():
+    assert [bp.fetch_version_of(g, "2.8") for g in ("0.9", "0.10", "0.11+")] == [1, 3, 12]
+    assert [bp.fetch_version_of(g, "1.1") for g in ("0.9", "0.10", "0.11+")] == [1, 3, 7]
+    assert bp.fetch_version_of("0.11+", "0.10.2") == 3  # a newer client negotiates down (KIP-35)
+    assert [bp.fetch_version_of(g, "4.4") for g in ("0.9", "0.10", "0.11+")] == [None, None, 18]  # KIP-896
+
+
+def test_zero_copy_consumers_cost_only_the_bytes_read():
+    rows = bp.mix_costs(0.3, 0.2, "2.8.2", 100, "lz4", TABLE)
+    new = _row(rows, "0.11+")
+    assert new["share"] == pytest.approx(0.5) and new["served"] == "zero-copy" and new["fetch_version"] == 12
+    assert new["cpu_cores"] == pytest.approx(Z * 50e6) and new["conversion_cores"] == 0
+    assert new["held_per_fetch_bytes"] == 0 and new["converted_mb_per_s"] == 0
+    assert sum(r["mb_per_s"] for r in rows) == pytest.approx(100)
+
+
+def test_old_consumers_add_conversion_cpu_that_scales_with_their_share_and_the_throughput():
+    a = _row(bp.mix_costs(0.3, 0.2, "1.1.1", 100, "lz4", TABLE), "0.9")
+    b = _row(bp.mix_costs(0.6, 0.2, "1.1.1", 200, "lz4", TABLE), "0.9")
+    assert a["served"] == "down-converted to v0 (eager)"
+    assert a["conversion_cores"] > 10 * (a["cpu_cores"] - a["conversion_cores"])  # converting dwarfs the read
+    assert b["cpu_cores"] == pytest.approx(4 * a["cpu_cores"]) and b["held_per_fetch_bytes"] == a["held_per_fetch_bytes"]
+
+
+def test_a_lazy_broker_holds_one_chunk_an_eager_one_the_whole_response():
+    eager = _row(bp.mix_costs(0.5, 0, "1.1.1", 100, "lz4", TABLE), "0.9")
+    lazy = _row(bp.mix_costs(0.5, 0, "2.8.2", 100, "lz4", TABLE), "0.9")
+    assert lazy["served"].endswith("(lazy)") and eager["served"].endswith("(eager)")
+    read = bp.consumer_read("1.1", "lz4", 1)
+    assert eager["held_per_fetch_bytes"] == round(read.counts.converted_bytes / read.requests)
+    assert lazy["held_per_fetch_bytes"] < eager["held_per_fetch_bytes"] / 3  # 128 KiB of source, not 1 MiB
+
+
+def test_kafka_4_refuses_the_old_consumers():
+    rows = bp.mix_costs(0.3, 0.2, "4.4.0", 100, "lz4", TABLE)
+    for gen in ("0.9", "0.10"):
+        r = _row(rows, gen)
+        assert r["served"] == "refused: Kafka 4.4 answers Fetch v4+ only" and r["cpu_cores"] == 0
+    assert "0.9, 0.10 consumers are refused (KIP-896)" in bp.mix_caption(
+        bp.mix_table(0.3, 0.2, "4.4.0", 100, "lz4", TABLE), {"release": "4.4.0", "mb_per_s": 100, "codec": "lz4"})
+
+
+@pytest.mark.parametrize("shares", [(0.7, 0.4), (-0.1, 0.2), (0.2, 1.1)])
+def test_shares_that_do_not_make_a_mix_are_refused(shares):
+    with pytest.raises(ValueError, match="add up to at most 1"):
+        bp.mix_costs(*shares, "2.8.2", 100, "lz4", TABLE)
+
+
+def test_the_panel_offers_only_shares_that_add_up_and_recomputes():
+    p = bp.mix_panel(TABLE)
+    assert p.error is None and p.controls["release"].options == ("0.10.2.2", "1.1.1", "2.8.2", "3.9.2", "4.4.0")
+    cpu = p.data["cpu_cores"].sum()
+    p.set(share_09=0.9)
+    assert p.controls["share_010"].max == pytest.approx(0.1) and p.values["share_010"] <= 0.1 + 1e-9
+    assert p.error is None and p.data["share"].sum() == pytest.approx(1)
+    p.set(share_09=0, share_010=0)
+    assert p.data["cpu_cores"].sum() < cpu
+    assert "every consumer read is zero-copy" in re.sub(r"<[^>]+>", "", p.caption_html)
+    p.set(share_09=0.5, release="1.1.1")
+    text = re.sub(r"<[^>]+>", "", p.caption_html)
+    assert "(eager)" in text and "Costs measured on Kafka 1.1.1" in text
+
+
+def _checkout(tmp_path, tables):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "kafkafmt").mkdir()
+    d = tmp_path / "docs" / "_data" / "bench"
+    d.mkdir(parents=True)
+    for name, doc in tables.items():
+        (d / f"{name}.json").write_text(json.dumps(doc))
+    return tmp_path
+
+
+def test_a_measured_table_carries_the_run_s_record(tmp_path):
+    doc = {"title": "Fetch", "command": "make bench-conversion", "machine": {"cpu": "Xeon", "cores": 2},
+           "load": "0.4", "date": "2026-12-02", "columns": ["release", "x zero-copy", "x zero-copy"],
+           "rows": [["1.1.1", 5.1, 6.2]], "note": "n"}
+    root = _checkout(tmp_path, {"conversion_fetch": doc})
+    m = bp.measured("conversion_fetch", root / "notebooks")
+    assert m.record == "make bench-conversion on Xeon, 2 cores, load 0.4, 2026-12-02"
+    assert list(m.frame().columns) == ["release", "x zero-copy", "x zero-copy (2)"]
+    assert m.frame().iloc[0].tolist() == ["1.1.1", 5.1, 6.2]
+    assert "Measured</b> by make bench-conversion on Xeon" in bp.show_measured("conversion_fetch", root).data
+
+
+def test_a_missing_or_unknown_measured_table_is_one_clear_error(tmp_path):
+    root = _checkout(tmp_path, {})
+    with pytest.raises(ConfigError, match="run make bench-conversion"):
+        bp.measured("conversion_heap", root)
+    with pytest.raises(ConfigError, match="no benchmark table 'heap'"):
+        bp.measured("heap", root)
