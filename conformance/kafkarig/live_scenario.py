@@ -34,8 +34,7 @@ old releases (:mod:`kafkarig.oldcluster`) and compares:
 
 Seed 003's proposals (``enable.idempotence=safe``, a broker's ``idempotence_modes``) run as the releases can
 run them (:mod:`kafkarig.proposals`): the rows are compared with the model of Kafka's released rules, and the
-seed's own outcome is shown beside the release's where it differs (``SEED`` rows, not counted).  A line the rig
-has no release of may run on a neighbour's (:data:`kafkarig.releases.STAND_INS`: 1.0 on 1.1.1).  v2 batches
+seed's own outcome is shown beside the release's where it differs (``SEED`` rows, not counted).  v2 batches
 carry a producer id the broker assigned and the leader epoch its controller counted, which the model does not
 simulate: replicas are compared without them (and the CRC over them), and the row says so.
 
@@ -67,7 +66,7 @@ from .broker import BrokerError
 from .history import hexdiff, stalled
 from .oldclients import java_client, producer_settings
 from .oldcluster import OldCluster
-from .releases import RELEASE_OF_LINE, STAND_INS, ReleaseError, release
+from .releases import RELEASE_OF_LINE, ReleaseError, release
 
 __all__ = ["run_live", "release_of", "unsupported", "LiveScenario", "TOPIC"]
 
@@ -92,16 +91,12 @@ ACTIONS = {"configure": {"broker", "version", "properties", "idempotence_modes"}
 
 def release_of(version) -> str:
     """The release the rig runs for a scenario's ``version`` (a line such as ``0.10.2`` or ``0.9.0``, or a
-    release): the line's last patch release (a stand-in's for a line the rig has none of: ``1.0`` → 1.1.1,
-    :data:`~kafkarig.releases.STAND_INS`); LiveUnsupported when the rig runs no release of it."""
+    release): the line's last patch release; LiveUnsupported when the rig runs no release of it."""
     v = str(version).strip()
     try:
         return release(v).version
     except ReleaseError:
         pass
-    stand_in = next((r for line, r in STAND_INS.items() if v == line or v.startswith(line + ".")), None)
-    if stand_in is not None:
-        return stand_in
     lines = sorted((line for line in RELEASE_OF_LINE if v == line or v.startswith(line + ".")), key=len)
     if not lines:
         raise LiveUnsupported(f"no live release of Kafka {v}: the rig runs {', '.join(RELEASE_OF_LINE.values())}")
@@ -493,9 +488,6 @@ class LiveScenario:
         for the same reason; the model's roll stops at its first refusal, and so does this one."""
         names = list(self.ids) if a["broker"] == "all" else [a["broker"]]
         out, changed = [], False
-        asked = str(a.get("version", "")).strip()
-        stand_in = next((f" (for line {line}: the rig has no {line}.x release)" for line in STAND_INS
-                         if asked == line or asked.startswith(line + ".")), "")
         for n in names:
             mrow = self._next_row(rows, cursor, "broker", n)
             if mrow is None:  # the model's roll stopped before this broker
@@ -523,7 +515,7 @@ class LiveScenario:
                                       "not run live")) from None
             self.want[n] = new
             changed = True
-            real = f"Kafka {new[0]} started{stand_in}, " + ", ".join(
+            real = f"Kafka {new[0]} started, " + ", ".join(
                 f"{k}={v}" for k, v in sorted(new[1].items()) if k in BROKER_KEYS.values())
             if model_refused:
                 raise Refused(LiveRow(f"broker {n} bounced", _model_broker(mrow), real, False,

@@ -6,7 +6,11 @@ it was built against) and the extras Java 17 needs to run it:
 
 * 0.10.x and 0.11 call ``javax.xml.bind.DatatypeConverter`` (``kafka.utils.CoreUtils``), gone from the
   JDK since Java 11: ``jaxb-api`` 2.3.1 and ``javax.activation-api`` 1.2.0;
-* 1.1.1 and 2.8.2 ship only ``slf4j-api``: a log4j binding, so the broker writes its ``kafka.log``.
+* 1.0.2 … 2.8.2 ship only ``slf4j-api``: a log4j binding, so the broker writes its ``kafka.log``;
+* 2.0.1 and 2.1.1 bring ZooKeeper 3.4.13, whose client cannot connect on Java 14 and later (its
+  ``StaticHostProvider`` parses ``InetSocketAddress.toString()``, which reads ``127.0.0.1/<unresolved>:PORT``
+  since Java 14: ``UnresolvedAddressException``, fixed in ZooKeeper 3.5.8 only): ZooKeeper 3.4.12 instead,
+  the release before that parsing came (ZOOKEEPER-2184), the same client API.
 
 :func:`resolve` writes one pom per release generated from its row (:func:`pom_xml`) and runs
 ``mvn dependency:copy-dependencies`` into ``conformance/.cache/releases/<version>/lib/``; a stamp file
@@ -34,7 +38,6 @@ __all__ = [
     "CACHE_DIR",
     "RELEASES",
     "RELEASE_OF_LINE",
-    "STAND_INS",
     "Release",
     "ReleaseError",
     "maven_missing_reason",
@@ -46,6 +49,10 @@ __all__ = [
 CACHE_DIR = Path(os.environ.get("KAFKAFMT_RELEASES_CACHE", CACHE / "releases"))
 
 _JAXB = (("javax.xml.bind", "jaxb-api", "2.3.1"), ("javax.activation", "javax.activation-api", "1.2.0"))
+
+
+#: ZooKeeper 3.4.12 in place of 3.4.13 (module docstring): the nearest dependency wins in Maven
+_ZK_3_4_12 = (("org.apache.zookeeper", "zookeeper", "3.4.12"),)
 
 
 def _slf4j(version: str) -> tuple[tuple[str, str, str], ...]:
@@ -109,17 +116,16 @@ RELEASES: dict[str, Release] = {r.version: r for r in (
     Release("0.10.1.1", "2.11", "0.10.1", "0.10.1", 1, (0, 2), (0, 3), _JAXB),
     Release("0.10.2.2", "2.11", "0.10.2", "0.10.2", 1, (0, 2), (0, 3), _JAXB),
     Release("0.11.0.3", "2.11", "0.11", "0.11.0", 2, (0, 3), (0, 5), _JAXB),
+    Release("1.0.2", "2.12", "1.0", "1.0", 2, (0, 5), (0, 6), _slf4j("1.7.25")),
     Release("1.1.1", "2.12", "1.1", "1.1", 2, (0, 5), (0, 7), _slf4j("1.7.25")),
+    Release("2.0.1", "2.12", "2.0", "2.0", 2, (0, 6), (0, 8), _slf4j("1.7.25") + _ZK_3_4_12),
+    Release("2.1.1", "2.12", "2.1", "2.1", 2, (0, 7), (0, 10), _slf4j("1.7.25") + _ZK_3_4_12),
     Release("2.8.2", "2.12", "2.8", "2.8", 2, (0, 9), (0, 12), _slf4j("1.7.30")),
 )}
 
 #: the release the live rig runs for a release line (its last patch release)
 RELEASE_OF_LINE = {r.line: r.version for r in RELEASES.values()}
 
-#: lines of ``kafkafmt.kafka_lines`` the rig has no release of, run on a neighbouring release instead: the
-#: line 1.0 (seed 003's "1.0.0") on 1.1.1, the only row between them being ``fetch.max_version`` (Fetch v7,
-#: KIP-227: fetch sessions, which no 1.0 client sends); checked by the tests from ``kafka_lines.rows_between``
-STAND_INS = {"1.0": "1.1.1"}
 
 
 def release(version: str) -> Release:

@@ -1,4 +1,5 @@
-"""Row ``producer.idempotent_max_in_flight`` (KAFKA-5494) against the real Java producers of 0.11.0.3 and 1.1.1.
+"""Row ``producer.idempotent_max_in_flight`` (KAFKA-5494) against the real Java producers of 0.11.0.3 and
+1.0.2 (the row's own release).
 
 An idempotent ``KafkaProducer`` checks ``max.in.flight.requests.per.connection`` as it is constructed, before
 it speaks to any broker: 0.11.0.3 refuses anything but 1, 1.0 and later anything above 5.  Each release's
@@ -22,13 +23,13 @@ pytestmark = [pytest.mark.java]
 from kafkarig.oldclients import java_client, producer_settings  # noqa: E402
 from kafkarig.releases import release  # noqa: E402
 
-RELEASES = ("0.11.0.3", "1.1.1")
+RELEASES = ("0.11.0.3", "1.0.2")
 SETTING = "max.in.flight.requests.per.connection"
 #: what each release's KafkaProducer.configureInflightRequests throws (0.11.0.3's words as the release has them)
 REFUSALS = {
     "0.11.0.3": "Must set max.in.flight.requests.per.connection to 1 in orderto use the idempotent producer. "
                 "Otherwise we cannot guarantee idempotence.",
-    "1.1.1": "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer.",
+    "1.0.2": "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer.",
 }
 
 

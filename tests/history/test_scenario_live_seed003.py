@@ -1,5 +1,5 @@
-"""Seed 003's upgrade path, live: real 0.11.0.3 brokers upgraded to 1.1.1 (the rig's release of the seed's
-"1.0"), real idempotent Java producers of 0.11.0.3 and 1.1.1, beside the model.
+"""Seed 003's upgrade path, live: real 0.11.0.3 brokers upgraded to 1.0.2 (the rig's release of the seed's
+"1.0"), real idempotent Java producers of 0.11.0.3 and 1.0.2, beside the model.
 
 One ``kafkafmt scenario run seed003-upgrade-path --live`` per session (about 1 minute here), started when the
 session begins (tests/head_start.py).  Every row is
@@ -17,7 +17,7 @@ from test_scenario_live import differ, live, scenario_job
 
 pytestmark = [pytest.mark.java, pytest.mark.broker]
 
-#: what a real Java producer reports for error 43 (Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, 0.11.0.3 and 1.1.1:
+#: what a real Java producer reports for error 43 (Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, 0.11.0.3 and 1.0.2:
 #: a Produce response carries only the code, the client words it)
 CLIENT_43 = ("error org.apache.kafka.common.errors.UnsupportedForMessageFormatException: The message format version "
              "on the broker does not support the request.")
@@ -25,7 +25,7 @@ CLIENT_43 = ("error org.apache.kafka.common.errors.UnsupportedForMessageFormatEx
 MODEL_43 = "error UnsupportedForMessageFormatException: Idempotent records cannot be used with magic version 1"
 
 
-RUN = ("seed003-upgrade-path", ("0.11.0.3", "1.1.1"))
+RUN = ("seed003-upgrade-path", ("0.11.0.3", "1.0.2"))
 scenario_job(RUN[0], module=__name__, fixture="seed003", releases=RUN[1])
 
 
@@ -65,7 +65,7 @@ def test_every_step_runs_live_and_agrees(seed003):
     assert sorted(steps) == [1, 2, 3, 4], p.stdout[-3000:]
     assert [differ(steps, n) for n in range(1, 5)] == [[], [], [], []]
     last = p.stdout.splitlines()[-1]
-    assert last.startswith("4 steps live (S 0.11.0.3→1.1.1, K 0.11.0.3→1.1.1; "), last
+    assert last.startswith("4 steps live (S 0.11.0.3→1.0.2, K 0.11.0.3→1.0.2; "), last
     assert last.endswith("0 disagreement(s) between the model and the releases; 4 row(s) of a seed's proposal no "
                          "release shipped, beside what the release did (not counted)"), last
     assert p.returncode == 0
@@ -84,25 +84,25 @@ def test_step_1_a_0_11_idempotent_producer_meets_error_43_on_a_v1_topic(seed003)
     assert rows(steps, 1)["replica K p1 (leader)"] == (True, "empty", "empty")
 
 
-def test_step_2_the_brokers_become_1_1_1_and_s_gets_no_idempotence_modes(seed003):
+def test_step_2_the_brokers_become_1_0_2_and_s_gets_no_idempotence_modes(seed003):
     p, steps = seed003
     bounced = {w: v for w, v in rows(steps, 2).items() if w.startswith("broker ")}
     assert sorted(bounced) == ["broker K bounced", "broker S bounced"]
-    assert all(agree and real.startswith("Kafka 1.1.1 started (for line 1.0: the rig has no 1.0.x release), "
+    assert all(agree and real.startswith("Kafka 1.0.2 started, "
                                          "inter.broker.protocol.version=0.11.0, log.message.format.version=0.10.2")
                for agree, _m, real in bounced.values())
     (what, seed, real, note), = seed_rows(p.stdout)[2]
-    assert what == "broker S: idempotence modes" and real.startswith("Kafka 1.1.1 has no such setting")
+    assert what == "broker S: idempotence modes" and real.startswith("Kafka 1.0.2 has no such setting")
     assert note.endswith("the release did otherwise (not counted)")
 
 
-def test_step_3_every_idempotent_1_1_producer_meets_error_43_the_plain_one_is_converted(seed003):
+def test_step_3_every_idempotent_1_0_producer_meets_error_43_the_plain_one_is_converted(seed003):
     p, steps = seed003
-    assert produce(steps, 3, "p-off (kafka-clients 1.1.1, enable.idempotence=false) → p0 leader S") == (
+    assert produce(steps, 3, "p-off (kafka-clients 1.0.2, enable.idempotence=false) → p0 leader S") == (
         True, "ok, offsets 2-2", "ok, offsets 2-2")
     for name, part, leader in (("p-safe", 0, "S"), ("p-required", 0, "S"), ("p-true", 0, "S"), ("p-safe", 1, "K"),
                                ("p-required", 1, "K")):
-        assert produce(steps, 3, f"{name} (kafka-clients 1.1.1, enable.idempotence=true) → p{part} leader "
+        assert produce(steps, 3, f"{name} (kafka-clients 1.0.2, enable.idempotence=true) → p{part} leader "
                                  f"{leader}") == (True, MODEL_43, CLIENT_43)
     assert rows(steps, 3)["replica S p0 (leader)"][0] and rows(steps, 3)["replica K p1 (leader)"] == (
         True, "empty", "empty")
@@ -110,7 +110,7 @@ def test_step_3_every_idempotent_1_1_producer_meets_error_43_the_plain_one_is_co
 
 def test_step_3_where_the_seed_and_its_release_disagree_the_run_says_so(seed003):
     """The seed's safe mode: S downgrades the batch (v1, producer state dropped), a 0.11-aware client to K
-    disables idempotence; Kafka 1.1.1 refuses both with error 43."""
+    disables idempotence; Kafka 1.0.2 refuses both with error 43."""
     p, steps = seed003
     assert seed_rows(p.stdout)[3] == [
         ("p-safe (enable.idempotence=safe) → p0 leader S",
@@ -128,7 +128,7 @@ def test_step_4_after_the_format_upgrade_every_idempotent_batch_is_stored_as_v2(
     offsets = {("p-safe", 0): 3, ("p-required", 0): 4, ("p-true", 0): 5, ("p-required", 1): 0}
     for (name, part), off in offsets.items():
         leader = "S" if part == 0 else "K"
-        assert produce(steps, 4, f"{name} (kafka-clients 1.1.1, enable.idempotence=true) → p{part} leader "
+        assert produce(steps, 4, f"{name} (kafka-clients 1.0.2, enable.idempotence=true) → p{part} leader "
                                  f"{leader}") == (True, f"ok, offsets {off}-{off}", f"ok, offsets {off}-{off}")
     for replica in ("replica S p0 (leader)", "replica K p1 (leader)"):
         what = next(w for w in rows(steps, 4) if w.startswith(replica))

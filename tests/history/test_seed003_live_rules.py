@@ -1,5 +1,5 @@
 """Seed 003 on real releases, the parts decided without a JVM: the idempotent Java producer's settings per
-release, the scenario as releases can run it (its proposals), the 1.0 line's stand-in, the byte comparison of
+release, the scenario as releases can run it (its proposals), the 1.0 line on its own release, the byte comparison of
 v2 batches whose producer ids and leader epochs are the broker's, and how proposal rows are shown and counted.
 
 The live run itself is ``test_scenario_live_seed003.py``.
@@ -15,7 +15,7 @@ from kafkafmt.scenarios.live import LiveReport, LiveRow, render_rows
 from kafkarig import proposals
 from kafkarig.live_scenario import _exception_class, compare_bytes, release_of, unsupported
 from kafkarig.oldclients import producer_settings
-from kafkarig.releases import STAND_INS, ReleaseError
+from kafkarig.releases import RELEASE_OF_LINE, ReleaseError
 
 SEED003 = "seed003-upgrade-path"
 
@@ -28,7 +28,7 @@ def test_an_idempotent_0_11_producer_takes_one_request_in_flight():
         "max.in.flight.requests.per.connection": "1"}
 
 
-@pytest.mark.parametrize("version", ["1.1.1", "2.8.2"])
+@pytest.mark.parametrize("version", ["1.0.2", "1.1.1", "2.8.2"])
 def test_an_idempotent_producer_from_1_0_on_takes_five(version):
     """KAFKA-5494 (1.0.0): at most 5, the broker keeping a producer's last five batches' sequences."""
     assert producer_settings(version, True)["max.in.flight.requests.per.connection"] == "5"
@@ -55,15 +55,18 @@ def test_an_idempotent_producer_before_0_11_is_one_clear_line(version):
 
 
 # --------------------------------------------------------------------------- which scenarios run live
-def test_seed003_runs_live_and_its_line_1_0_runs_on_1_1_1():
+def test_seed003_runs_live_and_its_line_1_0_runs_on_1_0_2():
     assert unsupported(load_scenario(SEED003)) is None
-    assert release_of("1.0") == release_of("1.0.0") == "1.1.1" == release_of("1.1")
-    assert STAND_INS == {"1.0": "1.1.1"}
+    assert release_of("1.0") == release_of("1.0.0") == "1.0.2"
+    assert release_of("1.1") == "1.1.1"
 
 
-def test_the_stand_in_differs_from_1_0_only_in_a_fetch_version_no_1_0_client_sends():
-    assert {c.key for c in kafka_lines.rows_between("1.0", "1.1")} == {"fetch.max_version"}
-    assert kafka_lines.value("fetch.max_version", "1.0") == 6  # a 1.0 consumer's Fetch, answered by 1.1.1 too
+def test_every_line_before_3_9_runs_on_a_release_of_its_own():
+    """No line is checked on a neighbour's release: each of kafkafmt's lines 0.9 … 2.8 has its own (3.9 and 4.4 are
+    checked against their jars by the oracles)."""
+    older = [line for line in kafka_lines.KAFKA_LINES if kafka_lines.order(line) < kafka_lines.order("3.9")]
+    assert sorted(RELEASE_OF_LINE, key=kafka_lines.order) == older
+    assert all(kafka_lines.check_line(RELEASE_OF_LINE[line]) == line for line in older)
 
 
 def test_an_idempotent_producer_of_a_release_before_0_11_is_refused(tmp_path):

@@ -175,7 +175,8 @@ def committed() -> LiveRecord:
 
 
 def test_the_committed_record_ran_every_release_of_the_rig(committed):
-    assert committed.releases == ["0.9.0.1", "0.10.0.1", "0.10.1.1", "0.10.2.2", "0.11.0.3", "1.1.1", "2.8.2"]
+    assert committed.releases == ["0.9.0.1", "0.10.0.1", "0.10.1.1", "0.10.2.2", "0.11.0.3", "1.0.2", "1.1.1", "2.0.1",
+                                  "2.1.1", "2.8.2"]
 
 
 def test_an_idempotent_batch_on_a_v1_topic_was_refused_by_0_11_0_3_as_the_model_says(committed):
