@@ -78,7 +78,7 @@ def run(upto: int, *, codec: str = "gzip", records_per_step: int = 20) -> dict:
 #: step's request to real brokers: the test topic whose format is the step's, and the releases where it has
 #: that format (None: every release that ran it); the records differ, the request and the path are the step's
 LIVE_PRODUCE = {0: ("raw", ("0.9.0.1",)), 1: ("raw-v0", None), 2: ("raw", ("0.10.0.1", "0.10.1.1", "0.10.2.2")),
-                3: ("raw-v0", None), 4: ("raw", ("0.11.0.3", "1.1.1", "2.8.2"))}
+                3: ("raw-v0", None), 4: ("raw", ("0.11.0.3", "1.0.2", "1.1.1", "2.0.1", "2.1.1", "2.8.2"))}
 
 
 def produce_checked(rec, step: int, codec: str):

@@ -22,7 +22,7 @@ def test_each_produce_of_the_upgrade_stepper_names_the_releases_that_stored_it_s
     labels = [p["checked live"] for p in r["produce"]]
     assert labels[0] == "✓ checked on 0.9.0.1"
     assert labels[2] == "✓ checked on 0.10.0.1 + 0.10.1.1 + 0.10.2.2"
-    assert labels[4] == "✓ checked on 0.11.0.3 + 1.1.1 + 2.8.2"
+    assert labels[4] == "✓ checked on 0.11.0.3 + 1.0.2 + 1.1.1 + 2.0.1 + 2.1.1 + 2.8.2"
     lz4 = upgrade.run_checked(1, codec="lz4", rec=rec)["produce"][-1]["checked live"]
     assert lz4 == "not run live: no release in the record ran produce/raw-v0/magic1-lz4"
     assert "checked live" not in upgrade.run_checked(1)["produce"][0]
