@@ -207,12 +207,12 @@ PARTS = {
     # the records floor's modules under their short public names (re-exports: kafkafmt.MODULE_ALIASES)
     **dict.fromkeys(["spec", "annotate", "dump", "kip228", "samples"], "records"),
     "broker": "broker", "log": "log",
-    **dict.fromkeys(["gen", "scenarios", "spark", "audit", "probes"], None),  # each its own part
+    **dict.fromkeys(["gen", "scenarios", "spark", "audit", "probes", "costs"], None),  # each its own part
     "viz": "viz",
     **dict.fromkeys(["tools", "cli", "__main__"], "tools"),
 }
 FLOOR = {"ground": 1, "codecs": 2, "records": 3, "broker": 4, "log": 5, "gen": 6, "scenarios": 6, "spark": 6,
-         "audit": 6, "probes": 6, "viz": 7, "tools": 8}
+         "audit": 6, "probes": 6, "costs": 6, "viz": 7, "tools": 8}
 #: imports the architecture allows between parts of one floor: Spark reads the audit, and the pipeline reads
 #: the generator's manifest (kafkafmt-gen.json) and its topic settings (gen.workload_file.log_config)
 #: and the audit reads topic settings the same way (gen.workload_file.log_config)
