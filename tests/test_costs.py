@@ -141,3 +141,19 @@ def test_the_shipped_table_names_its_machine_and_date(tmp_path):
     table.write_text(json.dumps(TABLE.to_dict()))
     again = load_table(table)
     assert again == TABLE
+
+
+def test_a_consumer_mix_adds_each_generations_share_and_4_4_refuses_the_old_ones():
+    from kafkafmt.costs import predict_mix
+    log = _log(20, 100, "lz4")
+    only_new = predict_mix(log, line="1.1", shares={2: 1}, mb_per_s=100, table=TABLE)
+    only_old = predict_mix(log, line="1.1", shares={0: 1}, mb_per_s=100, table=TABLE)
+    half = predict_mix(log, line="1.1", shares={0: 1, 2: 1}, mb_per_s=100, table=TABLE)
+    assert only_new.cpu_cores == pytest.approx(100e6 * 1e-9)        # zero-copy: the read cost alone
+    assert only_old.cpu_cores > 3 * only_new.cpu_cores
+    assert half.cpu_cores == pytest.approx((only_new.cpu_cores + only_old.cpu_cores) / 2)
+    assert only_new.memory_bytes == 0 and half.memory_bytes > 0      # eager: a whole converted response
+    on44 = predict_mix(log, line="4.4", shares={0: 1, 1: 1, 2: 2}, mb_per_s=100, table=TABLE)
+    assert on44.refused == (0, 1) and on44.measured_on == "2.8.2"
+    with pytest.raises(ConfigError):
+        predict_mix(log, line="1.1", shares={3: 1}, mb_per_s=1, table=TABLE)

@@ -16,6 +16,7 @@ from .model import (
     CostTable,
     Counts,
     FitCell,
+    MixPrediction,
     Prediction,
     ReleaseCosts,
     consume,
@@ -23,7 +24,8 @@ from .model import (
     load_table,
     predict,
     predict_fetch,
+    predict_mix,
 )
 
-__all__ = ["CODECS", "LAZY_CHUNK_BYTES", "TABLE_PATH", "Consumed", "CostTable", "Counts", "FitCell", "Prediction",
-           "ReleaseCosts", "consume", "fit", "load_table", "predict", "predict_fetch"]
+__all__ = ["CODECS", "LAZY_CHUNK_BYTES", "TABLE_PATH", "Consumed", "CostTable", "Counts", "FitCell", "MixPrediction",
+           "Prediction", "ReleaseCosts", "consume", "fit", "load_table", "predict", "predict_fetch", "predict_mix"]

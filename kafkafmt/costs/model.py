@@ -38,8 +38,8 @@ from typing import Iterable, Mapping
 from .. import kafka_lines
 from ..errors import ConfigError
 
-__all__ = ["CODECS", "Counts", "ReleaseCosts", "CostTable", "Prediction", "Consumed", "FitCell", "predict",
-           "predict_fetch", "consume", "fit", "load_table", "TABLE_PATH", "LAZY_CHUNK_BYTES"]
+__all__ = ["CODECS", "Counts", "ReleaseCosts", "CostTable", "Prediction", "Consumed", "FitCell", "MixPrediction", "predict",
+           "predict_fetch", "predict_mix", "consume", "fit", "load_table", "TABLE_PATH", "LAZY_CHUNK_BYTES"]
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 #: ``LazyDownConversionRecordsSend.MAX_READ_SIZE`` (KIP-283): the source bytes converted per chunk
@@ -346,3 +346,56 @@ def _nnls2(rows) -> tuple[float, float]:
     err_a = sum((r[0] - a * r[1]) ** 2 for r in rows)
     err_b = sum((r[0] - b * r[2]) ** 2 for r in rows)
     return (a, 0.0) if err_a <= err_b * (1 + 1e-12) else (0.0, b)
+
+
+# ------------------------------------------------------------------------------------------------ a consumer mix
+@dataclass(frozen=True)
+class MixPrediction:
+    """A broker of ``line`` serving ``mb_per_s`` of a log to consumers of several generations.
+
+    ``cpu_cores``: predicted broker CPU seconds per second; ``cpu_s_per_gb``: per client magic, per GB served;
+    ``memory_bytes``: the most one request holds (eager: a whole converted response; lazy: one chunk);
+    ``refused``: client magics the line answers with no data (4.x closes the connection of a Fetch below v4,
+    KIP-896).
+    """
+
+    cpu_cores: float
+    cpu_s_per_gb: Mapping[int, float]
+    memory_bytes: int
+    refused: tuple[int, ...]
+    line: str
+    measured_on: str
+
+
+def predict_mix(log, *, line: str, shares: Mapping[int, float], mb_per_s: float, table: CostTable | None = None,
+                max_bytes: int = 1 << 20) -> MixPrediction:
+    """Broker CPU and memory for consumers reading ``log`` at ``mb_per_s`` in total, ``shares`` of it by clients
+    reading up to each magic (``{0: 0.3, 1: 0.3, 2: 0.4}``: 0.9 / 0.10 / 0.11+ consumers; Fetch v1 / v3 / the
+    line's newest), each generation's cost from :func:`consume` and :func:`predict`."""
+    from ..broker.fetch import LATEST_FETCH_VERSION, fetch_version_for_magic
+
+    line = kafka_lines.check_line(line)
+    total = sum(shares.values())
+    if total <= 0 or any(v < 0 for v in shares.values()) or not set(shares) <= {0, 1, 2}:
+        raise ConfigError("shares: non-negative weights of client magics 0, 1 and 2, not all zero")
+    t = table or load_table()
+    newest = min(LATEST_FETCH_VERSION, kafka_lines.value("fetch.max_version", line))
+    per_gb: dict[int, float] = {}
+    refused = []
+    memory = 0
+    cores = 0.0
+    for magic, share in sorted(shares.items()):
+        if share == 0:
+            continue
+        version = newest if magic == 2 else fetch_version_for_magic(magic)
+        if version < kafka_lines.value("fetch.min_version", line):
+            refused.append(magic)
+            continue
+        c = consume(log, line=line, fetch_version=version, max_bytes=max_bytes)
+        p = predict(c.counts, line, t)
+        per_gb[magic] = p.cpu_s / max(c.counts.bytes_out, 1) * 1e9
+        cores += share / total * mb_per_s * 1e6 * p.cpu_s / max(c.counts.bytes_out, 1)
+        held = c.counts.max_chunk_bytes if c.counts.conversion == "lazy" else (
+            c.counts.converted_bytes // max(c.requests, 1))
+        memory = max(memory, held)
+    return MixPrediction(cores, per_gb, memory, tuple(refused), line, t.for_line(line).release)
