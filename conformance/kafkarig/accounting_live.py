@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from .broker import JVM_OPTS, BrokerError, KafkaBroker, ZooKeeper, free_port, java_missing_reason
+from .client import error_name
 from .javac import compiled
 from .oldcluster import OldCluster
 from .paths import REPO_ROOT
@@ -45,37 +46,59 @@ BROKER = {"auto.create.topics.enable": "false", "log.retention.hours": "876000",
           "log.flush.interval.messages": "9223372036854775807"}
 NOW = 1_700_000_000_000
 
-#: (name, topic, magic, codec, records, value bytes) produced in this order; topic p1 has message format v1
+#: (name, topic, magic, codec, records, value bytes, first release) produced in this order; topic p1 has message
+#: format v1; zstd needs Produce v7 and Kafka 2.1 (KIP-110)
 PRODUCES = (
-    ("produce v0 none into v2", "p2", 0, "none", 4, 20),
-    ("produce v1 gzip into v2", "p2", 1, "gzip", 4, 20),
-    ("produce v2 none into v2", "p2", 2, "none", 4, 20),
-    ("produce v2 lz4 into v2", "p2", 2, "lz4", 4, 20),
-    ("produce v2 none into v1", "p1", 2, "none", 3, 20),
-    ("produce v1 gzip into v1", "p1", 1, "gzip", 3, 20),
+    ("produce v0 none into v2", "p2", 0, "none", 4, 20, None),
+    ("produce v1 gzip into v2", "p2", 1, "gzip", 4, 20, None),
+    ("produce v1 snappy into v2", "p2", 1, "snappy", 4, 20, None),
+    ("produce v2 none into v2", "p2", 2, "none", 4, 20, None),
+    ("produce v2 lz4 into v2", "p2", 2, "lz4", 4, 20, None),
+    ("produce v2 zstd into v2", "p2", 2, "zstd", 4, 20, "2.1"),
+    ("produce v2 none into v1", "p1", 2, "none", 3, 20, None),
+    ("produce v2 gzip into v1", "p1", 2, "gzip", 3, 20, None),
+    ("produce v0 snappy into v1", "p1", 0, "snappy", 3, 20, None),
+    ("produce v1 gzip into v1", "p1", 1, "gzip", 3, 20, None),
 )
-#: (name, topic, fetch version, fetch offset, partition max bytes)
+#: (name, topic, fetch version, fetch offset, partition max bytes, first release)
 FETCHES = (
-    ("fetch v1 from 0", "f", 1, 0, 1 << 20),
-    ("fetch v3 from 0", "f", 3, 0, 1 << 20),
-    ("fetch v3 from 7", "f", 3, 7, 1 << 20),
-    ("fetch v1 from 5", "f", 1, 5, 1 << 20),
-    ("fetch v2 max bytes 30", "f", 2, 0, 30),
-    ("fetch v0 max bytes 30", "f", 0, 0, 30),
-    ("fetch v1 max bytes one entry and a half", "f", 1, 0, -1),  # -1: the first batch's size + 40
-    ("large lazy fetch v1", "big", 1, 0, 1 << 20),
-    ("large lazy fetch v3", "big", 3, 0, 1 << 20),
-    ("large lazy fetch v1 max bytes 200000", "big", 1, 0, 200_000),
+    ("fetch v1 from 0", "f", 1, 0, 1 << 20, None),
+    ("fetch v3 from 0", "f", 3, 0, 1 << 20, None),
+    ("fetch v3 from 7", "f", 3, 7, 1 << 20, None),
+    ("fetch v1 from 5", "f", 1, 5, 1 << 20, None),
+    ("fetch v1 from 16", "f", 1, 16, 1 << 20, None),
+    ("fetch v2 max bytes 30", "f", 2, 0, 30, None),
+    ("fetch v0 max bytes 30", "f", 0, 0, 30, None),
+    ("fetch v1 max bytes one entry and a half", "f", 1, 0, -1, None),  # -1: the first batch's size + 40
+    ("fetch v3 max bytes 30", "f", 3, 0, 30, None),
+    ("fetch v1 of a v1 topic", "f1", 1, 0, 1 << 20, None),
+    ("fetch v2 of a v1 topic", "f1", 2, 0, 1 << 20, None),
+    ("fetch v3 up to a zstd batch", "fz", 3, 0, 1 << 20, "2.1"),
+    ("fetch v3 from a zstd batch", "fz", 3, 2, 1 << 20, "2.1"),
+    ("large lazy fetch v1", "big", 1, 0, 1 << 20, None),
+    ("large lazy fetch v3", "big", 3, 0, 1 << 20, None),
+    ("large lazy fetch v1 max bytes 200000", "big", 1, 0, 200_000, None),
 )
-#: the log of topic f: (codec, records, value bytes), v2 batches produced with Produce v3
-F_BATCHES = (("none", 5, 30), ("gzip", 5, 30), ("none", 1, 30), ("none", 3, 200))
+#: the logs fetched: (magic, codec, records, value bytes) per batch, produced with the Produce version of the magic
+LOGS = {
+    "f": ((2, "none", 5, 30), (2, "gzip", 5, 30), (2, "none", 1, 30), (2, "lz4", 3, 200), (2, "snappy", 3, 50)),
+    "f1": ((1, "none", 2, 30), (1, "gzip", 3, 30), (1, "none", 1, 30)),
+    "fz": ((2, "none", 2, 30), (2, "zstd", 2, 30)),
+}
 #: the log of topic big: batches of tiny records, each growing about 3.7x as v0 (chunks cut by the promise)
 BIG_BATCHES, BIG_RECORDS = 24, 2000
+TOPIC_CONFIGS = {"p1": {"message.format.version": "0.10.2"}, "f1": {"message.format.version": "0.10.2"}}
+PRODUCE_VERSION = {0: 1, 1: 2, 2: 3}
+
+
+def _has(version: str, since: str | None) -> bool:
+    from kafkafmt.kafka_lines import line_at_least
+    return since is None or line_at_least(version, since)
 
 
 def case_names() -> list[str]:
     """Every row :func:`run_accounting` returns, ``<release> <case>`` (for the tests' ids)."""
-    return [f"{v} {name}" for v in RELEASES for name, *_ in (*PRODUCES, *FETCHES)]
+    return [f"{v} {case[0]}" for v in RELEASES for case in (*PRODUCES, *FETCHES) if _has(v, case[-1])]
 
 
 class Probe:
@@ -180,7 +203,7 @@ def _records(magic: int, codec: str, n: int, value_size: int) -> bytes:
 
 def _topic_config(line: str, topic: str):
     from kafkafmt.config import BrokerConfig, LogConfig
-    fmt = {"message_format_version": "0.10.2"} if topic == "p1" else {}
+    fmt = {"message_format_version": "0.10.2"} if topic in TOPIC_CONFIGS else {}
     return LogConfig(broker=BrokerConfig(kafka_line=line), **fmt)
 
 
@@ -202,6 +225,17 @@ def _measured(probe: Probe, before: dict, request: str, timeout: float = 15.0) -
         if d["requests"] >= 1 or time.monotonic() > deadline:
             return d
         time.sleep(0.02)
+
+
+def _first_difference(real: bytes, model: bytes) -> dict:
+    """Where two responses' records part: the batch (as kafka-dump-log sees it) and the bytes around."""
+    from kafkafmt.records import MemoryRecords
+    at = next((i for i, (a, b) in enumerate(zip(real, model)) if a != b), min(len(real), len(model)))
+    batch = next((f"batch at position {b.position}, base offset {b.base_offset}, magic {b.magic}, "
+                  f"{b.compression.kafka_name}" for b in MemoryRecords(model).batches()
+                  if b.position <= at < b.position + b.size_in_bytes), "past the model's whole batches")
+    return {"differs_at": at, "differs_in": batch, "real_bytes": real[max(0, at - 16):at + 48].hex(),
+            "model_bytes": model[max(0, at - 16):at + 48].hex()}
 
 
 def _wait_leaders(port: int, topics, timeout: float = 60.0) -> None:
@@ -228,36 +262,45 @@ def _one_release(version: str, root: Path) -> list[dict]:
     try:
         probe = Probe(broker.jmx_port, broker.jdwp_port, JDWP_STATS.get(version))
         with broker.client() as c:
-            for topic in ("p2", "p1", "f", "big"):
-                cfg = {"message.format.version": "0.10.2"} if topic == "p1" else {}
-                err, msg = c.create_topic(topic, cfg, version=2)
+            topics = ("p2", "p1", *LOGS, "big")
+            for topic in topics:
+                err, msg = c.create_topic(topic, TOPIC_CONFIGS.get(topic, {}), version=2)
                 if err:
                     raise BrokerError(f"Kafka {version}: CreateTopics {topic}: error {err} {msg}")
-            _wait_leaders(broker.broker.port, ("p2", "p1", "f", "big"))
+            _wait_leaders(broker.broker.port, topics)
             leo = {"p1": 0, "p2": 0}
-            for name, topic, magic, codec, n, vsize in PRODUCES:
+            for name, topic, magic, codec, n, vsize, since in PRODUCES:
+                if not _has(version, since):
+                    continue
                 data = _records(magic, codec, n, vsize)
                 config = _topic_config(line, topic)
                 model = validate_messages_and_assign_offsets(data, config, offset=leo[topic], now=NOW + 10_000)
                 before = probe.read()
-                res = c.produce_retrying(topic, 0, data, version={0: 1, 1: 2, 2: 3}[magic])
+                res = c.produce_retrying(topic, 0, data, version=7 if codec == "zstd" else PRODUCE_VERSION[magic])
                 real = _measured(probe, before, "Produce")
                 acc = accounting(model, line)
                 leo[topic] += n
-                rows.append({"case": f"{version} {name}", "request": "produce", "error": res.error_code,
-                             "computed": acc.computed, "published": acc.published, "real": real})
-            for codec, n, vsize in F_BATCHES:
-                res = c.produce_retrying("f", 0, _records(2, codec, n, vsize), version=3)
-                if res.error_code:
-                    raise BrokerError(f"Kafka {version}: producing topic f: error {res.error_code}")
+                rows.append({"case": f"{version} {name}", "request": "produce", "error": error_name(res.error_code),
+                             "model_error": "NONE", "computed": acc.computed, "published": acc.published,
+                             "real": real})
+            for topic, batches in LOGS.items():
+                for magic, codec, n, vsize in batches:
+                    if codec == "zstd" and not _has(version, "2.1"):
+                        continue
+                    res = c.produce_retrying(topic, 0, _records(magic, codec, n, vsize),
+                                             version=7 if codec == "zstd" else PRODUCE_VERSION[magic])
+                    if res.error_code:
+                        raise BrokerError(f"Kafka {version}: producing topic {topic}: error {res.error_code}")
             for _ in range(BIG_BATCHES):
                 res = c.produce_retrying("big", 0, _records(2, "none", BIG_RECORDS, 0), version=3)
                 if res.error_code:
                     raise BrokerError(f"Kafka {version}: producing topic big: error {res.error_code}")
-            logs = {t: broker.segment(t) for t in ("f", "big")}
+            logs = {t: broker.segment(t) for t in (*LOGS, "big")}
             from kafkafmt.records import MemoryRecords
             first_f = next(MemoryRecords(logs["f"]).batches()).size_in_bytes
-            for name, topic, fv, offset, max_bytes in FETCHES:
+            for name, topic, fv, offset, max_bytes, since in FETCHES:
+                if not _has(version, since):
+                    continue
                 max_bytes = first_f + 40 if max_bytes == -1 else max_bytes
                 model = fetch(logs[topic], topic_config=_topic_config(line, topic), fetch_version=fv,
                               fetch_offset=offset, max_bytes=max_bytes, log_start_offset=0)
@@ -267,10 +310,11 @@ def _one_release(version: str, root: Path) -> list[dict]:
                 acc = accounting(model, line)
                 got = res.records or b""
                 want = b"" if model.error else bytes(model.wire_records)
-                rows.append({"case": f"{version} {name}", "request": "fetch", "error": res.error_code,
+                rows.append({"case": f"{version} {name}", "request": "fetch", "error": error_name(res.error_code),
+                             "model_error": model.error or "NONE", "deferred_error": model.deferred_error,
                              "computed": acc.computed, "published": acc.published, "published_as": acc.published_as,
                              "real": real, "bytes_agree": got == want, "real_size": len(got),
-                             "model_size": len(want)})
+                             "model_size": len(want), **({} if got == want else _first_difference(got, want))})
     except (BrokerError, OSError) as e:  # the rows measured so far stay, the failure is said once
         rows.append({"case": f"{version} (run)", "error": str(e).splitlines()[0]})
     finally:

@@ -1,11 +1,12 @@
 """Kafka's own conversion accounting (KIP-188), request by request, against real 1.1.1, 2.8.2 and 3.9.2 brokers.
 
 One run of :func:`kafkarig.accounting_live.run_accounting` per session, in a subprocess started when the session
-begins (tests/head_start.py; three brokers one after another, JVMs capped at 256 MB; about 35 s here): per
-release, six Produce requests (v0/v1/v2 message sets into v2 and v1 topics, none/gzip/lz4) and ten Fetch
-requests (v0-v3; offsets inside batches; partition max bytes below the first entry, and one entry and a half;
-a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops converting),
-one partition per request, one request at a time.  For each request:
+begins (tests/head_start.py; three brokers one after another, JVMs capped at 256 MB; about 45 s here): per
+release, up to ten Produce requests (v0/v1/v2 message sets into v2 and v1 topics, none/gzip/snappy/lz4, zstd
+from 2.1) and up to sixteen Fetch requests (v0-v3; v2 and v1 topics; offsets inside batches; partition max
+bytes below the first entry, and one entry and a half; a zstd batch after a converted one, and at the fetch
+offset; a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops
+converting), one partition per request, one request at a time.  For each request:
 
 * what the broker **publishes** (JMX: the change of ``RequestMetrics`` TemporaryMemoryBytes' Mean x Count and
   of ``BrokerTopicMetrics`` *MessageConversionsPerSec's Count) equals
@@ -51,17 +52,33 @@ def run():
 @pytest.mark.parametrize("case", case_names())
 def test_published_accounting_equals_the_broker_s_metrics(run, case):
     row = run[case]
-    assert row["error"] == 0, row
+    assert row["error"] == row["model_error"], row  # NONE, or the same error (zstd below Fetch v10)
     real = row["real"]
     assert real["requests"] == 1, row  # one request recorded by the histogram, no retry
     assert (real["temporary_memory_bytes"], real["message_conversions"]) == \
         (row["published"]["temporary_memory_bytes"], row["published"]["message_conversions"]), row
 
 
-@pytest.mark.parametrize("case", [c for c in case_names() if " fetch" in c or " lazy" in c])
+#: case → the disagreement, as measured (the accounting agrees; the bytes do not)
+_SNAPPY = ("3.9.2 compresses the snappy v1 wrapper with snappy-java 1.1.10.5, whose raw block for this input is one "
+           "byte shorter than cramjam's (kafkafmt.compression.snappy) and snappy-java 1.1.8.1's (2.8.2, which agrees); "
+           "measured on the inner message set alone: 97 bytes against 98")
+BYTE_DISAGREEMENTS = {"3.9.2 fetch v3 from 0": _SNAPPY, "3.9.2 fetch v3 from 7": _SNAPPY}
+
+
+def _byte_cases():
+    for c in case_names():
+        if " fetch" in c or " lazy" in c:
+            marks = [pytest.mark.xfail(strict=True, reason=BYTE_DISAGREEMENTS[c])] if c in BYTE_DISAGREEMENTS else []
+            yield pytest.param(c, id=c, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(_byte_cases()))
 def test_fetch_bytes_equal_the_model_s_wire_records(run, case):
     row = run[case]
-    assert row["bytes_agree"], f"{case}: broker sent {row['real_size']} bytes, kafkafmt {row['model_size']}"
+    assert row["bytes_agree"], f"{case}: broker sent {row['real_size']} bytes, kafkafmt {row['model_size']}; " \
+        f"first difference at {row['differs_at']} ({row['differs_in']}): real {row['real_bytes']}, " \
+        f"kafkafmt {row['model_bytes']}"
 
 
 @pytest.mark.parametrize("case", [c for c in case_names() if c.split()[0] in JDWP_STATS and
