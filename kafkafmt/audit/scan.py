@@ -175,6 +175,9 @@ def _scan_batches(seg: SegmentScan, mm, spans, delete_horizon_ms: int) -> None:
 
 
 def _scan_records(seg: SegmentScan, records: MemoryRecords) -> None:
+    from ..kernel_mode import interpreted
+    if interpreted():  # small log directories (kafkafmt.tools.choose_kernels): no pyarrow, no numba
+        return _scan_records_reference(seg, records)
     from ..records.columnar import records_table  # pyarrow + numba: loaded on first use
     t = records_table(records, include_data=False)
     magic = t.column("magic").to_numpy(zero_copy_only=False)
@@ -186,3 +189,17 @@ def _scan_records(seg: SegmentScan, records: MemoryRecords) -> None:
         name = TimestampType(int(k)).kafka_name
         seg.timestamp_types[name] = seg.timestamp_types.get(name, 0) + int(n)
     seg.records_without_timestamp = int(np.count_nonzero(ts == NO_TIMESTAMP))
+
+
+def _scan_records_reference(seg: SegmentScan, records: MemoryRecords) -> None:
+    """:func:`_scan_records` by the reference decoder, record by record: the same counts (a record counts
+    under its batch's magic, as the ``magic`` column has it), the same error on the first invalid batch."""
+    for b in records.batches():
+        if not b.is_valid():
+            b.ensure_valid()
+        counts = seg.magics.setdefault(min(b.magic, 2), MagicCounts())
+        for r in b.records():
+            counts.records += 1
+            name = r.timestamp_type.kafka_name
+            seg.timestamp_types[name] = seg.timestamp_types.get(name, 0) + 1
+            seg.records_without_timestamp += r.timestamp == NO_TIMESTAMP

@@ -6,7 +6,15 @@ Every command whose answer depends on the Kafka release takes the one option ``-
 (:func:`add_kafka_line`), which :func:`kafkafmt.cli.main` checks before the command runs."""
 from __future__ import annotations
 
+import os
+
 from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
+
+#: log data (bytes of ``.log`` files) below which a command runs the kernels interpreted
+#: (:mod:`kafkafmt.kernel_mode`): the cleaner interpreted takes about 0.2 ms of CPU a record, so 1 MiB
+#: (about 12,000 small records) costs 2-3 s, against about 1 s for loading the compiled kernels from a warm
+#: cache and a minute or more for compiling them on a first use
+INTERPRETED_MAX_BYTES = 1 << 20
 
 
 def add_kafka_line(parser, *, default: str = DEFAULT_LINE, what: str = "follow") -> None:
@@ -39,3 +47,42 @@ class LazyChoices:
 
     def __len__(self) -> int:
         return len(self._all())
+
+
+def log_bytes(paths) -> int:
+    """The bytes of the ``.log`` segment files under ``paths`` (files, partition or log directories)."""
+    total = 0
+    for path in paths:
+        if os.path.isfile(path):
+            total += os.path.getsize(path)
+            continue
+        for folder, _, names in os.walk(path):
+            total += sum(os.path.getsize(os.path.join(folder, n)) for n in names if n.endswith(".log"))
+    return total
+
+
+def choose_kernels(paths, what: str, kernel_module: str, max_bytes: int = INTERPRETED_MAX_BYTES) -> bool:
+    """Before a command imports any kernel: run them interpreted when the data under ``paths`` is small
+    (:data:`INTERPRETED_MAX_BYTES`); True when this process runs them interpreted.  When they run compiled
+    and some are not in numba's cache yet (a first use after an install without ``kafkafmt warmup``), say
+    so once on a terminal: what is compiled, why, about how long, where it is kept."""
+    import sys
+
+    from ..kernel_mode import interpreted, use_interpreted
+    size = log_bytes(paths)
+    use_interpreted(size < max_bytes)
+    if interpreted():
+        return True
+    if sys.stderr.isatty():
+        import importlib
+        importlib.import_module(kernel_module)
+        from ..records.fast import jit
+        cold = jit.uncached()
+        if cold:
+            where = ", ".join(jit.cache_dirs()) or "nowhere: set NUMBA_CACHE_DIR to keep them"
+            print(f"kafkafmt: {size / 2**20:.1f} MiB of data: {what} runs compiled, and {len(cold)} kernels are not "
+                  f"compiled in this environment yet: those it needs are compiled as it reaches them (once; up to a "
+                  f"minute or two of CPU on a 2-core machine), then kept in {where}. `kafkafmt warmup` compiles "
+                  f"them ahead of time.",
+                  file=sys.stderr, flush=True)
+    return False

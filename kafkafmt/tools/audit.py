@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from . import add_kafka_line
+from . import add_kafka_line, choose_kernels
 
 
 def register(sub) -> None:
@@ -36,6 +36,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    choose_kernels(args.log_dirs, "the audit", "kafkafmt.records.columnar")  # small log directories: no compile, no numba
     from ..audit import audit_log_dirs, parse_topic_options, plan_audit
     from ..audit.render import render_html, render_json, render_table
     from ..io import atomic_write

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..config import CLEANER_KEYS
 from ..errors import ConfigError, NoSuchFileError
-from . import add_kafka_line
+from . import add_kafka_line, choose_kernels
 
 
 def register(sub) -> None:
@@ -167,6 +167,7 @@ def _only_the_cleaners_files_change(partition_dir: Path):
 
 
 def run(args) -> int:
+    choose_kernels([args.partition_dir], "the cleaner", "kafkafmt.log.cleaner.kernels")  # a small partition: no compile, no numba
     from ..log import Log, SimulatedClock, SystemClock
     from ..log.cleaner import CLEANER_OFFSET_CHECKPOINT
     from ..log.cleaner.offset_map import CleanerConfig

@@ -21,6 +21,7 @@ how to give them a cache (``NUMBA_CACHE_DIR``).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 from ...kernel_mode import interpreted
@@ -38,8 +39,8 @@ _uncached: list[str] = []
 def kernel(fn):
     """A compiled function callable from Python, cached on disk when a cache directory is writable."""
     if INTERPRETED:
-        KERNELS[fn.__name__] = fn
-        return fn
+        KERNELS[fn.__name__] = run = _interpreted(fn)
+        return run
     try:
         compiled = njit(cache=True, nogil=True)(fn)
     except RuntimeError as e:  # numba's CacheImpl: "cannot cache function ...: no locator available"
@@ -55,9 +56,26 @@ def kernel(fn):
     return compiled
 
 
+def _interpreted(fn):
+    """``fn`` run by the interpreter as numba runs it compiled: a Python ``int`` argument is an ``int64`` (as
+    numba types it, so that arithmetic on it wraps and converts as in the compiled code), and integer
+    arithmetic wraps without a word (numpy warns of an overflow in a scalar operation; the kernels rely on
+    the wrap, as the compiled code does)."""
+    import numpy as np
+
+    @functools.wraps(fn)
+    def run(*args):
+        args = tuple(np.int64(a) if type(a) is int else a for a in args)
+        with np.errstate(over="ignore"):
+            return fn(*args)
+    run.py_func = fn
+    return run
+
+
 def inner(fn):
     """A compiled helper called only from other kernels (no Python wrapper, no cache of its own)."""
     if INTERPRETED:
+        fn.py_func = fn
         return fn
     return njit(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
 
@@ -66,6 +84,7 @@ def inline(fn):
     """A small helper inlined into each kernel that calls it, in numba's own IR (``inline="always"``): for
     the CRC-32's inner loop, where a call per 8 bytes or LLVM's own choice not to inline measured 1.2-1.7x slower."""
     if INTERPRETED:
+        fn.py_func = fn
         return fn
     return njit(nogil=True, inline="always")(fn)
 
@@ -81,3 +100,16 @@ def cache_stats() -> tuple[int, int]:
     compiled = [k for k in KERNELS.values() if hasattr(k, "stats")]
     return sum(sum(k.stats.cache_misses.values()) for k in compiled), sum(sum(k.stats.cache_hits.values()) for k in compiled)
 
+
+def uncached(names=None) -> list[str]:
+    """The kernels (all, or those of ``names``) with no machine code in the on-disk cache: a call compiles
+    them (numba's index file for the function is missing).  Empty when interpreted."""
+    import os
+    missing = []
+    for name, k in KERNELS.items():
+        if names is not None and name not in names:
+            continue
+        index = getattr(getattr(getattr(k, "_cache", None), "_cache_file", None), "_index_path", None)
+        if index is not None and not os.path.exists(index):
+            missing.append(name)
+    return missing

@@ -36,7 +36,8 @@ _MFLIMIT = 12
 
 @inner
 def _u32le(src, p):
-    return (src[p] | (src[p + 1] << 8) | (src[p + 2] << 16)) + (src[p + 3] * 16777216)
+    return (np.int64(src[p]) | (np.int64(src[p + 1]) << 8) | (np.int64(src[p + 2]) << 16)
+            | (np.int64(src[p + 3]) << 24))
 
 
 @inner
@@ -75,7 +76,7 @@ def _block_into(src, ip, iend, dst, op, oend):
             return op  # the last sequence: literals only
         if ip > iend - (2 + 1 + _LASTLITERALS) or op > oend - _MFLIMIT:
             return -1  # a match this near the end: liblz4 refuses or decides on rules not mirrored here
-        offset = src[ip] | (src[ip + 1] << 8)
+        offset = np.int64(src[ip]) | (np.int64(src[ip + 1]) << 8)
         ip += 2
         if offset == 0 or offset > op - start:
             return -1

@@ -1,0 +1,108 @@
+"""The kernels run interpreted (:mod:`kafkafmt.kernel_mode`) give the bytes the compiled kernels give, and
+the command line runs small inputs interpreted (no numba, no compile on a first use).
+
+A log directory of every codec, tombstones, transactions with aborts and a v1 past turning v2
+(``WORKLOAD``) is cleaned partition by partition in two processes, ``KAFKAFMT_KERNELS=interpreted`` and
+``compiled``: every file of the two copies must be the same bytes.  The compiled cleaner is checked
+against Kafka's own elsewhere (tests/log/test_log_cleaner_vs_kafka.py); those tests also pass run with
+``KAFKAFMT_KERNELS=interpreted``."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kafkafmt
+from test_cli_imports import loaded
+
+REPO = Path(kafkafmt.__file__).resolve().parent.parent
+NOW = "1800000000000"
+WORKLOAD = """\
+name: kernel-mode
+seed: 5
+start_ms: 1700000000000
+duration_ms: 20000
+broker:
+  inter.broker.protocol.version: "2.8"
+topics:
+  - name: users
+    partitions: 1
+    config: {segment.bytes: 16384}
+    producers:
+      - {name: profile, rate: 30, keys: 40, batch_records: [1, 5], value_bytes: [20, 80], tombstones: 0.1, codec: lz4}
+      - {name: bulk, rate: 10, keys: 40, batch_records: [2, 4], value_bytes: [20, 80], codec: zstd}
+  - name: orders
+    partitions: 1
+    config: {segment.bytes: 16384}
+    producers:
+      - {name: checkout, rate: 20, keys: 50, batch_records: [2, 6], value_bytes: [30, 60],
+         transactions: {batches: [1, 4], abort: 0.2}}
+  - name: legacy
+    partitions: 1
+    config: {segment.bytes: 8192, message.format.version: "0.10.2"}
+    changes:
+      - {at_ms: 10000, config: {message.format.version: "3.0"}}
+    producers:
+      - {name: settings, rate: 20, keys: 30, batch_records: [1, 6], value_bytes: [20, 60], codec: gzip,
+         idempotent: false, magic: [{from_ms: 0, magic: 1}, {from_ms: 10000, magic: 2}]}
+      - {name: hot, rate: 10, keys: 5, value_bytes: [20, 60], idempotent: false, codec: snappy,
+         magic: [{from_ms: 0, magic: 1}, {from_ms: 10000, magic: 2}]}
+"""
+PARTITIONS = ("users-0", "orders-0", "legacy-0")
+
+
+def kafkafmt_run(*args: str, mode: str | None = None, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.pop("KAFKAFMT_KERNELS", None)
+    if mode:
+        env["KAFKAFMT_KERNELS"] = mode
+    p = subprocess.run([sys.executable, "-m", "kafkafmt", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("kernel-mode")
+    (d / "w.yaml").write_text(WORKLOAD)
+    kafkafmt_run("gen", "--workload", "w.yaml", "--out", "logs", "--jobs", "1", "--quiet", mode="interpreted", cwd=d)
+    return d / "logs"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and p.name != ".lock"}
+
+
+def test_interpreted_kernels_clean_to_the_compiled_kernels_bytes(logs, tmp_path):
+    copies = {}
+    for mode in ("compiled", "interpreted"):
+        copies[mode] = tmp_path / mode
+        shutil.copytree(logs, copies[mode])
+        for part in PARTITIONS:
+            out = kafkafmt_run("clean", str(copies[mode] / part), "--now", NOW, "-c", "cleanup.policy=compact",
+                               mode=mode, cwd=tmp_path).stdout
+            assert "\ncleaned offsets [0, " in out, out
+    compiled, interpreted = _files(copies["compiled"]), _files(copies["interpreted"])
+    assert any(name.endswith(".log.deleted") for name in compiled)  # segments were replaced
+    assert compiled.keys() == interpreted.keys()
+    assert [n for n in compiled if compiled[n] != interpreted[n]] == []
+
+
+def test_the_command_line_cleans_and_audits_a_small_log_interpreted(logs, tmp_path):
+    work = tmp_path / "logs"
+    shutil.copytree(logs, work)
+    r = loaded(tmp_path, "clean", str(work / "users-0"), "--now", NOW, "-c", "cleanup.policy=compact")
+    assert (r["rc"], r["heavy"]) == (0, [])
+    r = loaded(tmp_path, "audit", str(logs), "--quiet", "--now-ms", NOW, "--format", "json", "-o", "a.json")
+    assert (r["rc"], r["heavy"]) == (0, [])
+    compiled = kafkafmt_run("audit", str(logs), "--quiet", "--now-ms", NOW, "--format", "json", mode="compiled",
+                            cwd=tmp_path).stdout
+    assert [json.loads(line) for line in (tmp_path / "a.json").read_text().splitlines()] == \
+        [json.loads(line) for line in compiled.splitlines()]
