@@ -79,10 +79,10 @@ class LineChange:
 
     ``key`` is kafkafmt's stable name for what changes (several rows may share one, oldest first);
     ``area`` groups rows (``protocol``, ``produce``, ``fetch``, ``topic config``, ``broker config``,
-    ``log``, ``dump``, ``cleaner``, ``metrics``: what the broker publishes); ``before`` / ``after`` are
-    the values the rules read before and from the release ``since``; ``source`` names the KIP or JIRA;
-    ``where`` the Kafka class (and release tag) that shows it; ``landed`` says so when only a range of
-    releases is known (``"4.x"``: between 4.0 and 4.4.0, where kafkafmt measured it).
+    ``log``, ``dump``, ``cleaner``, ``metrics``: what the broker publishes, ``codec``: the compression
+    libraries); ``before`` / ``after`` are the values the rules read before and from the release ``since``;
+    ``source`` names the KIP or JIRA; ``where`` the Kafka class (and release tag) that shows it; ``landed``
+    says so when only a range of releases is known (``"4.x"``: between 4.0 and 4.4.0, where kafkafmt measured it).
     """
 
     key: str
@@ -147,6 +147,7 @@ _LOGCONFIG = "LogConfig / TopicConfig"
 _PROTOCOL_09 = "Protocol.java PRODUCE_REQUEST / FETCH_REQUEST"
 _JSON = "ProduceRequest.json / FetchRequest.json validVersions"
 _DUMP = "DumpLogSegments.dumpLog"
+_POM = "kafka-clients pom, gradle/dependencies.gradle"
 
 #: every difference kafkafmt models, by area, each key's rows oldest first
 CHANGES: tuple[LineChange, ...] = (
@@ -250,6 +251,15 @@ CHANGES: tuple[LineChange, ...] = (
     _row("produce.timestamp_bounds", "produce", "how far a CreateTime may lie from the broker's clock: "
          "message.timestamp.difference.max.ms both ways, then before/after.max.ms apart", "3.6",
          "difference.max.ms", "before/after.max.ms", "KIP-937", "LogValidator.validateTimestamp (3.6.0)"),
+    _row("produce.legacy_inner_offsets_base", "produce", "a compressed v1 wrapper's inner messages read at "
+         "wrapper offset - last inner offset + inner offset only when that base is not negative (before: always, "
+         "so a wrapper of offset 0 over inner offsets 0..n-1, as kafka-python writes it, reads -(n-1)..0 and is "
+         "rebuilt by the leader instead of assigned in place)", "0.10.2", "always", "not negative", "KAFKA-4390",
+         "RecordsIterator.DeepRecordsIterator (0.10.2.2; ByteBufferMessageSet.deepIterator in 0.10.1.1)"),
+    _row("produce.legacy_inner_offsets_base", "produce", "a compressed v1 wrapper of offset 0 keeps its inner "
+         "offsets; one below its last inner offset and not 0 is refused (InvalidRecordException)", "0.11",
+         "not negative", "wrapper 0 or refused", "KAFKA-5365",
+         "AbstractLegacyRecordBatch.DeepRecordsIterator (0.11.0.0)"),
     # --- fetch ------------------------------------------------------------------------------------
     _row("fetch.down_conversion", "fetch", "old fetch versions get v0 converted from v1 batches (before: one "
          "format, nothing to convert)", "0.10.0", False, True, "KIP-32",
@@ -442,6 +452,64 @@ CHANGES: tuple[LineChange, ...] = (
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),
+    # --- codecs: the compression libraries a release ships and how its writers drive them ----------
+    # (read by kafkafmt.compression: the bytes a line writes on produce, conversion and cleaning; the
+    # versions are each release's kafka-clients pom / gradle/dependencies.gradle)
+    _row("codec.lz4_java", "codec", "lz4-java, whose JNI fast compressor (LZ4Factory.fastestInstance()) writes "
+         "KafkaLZ4BlockOutputStream's blocks: 1.3.0 bundles liblz4 r123 (1.2.0: r100)", "0.10.0", "1.2.0",
+         "1.3.0", "KAFKA-2421", _POM + " (0.9.0.1, 0.10.0.1)"),
+    _row("codec.lz4_java", "codec", "lz4-java 1.4 (still liblz4 r123 on linux/amd64)", "1.0", "1.3.0", "1.4",
+         "apache/kafka PR 3619 (dependencies of 1.0.0)", _POM + " (1.0.2)"),
+    _row("codec.lz4_java", "codec", "lz4-java 1.4.1 (still liblz4 r123 on linux/amd64)", "1.1", "1.4", "1.4.1",
+         "KAFKA-6390", _POM + " (1.1.1)"),
+    _row("codec.lz4_java", "codec", "lz4-java 1.5.0: liblz4 1.8.3", "2.1", "1.4.1", "1.5.0",
+         "apache/kafka PR 5715", _POM + " (2.1.1)"),
+    _row("codec.lz4_java", "codec", "lz4-java 1.7.1: liblz4 1.9.2 (1.6.0, liblz4 1.9.1, from 2.3)", "2.8", "1.5.0",
+         "1.7.1", "apache/kafka PR 6735 (1.6.0), PR 8008 (1.7.1)", _POM + " (2.8.2)", "2.3 … 2.5"),
+    _row("codec.lz4_java", "codec", "at.yawk.lz4:lz4-java 1.10.1, the maintained fork: liblz4 1.10.0 (org.lz4 "
+         "1.8.0, liblz4 1.9.3, from 3.1)", "3.9", "1.7.1", "1.10.1", "apache/kafka PR 11303 (1.8.0); "
+         "KAFKA-19951 (at.yawk.lz4, 3.9.2)", _POM + " (3.9.2)", "3.1 … 3.9.2"),
+    _row("codec.lz4_java", "codec", "at.yawk.lz4:lz4-java 1.11.2 (liblz4 1.10.0)", "4.4", "1.10.1", "1.11.2",
+         "KAFKA-19951 (the at.yawk.lz4 fork, later bumped)", _POM + " (4.4.0)", "4.x"),
+    _row("codec.snappy_java", "codec", "snappy-java, whose native snappy writes each SnappyOutputStream chunk",
+         "0.10.0", "1.1.1.7", "1.1.2.6", "KAFKA-3789", _POM + " (0.9.0.1, 0.10.0.1)", "0.10.0.1"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.4", "1.0", "1.1.2.6", "1.1.4",
+         "apache/kafka PR 3619 (dependencies of 1.0.0)", _POM + " (1.0.2)"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.7.1", "1.1", "1.1.4", "1.1.7.1", "KAFKA-6390",
+         _POM + " (1.1.1)"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.7.2", "2.1", "1.1.7.1", "1.1.7.2",
+         "apache/kafka PR 5148", _POM + " (2.1.1)"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.8.1 (1.1.7.3 from 2.3, 1.1.7.7 in 2.7)", "2.8", "1.1.7.2",
+         "1.1.8.1", "apache/kafka PR 9646", _POM + " (2.8.2)", "2.3 … 2.8"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.10.5", "3.9", "1.1.8.1", "1.1.10.5", "KAFKA-15498",
+         _POM + " (3.9.2)", "3.x"),
+    _row("codec.snappy_java", "codec", "snappy-java 1.1.10.7", "4.4", "1.1.10.5", "1.1.10.7",
+         "KAFKA-15498 (snappy-java 1.1.10.x, later bumped)",
+         _POM + " (4.4.0)", "4.x"),
+    _row("codec.zstd_jni", "codec", "zstd-jni, whose libzstd writes ZstdOutputStream's frames", "2.1", None,
+         "1.3.7-1", "KIP-110 (KAFKA-4514)", _POM + " (2.1.1)"),
+    _row("codec.zstd_jni", "codec", "zstd-jni 1.4.9-1", "2.8", "1.3.7-1", "1.4.9-1", "KAFKA-12442",
+         _POM + " (2.8.2)", "2.2 … 2.8"),
+    _row("codec.zstd_jni", "codec", "zstd-jni 1.5.6-4", "3.9", "1.4.9-1", "1.5.6-4", "KAFKA-12921, KAFKA-17227",
+         _POM + " (3.9.2)", "3.x"),
+    _row("codec.zstd_jni", "codec", "zstd-jni 1.5.7-17", "4.4", "1.5.6-4", "1.5.7-17", "KAFKA-21123",
+         _POM + " (4.4.0)", "4.x"),
+    _row("codec.snappy_block", "codec", "input bytes per snappy chunk the broker writes: the leader's, the "
+         "cleaner's and down-conversion's MemoryRecordsBuilder opens SnappyOutputStream(buffer, 1024) (before: "
+         "Scala CompressionFactory's SnappyOutputStream(out), 32 KiB)", "0.10.2", 32768, 1024, "KAFKA-4390",
+         "MemoryRecordsBuilder.wrapForOutput, COMPRESSION_DEFAULT_BUFFER_SIZE (0.10.2.2); CompressionFactory "
+         "(0.10.1.1)"),
+    _row("codec.snappy_block", "codec", "input bytes per snappy chunk: SnappyOutputStream(buffer), its 32 KiB "
+         "default", "0.11", 1024, 32768, "KAFKA-5236", "CompressionType.SNAPPY.wrapForOutput (0.11.0.0)"),
+    _row("codec.gzip_stream", "codec", "how the broker's writers drive the JDK's GZIPOutputStream (deflate "
+         "buffer, buffered writer in front; the deflate bytes are the JDK zlib's whatever these sizes): "
+         "GZIPOutputStream(buffer, 1024) (before: Scala CompressionFactory's GZIPOutputStream(out), 512)",
+         "0.10.2", (512, 0), (1024, 0), "KAFKA-4390",
+         "MemoryRecordsBuilder.wrapForOutput (0.10.2.2); CompressionFactory (0.10.1.1)"),
+    _row("codec.gzip_stream", "codec", "GZIPOutputStream(buffer, 8 KiB)", "0.11", (1024, 0), (8192, 0),
+         "KAFKA-5236", "CompressionType.GZIP.wrapForOutput (0.11.0.0)"),
+    _row("codec.gzip_stream", "codec", "BufferedOutputStream(GZIPOutputStream(buffer, 8 KiB), 16 KiB)", "1.1",
+         (8192, 0), (8192, 16384), "KAFKA-6430", "CompressionType.GZIP.wrapForOutput (1.1.1)"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
     _row("cleaner.map_reach", "cleaner", "how far one pass reaches: the dirty segments whose offsets all fit the "
          "offset map beside the keys already in it are mapped whole (a segment of more offsets than the map holds "

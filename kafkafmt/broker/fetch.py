@@ -50,6 +50,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from .. import kafka_lines
+from ..compression import kafka_line_codecs
 from ..config import LogConfig
 from ..constants import LOG_OVERHEAD, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from ..errors import UnsupportedCompressionError
@@ -330,33 +331,34 @@ def fetch(log, *, topic_config: LogConfig | None = None, fetch_version: int | No
     zero-copy answer or the lazy down-conversion.
     """
     config = topic_config or LogConfig()
-    data = bytes(log)  # bytes-like or MemoryRecords
-    if fetch_version is None:
-        newest = min(LATEST_FETCH_VERSION, kafka_lines.value("fetch.max_version", config.broker.kafka_line))
-        fetch_version = newest if client_max_magic is None else fetch_version_for_magic(client_max_magic)
-    tr = _fetch_trace(config, len(data), fetch_version, client_max_magic, fetch_offset, is_follower)
-    result = FetchResult(b"", False, None, None, ConversionCost(), tr, fetch_version=fetch_version,
-                         fetch_offset=fetch_offset, is_follower=is_follower)
-    if not _fetch_version_answered(config, result):
-        return result
-    slice_ = _log_read(data, result, max_bytes, log_start_offset)
-    if slice_ is None:
-        return result
-    target = _conversion_target(config, result)
-    if result.error is not None:
-        return result
-    if target is not None and kafka_lines.value("fetch.skip_compatible", config.broker.kafka_line):
-        target = _skip_compatible(config, result, slice_, target)
-    if target is None:
-        return _zero_copy(config, result, slice_)
-    if not is_follower and not config.downconversion_enable:
-        result.error = "UNSUPPORTED_VERSION"
-        tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
-               "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
-        return result
-    if kafka_lines.value("fetch.down_conversion_mode", config.broker.kafka_line) == "eager":
-        return _eager_down_convert(config, result, slice_, target)
-    return _lazy_down_convert(config, result, slice_, target)
+    with kafka_line_codecs(config.broker.kafka_line):  # a down-converted batch: the line's codecs
+        data = bytes(log)  # bytes-like or MemoryRecords
+        if fetch_version is None:
+            newest = min(LATEST_FETCH_VERSION, kafka_lines.value("fetch.max_version", config.broker.kafka_line))
+            fetch_version = newest if client_max_magic is None else fetch_version_for_magic(client_max_magic)
+        tr = _fetch_trace(config, len(data), fetch_version, client_max_magic, fetch_offset, is_follower)
+        result = FetchResult(b"", False, None, None, ConversionCost(), tr, fetch_version=fetch_version,
+                             fetch_offset=fetch_offset, is_follower=is_follower)
+        if not _fetch_version_answered(config, result):
+            return result
+        slice_ = _log_read(data, result, max_bytes, log_start_offset)
+        if slice_ is None:
+            return result
+        target = _conversion_target(config, result)
+        if result.error is not None:
+            return result
+        if target is not None and kafka_lines.value("fetch.skip_compatible", config.broker.kafka_line):
+            target = _skip_compatible(config, result, slice_, target)
+        if target is None:
+            return _zero_copy(config, result, slice_)
+        if not is_follower and not config.downconversion_enable:
+            result.error = "UNSUPPORTED_VERSION"
+            tr.add("message.downconversion.enable", "false for this topic → UNSUPPORTED_VERSION to the consumer",
+                   "KafkaApis.maybeConvertFetchedData", note="KIP-283; followers are always served")
+            return result
+        if kafka_lines.value("fetch.down_conversion_mode", config.broker.kafka_line) == "eager":
+            return _eager_down_convert(config, result, slice_, target)
+        return _lazy_down_convert(config, result, slice_, target)
 
 
 def _fetch_trace(config: LogConfig, size: int, fetch_version: int, client_max_magic, fetch_offset,

@@ -27,7 +27,7 @@ from ..constants import (
 from ..errors import CorruptRecordError, InvalidRecordError
 from ..records.batch import RecordBatch
 from ..records.default import PartialRecord
-from ..varint import wrap8
+from ..varint import wrap8, wrap64
 from .inplace import UnsupportedOperationError
 
 
@@ -137,8 +137,10 @@ def _legacy(m, offset: int, timestamp: int, ts_type: TimestampType) -> BrokerRec
 
 
 def iter_batch_records(batch: RecordBatch, *, skip_key_value: bool = False,
-                       max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[BrokerRecord]:
-    """Iterate ``batch`` as Kafka's batch iterators do (``streamingIterator`` / ``skipKeyValueIterator``)."""
+                       max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                       legacy_inner_offsets_base: str = "wrapper 0 or refused") -> Iterator[BrokerRecord]:
+    """Iterate ``batch`` as Kafka's batch iterators do (``streamingIterator`` / ``skipKeyValueIterator``);
+    a compressed v1 wrapper's inner offsets as row ``produce.legacy_inner_offsets_base``'s value says."""
     if batch.magic >= 2:
         if skip_key_value:  # compressed: PartialDefaultRecords; uncompressed: full records, as in Kafka
             for r in batch.skip_key_value_records(max_decompressed_bytes=max_decompressed_bytes):
@@ -158,10 +160,21 @@ def iter_batch_records(batch: RecordBatch, *, skip_key_value: bool = False,
         return
     # DeepRecordsIterator: everything decompressed and parsed first (LegacyRecord: any inner magic)
     inner = batch.inner_messages(max_decompressed_bytes=max_decompressed_bytes, lenient=True)
-    base = batch.inner_offsets_base(inner)
+    base = _inner_offsets_base(batch, inner, legacy_inner_offsets_base)
     for im in inner:
         offset = batch.inner_offset(base, im)
         ts, ts_type = batch.inner_timestamp(im)
         if im.attributes & LEGACY_COMPRESSION_CODEC_MASK:
             raise InvalidRecordError("Inner messages must not be compressed", position=batch.position, offset=offset)
         yield _legacy(im, offset, ts, ts_type)
+
+
+def _inner_offsets_base(batch, inner, rule: str) -> int | None:
+    """What a v1 wrapper adds to its inner offsets (row ``produce.legacy_inner_offsets_base``): from 0.11
+    :meth:`~kafkafmt.records.legacy.LegacyRecordBatch.inner_offsets_base` (KAFKA-5365); before, wrapper offset
+    - last inner offset, kept only when not negative from 0.10.2 (``RecordsIterator``), always before it
+    (``ByteBufferMessageSet``'s deep iterator, Java long arithmetic)."""
+    if rule == "wrapper 0 or refused" or batch.magic != 1:
+        return batch.inner_offsets_base(inner)
+    base = wrap64(batch.message.offset - inner[-1].offset)
+    return 0 if rule == "not negative" and base < 0 else base

@@ -53,6 +53,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from .. import kafka_lines
+from ..compression import kafka_line_codecs
 from ..config import LogConfig, record_version
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -215,6 +216,9 @@ class _Ctx:
         self.after = config.effective_after_max_ms
         self.max_bytes = max_decompressed_bytes
         self.metrics = dict(_ZERO_METRICS)
+        #: how a compressed v1 wrapper's inner offsets are read (KAFKA-4390, KAFKA-5365)
+        self.legacy_inner_offsets_base = kafka_lines.value("produce.legacy_inner_offsets_base",
+                                                           config.broker.kafka_line)
 
 
 def _raise(err: KafkaFmtError, trace: Trace, rule: str, source: str, **values):
@@ -270,11 +274,12 @@ def validate_messages_and_assign_offsets(records, config: LogConfig | None = Non
                message_format_version=config.message_format_version,
                inter_broker_protocol_version=config.inter_broker_protocol_version)
     try:
-        result = _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
-                           ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
-                           transactional_id=transactional_id,
-                           pre_checks=pre_checks, source_override=source_compression,
-                           max_decompressed_bytes=max_decompressed_bytes)
+        with kafka_line_codecs(line):  # a rebuilt batch is compressed by the line's libraries (rows codec.*)
+            result = _validate(bytearray(data), config, offset=offset, now=now, origin=origin,
+                               ple=partition_leader_epoch, produce_version=produce_version, tp=tp, trace=tr,
+                               transactional_id=transactional_id,
+                               pre_checks=pre_checks, source_override=source_compression,
+                               max_decompressed_bytes=max_decompressed_bytes)
         if config.broker.kip228_enabled and result.to_magic == 2:
             result = _kip228_extend(result, tr)
         return result
@@ -672,7 +677,8 @@ def _process_record_errors(ctx: _Ctx, errors: list, batch_index: int) -> None:
 
 
 def _records(ctx: _Ctx, batch: RecordBatch, *, skip_key_value: bool = False):
-    return iter_batch_records(batch, skip_key_value=skip_key_value, max_decompressed_bytes=ctx.max_bytes)
+    return iter_batch_records(batch, skip_key_value=skip_key_value, max_decompressed_bytes=ctx.max_bytes,
+                              legacy_inner_offsets_base=ctx.legacy_inner_offsets_base)
 
 
 # ------------------------------------------------------------------------------------------------

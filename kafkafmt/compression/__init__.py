@@ -6,6 +6,16 @@ with the KAFKA-3160 header checksum for message format v0) and ``ZstdCompression
 message format v2 only).  The codecs themselves are the usual libraries (zlib, cramjam's snappy
 and lz4 blocks, lz4, zstandard, xxhash); the per-codec modules write only Kafka's framing.
 
+The compressed bytes are those of the Kafka line's own libraries (rows ``codec.*`` of
+:mod:`kafkafmt.kafka_lines`): the line is :func:`compress`'s ``line``, else the one set by
+:func:`kafka_line_codecs` around a block (the validator and the fetch path set their configuration's
+``kafka_line``), else kafkafmt's default line.  lz4 follows the liblz4 inside the line's lz4-java
+(:mod:`kafkafmt.compression.lz4_block`), snappy the chunk size the line's writers give
+``SnappyOutputStream``; gzip is the JDK's zlib however the line drives ``GZIPOutputStream`` (row
+``codec.gzip_stream``: the deflate bytes do not depend on those buffer sizes).  Not followed: the snappy
+encoder of each snappy-java and the libzstd of each zstd-jni (cramjam's snappy and the ``zstandard``
+package's libzstd write other valid blocks).
+
 Decompression is incremental and capped: past ``max_bytes`` of output it raises
 :class:`~kafkafmt.errors.DecompressionLimitError`.  A malformed or truncated stream raises
 :class:`~kafkafmt.errors.CompressionFramingError` with the byte position in the compressed input.
@@ -13,6 +23,10 @@ Nothing else escapes: library errors are wrapped.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
+from kafkafmt import kafka_lines
 from kafkafmt.constants import DEFAULT_MAX_DECOMPRESSED_BYTES, MAGIC_VALUE_V2, CompressionType
 from kafkafmt.errors import (
     CompressionFramingError,
@@ -27,7 +41,8 @@ from . import lz4 as lz4_codec
 from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
-__all__ = ["compress", "decompress", "decompress_buffer", "decompress_lz4_into", "check_codec_for_magic", "codec_of",
+__all__ = ["compress", "kafka_line_codecs", "codec_line", "decompress", "decompress_buffer", "decompress_lz4_into",
+           "check_codec_for_magic", "codec_of",
            "validate_level"]
 
 
@@ -63,9 +78,32 @@ def validate_level(codec: CompressionType | int, level: int | None) -> int | Non
     return None
 
 
+_LINE: contextvars.ContextVar[str | None] = contextvars.ContextVar("kafkafmt_codec_line", default=None)
+
+
+@contextlib.contextmanager
+def kafka_line_codecs(line: str | None):
+    """Within the block, :func:`compress` writes what Kafka line ``line``'s libraries write (None: the
+    default line); the validator and the fetch path wrap their work in their configuration's line."""
+    token = _LINE.set(None if line is None else kafka_lines.check_line(line))
+    try:
+        yield
+    finally:
+        _LINE.reset(token)
+
+
+def codec_line(line: str | None = None) -> str:
+    """The Kafka line whose codecs :func:`compress` follows: ``line``, else :func:`kafka_line_codecs`'
+    line, else kafkafmt's default line."""
+    if line is not None:
+        return kafka_lines.check_line(line)
+    return _LINE.get() or kafka_lines.DEFAULT_LINE
+
+
 def compress(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,
-             level: int | None = None) -> bytes:
-    """Compress ``data`` exactly as Kafka's writer for ``codec`` and message format ``magic`` does.
+             level: int | None = None, line: str | None = None) -> bytes:
+    """Compress ``data`` exactly as Kafka's writer for ``codec`` and message format ``magic`` does, with the
+    libraries of Kafka line ``line`` (:func:`codec_line`).
 
     ``magic`` matters for lz4 (the v0 header checksum) and zstd (v2 only).  NONE returns the
     data unchanged.
@@ -77,10 +115,11 @@ def compress(codec: CompressionType | int, data: bytes | memoryview, *, magic: i
         return data
     if ctype is CompressionType.GZIP:
         return gzip_codec.compress(data, level)
+    line = codec_line(line)
     if ctype is CompressionType.SNAPPY:
-        return snappy_codec.compress(data)
+        return snappy_codec.compress(data, kafka_lines.value("codec.snappy_block", line))
     if ctype is CompressionType.LZ4:
-        return lz4_codec.compress(data, magic, level)
+        return lz4_codec.compress(data, magic, level, lz4_java=kafka_lines.value("codec.lz4_java", line))
     return zstd_codec.compress(data, level)
 
 

@@ -20,7 +20,9 @@ verified when flagged; the content checksum skipped unverified (Kafka 3.9); anyt
 end mark ignored.
 
 Only the framing is written here.  Blocks: level 9 goes through cramjam's lz4 block codec
-(liblz4 1.10, as in lz4-java 1.10.1's JNI build, so the bytes match Kafka's), LZ4HC levels
+(liblz4 1.10, as in lz4-java 1.10.1's JNI build, so the bytes match Kafka's) for an lz4-java bundling liblz4
+1.8.3 or later, through :mod:`kafkafmt.compression.lz4_block` (the fast compressor of liblz4 r100 or r123)
+for the older ones of Kafka 0.9 … 2.0 (row ``codec.lz4_java``); LZ4HC levels
 and decoding through the ``lz4`` package's block API (its liblz4 1.9.4 HC output matches
 lz4-java for levels 3..17; levels 1-2 are liblz4 1.10's new "mid" mode there and differ).
 """
@@ -85,10 +87,30 @@ def validate_level(level: int | None) -> int:
     return level
 
 
-def compress(data: bytes, magic: int = 2, level: int | None = None) -> bytes:
-    """A frame exactly as ``Lz4BlockOutputStream`` writes it (see the module docstring)."""
+#: the lz4-java releases whose blocks kafkafmt writes itself (liblz4 older than 1.8.3: lz4_block.OWN)
+_OLD_LZ4_JAVA = ("1.2.0", "1.3.0", "1.4", "1.4.1")
+
+
+def _old_compressor(lz4_java: str):
+    from . import lz4_block  # numba: loaded only by the lines that need it
+
+    found = lz4_block.fast_compressor(lz4_java)
+    assert found.release in lz4_block.OWN, lz4_java
+    return found
+
+
+def compress(data: bytes, magic: int = 2, level: int | None = None, lz4_java: str | None = None) -> bytes:
+    """A frame exactly as ``Lz4BlockOutputStream`` writes it (see the module docstring), its blocks those of
+    lz4-java ``lz4_java`` (default: one bundling liblz4 1.10)."""
     level = validate_level(level)
-    if level == DEFAULT_LEVEL:
+    old = None if lz4_java is None or lz4_java not in _OLD_LZ4_JAVA else _old_compressor(lz4_java)
+    if level == DEFAULT_LEVEL and old is not None:
+        def block_compress(chunk: bytes) -> bytes:
+            # KafkaLZ4BlockOutputStream's LZ4Factory.fastestInstance().fastCompressor(): the JNI build
+            # of an old liblz4 (lz4-java 1.2.0: r100; 1.3.0 … 1.4.1: r123)
+            from . import lz4_block
+            return lz4_block.compress_block(chunk, old)
+    elif level == DEFAULT_LEVEL:
         def block_compress(chunk: bytes) -> bytes:
             # lz4-java's JNI fast compressor is liblz4 1.10's LZ4_compress_default; cramjam's
             # lz4 block codec is that liblz4 (the lz4 package's bundled 1.9.4 differs).

@@ -48,11 +48,12 @@ MAGIC_HEADER_HEAD = struct.unpack(">i", XERIAL_MAGIC[:4])[0]
 _INT32 = struct.Struct(">i")
 
 
-def compress(data: bytes) -> bytes:
-    """Xerial stream as ``SnappyOutputStream`` writes it: header, then one chunk per 32 KiB of input."""
+def compress(data: bytes, block_size: int = BLOCK_SIZE) -> bytes:
+    """Xerial stream as ``SnappyOutputStream`` writes it: header, then one chunk per ``block_size`` bytes of
+    input (32 KiB, its default; Kafka 0.10.2's writers gave it 1 KiB: row ``codec.snappy_block``)."""
     parts = [XERIAL_HEADER]
-    for start in range(0, len(data), BLOCK_SIZE):
-        block = bytes(cramjam.snappy.compress_raw(data[start:start + BLOCK_SIZE]))
+    for start in range(0, len(data), block_size):
+        block = bytes(cramjam.snappy.compress_raw(data[start:start + block_size]))
         parts.append(_INT32.pack(len(block)))
         parts.append(block)
     return b"".join(parts)

@@ -30,7 +30,7 @@ def test_every_row_names_its_kip_or_jira_and_is_one_change():
     for c in kafka_lines.CHANGES:
         assert re.search(r"KIP-\d+|KAFKA-\d+|apache/kafka PR \d+", c.source), c
         assert c.area in ("protocol", "produce", "fetch", "topic config", "broker config", "log", "dump", "consumer",
-                          "producer", "cleaner", "metrics"), c
+                          "producer", "cleaner", "metrics", "codec"), c
         assert c.before != c.after and c.where, c
         assert (c.key, c.since) not in seen, c  # one row per key and release
         seen.add((c.key, c.since))

@@ -1,0 +1,86 @@
+"""Compressed produce on old brokers: the bytes a release's leader stores against kafkafmt's prediction.
+
+kafka-python's own encoder (``kafka.record.legacy_records.LegacyRecordBatchBuilder``: magic 0 for its
+``api_version=(0, 9)``, magic 1 for ``(0, 10)``; the wrapper offset 0 over inner offsets 0..n-1; gzip at level
+9, lz4 framed by python-lz4, snappy by python-snappy/cramjam) writes a message set, the rig's raw client sends
+it as the release's Produce version, and the bytes the leader appended to its segment are compared with
+:func:`kafkafmt.broker.validator.validate_messages_and_assign_offsets` configured as the release's line.
+A 0.9 leader rebuilds every compressed v0 set (offsets to assign); a 0.10.0 or 0.10.1 leader rebuilds
+kafka-python's v1 sets too (row ``produce.legacy_inner_offsets_base``), with its own codecs (rows
+``codec.*``), which is where the bytes of lz4-java's liblz4 r100 and r123 show.
+
+Each case's payload is one of :data:`PAYLOADS`: three short records, and records chosen (by their seed)
+so that liblz4 r100 or r123 compress the rebuilt message set otherwise than liblz4 1.10.
+"""
+from __future__ import annotations
+
+import random
+
+from kafkafmt.broker.validator import validate_messages_and_assign_offsets
+from kafkafmt.errors import KafkaFmtError
+
+from .history import TS_BASE, hexdiff, model_config
+from .oldcluster import OldCluster
+from .releases import release
+
+__all__ = ["CODECS", "PAYLOADS", "kafka_python_message_set", "run_codecs_live"]
+
+#: kafka-python's codec ids (LegacyRecordBatchBuilder.CODEC_*)
+CODECS = {"gzip": 1, "snappy": 2, "lz4": 3}
+
+
+def _short() -> list[tuple[int, bytes, bytes]]:
+    return [(TS_BASE + i, b"k%d" % i, b"value-%d" % i) for i in range(3)]
+
+
+def _seeded(seed: int, n: int) -> list[tuple[int, bytes, bytes]]:
+    r = random.Random(seed)
+    return [(TS_BASE + i, b"k%d" % i, r.randbytes(r.randrange(0, 6)) + b"value-%d" % r.randrange(1000)
+             + bytes(r.randrange(0, 3))) for i in range(n)]
+
+
+#: payload name → (timestamp, key, value) records: ``seed158`` is rebuilt by liblz4 r123 in 298 bytes of
+#: lz4 frame and by liblz4 1.10 in 293 (magic 1)
+PAYLOADS = {"short": _short(), "seed158": _seeded(158, 8), "seed200": _seeded(200, 16)}
+
+
+def kafka_python_message_set(magic: int, codec: str, records) -> bytes:
+    """The message set kafka-python writes for ``records`` (its LegacyRecordBatchBuilder)."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    b = LegacyRecordBatchBuilder(magic=magic, compression_type=CODECS[codec], batch_size=1 << 20)
+    for i, (ts, key, value) in enumerate(records):
+        b.append(i, timestamp=None if magic == 0 else ts, key=key, value=value)
+    return bytes(b.build())
+
+
+def run_codecs_live(version: str = "0.10.0.1", codecs=("gzip", "lz4", "snappy"),
+                    payloads=("short", "seed158", "seed200")) -> list[dict]:
+    """Every (codec, payload) on a lone broker of ``version``: kafka-python's message set of the newest
+    magic the release takes produced to a topic of its own; the stored bytes against the model's."""
+    rel = release(version)
+    magic = min(rel.max_magic, 1)
+    produce_version = 0 if magic == 0 else 2
+    out = []
+    with OldCluster(version) as cluster:
+        broker = cluster.add_broker(1, version)
+        for codec in codecs:
+            for name in payloads:
+                topic = f"codec-{codec}-{name}"
+                cluster.create_topic(topic)
+                data = kafka_python_message_set(magic, codec, PAYLOADS[name])
+                seg = broker.segment(topic)
+                with broker.client() as c:
+                    res = c.produce_retrying(topic, 0, data, version=produce_version, acks=-1)
+                real = seg.read_bytes()
+                try:
+                    m = validate_messages_and_assign_offsets(data, model_config(rel), offset=0,
+                                                             produce_version=produce_version)
+                    expected, path = bytes(m.records), m.path
+                except KafkaFmtError as e:
+                    expected, path = b"", f"{type(e).__name__}: {e}"
+                out.append({"release": version, "codec": codec, "payload": name, "sent": data.hex(),
+                            "error_code": res.error_code, "expected": expected.hex(), "real": real.hex(),
+                            "path": path, "agree": res.error_code == 0 and expected == real,
+                            "detail": hexdiff(expected, real)})
+    return out
