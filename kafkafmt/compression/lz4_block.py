@@ -99,103 +99,103 @@ def _length(out, o, n):
 
 
 @njit(cache=True, nogil=True)
+def _literals(out, o, src, anchor, ip):
+    """A sequence's token and literals (``ip - anchor`` bytes from ``anchor``); returns (token, o)."""
+    lit = ip - anchor
+    token = o
+    o += 1
+    if lit >= 15:
+        out[token] = 15 << 4
+        o = _length(out, o, lit - 15)
+    else:
+        out[token] = lit << 4
+    out[o:o + lit] = src[anchor:ip]
+    return token, o + lit
+
+
+@njit(cache=True, nogil=True)
+def _match(out, o, token, src, ip, ref, matchlimit):
+    """A sequence's offset and match length (``LZ4_count`` up to ``matchlimit``); returns (ip after it, o)."""
+    off = ip - ref
+    out[o] = off & 0xFF
+    out[o + 1] = off >> 8
+    o += 2
+    p = ip + _MINMATCH
+    q = ref + _MINMATCH
+    while p < matchlimit and src[p] == src[q]:
+        p += 1
+        q += 1
+    ml = p - ip - _MINMATCH
+    if ml >= 15:
+        out[token] += 15
+        o = _length(out, o, ml - 15)
+    else:
+        out[token] += ml
+    return p, o
+
+
+@njit(cache=True, nogil=True)
+def _search(src, table, ip, forward_h, skip_base, search_end):
+    """``LZ4_compress_generic``'s "find a match" loop from ``ip``: (ip, ref, next hash), ip -1 past the end."""
+    forward_ip = ip
+    k = 0
+    while True:
+        h = forward_h
+        ip = forward_ip
+        step = max(1, (skip_base + k) >> 6)
+        k += 1
+        forward_ip = ip + step
+        if forward_ip > search_end:
+            return -1, 0, 0
+        ref = table[h]
+        forward_h = _hash(src, forward_ip)
+        table[h] = ip
+        if _read32(src, ref) == _read32(src, ip):
+            return ip, ref, forward_h
+
+
+@njit(cache=True, nogil=True)
 def _fast_u16(src, out, skip_base, last_slack):
     """``LZ4_compress_generic(…, byU16, noDict, noDictIssue)`` of ``src`` into ``out``; returns the size."""
-    n = src.shape[0]
+    iend = src.shape[0]
     table = np.zeros(1 << 13, np.int64)
-    iend = n
     mflimit = iend - _MFLIMIT
-    search_end = mflimit + last_slack
     matchlimit = iend - _LASTLITERALS
     anchor = 0
     o = 0
-    if n >= _MFLIMIT + 1:  # LZ4_minLength: shorter inputs are all literals
-        ip = 0
-        table[_hash(src, ip)] = ip
-        ip += 1
+    if iend >= _MFLIMIT + 1:  # LZ4_minLength: shorter inputs are all literals
+        table[_hash(src, 0)] = 0
+        ip = 1
         forward_h = _hash(src, ip)
-        done = False
-        while not done:
-            # find a match
-            forward_ip = ip
-            k = 0
-            ref = 0
-            while True:
-                h = forward_h
-                ip = forward_ip
-                step = (skip_base + k) >> 6
-                if step < 1:
-                    step = 1
-                k += 1
-                forward_ip = ip + step
-                if forward_ip > search_end:
-                    done = True
-                    break
-                ref = table[h]
-                forward_h = _hash(src, forward_ip)
-                table[h] = ip
-                if _read32(src, ref) == _read32(src, ip):
-                    break
-            if done:
+        while True:
+            ip, ref, forward_h = _search(src, table, ip, forward_h, skip_base, mflimit + last_slack)
+            if ip < 0:
                 break
-            # catch up
-            while ip > anchor and ref > 0 and src[ip - 1] == src[ref - 1]:
+            while ip > anchor and ref > 0 and src[ip - 1] == src[ref - 1]:  # catch up
                 ip -= 1
                 ref -= 1
-            # literals
-            lit = ip - anchor
-            token = o
-            o += 1
-            if lit >= 15:
-                out[token] = 15 << 4
-                o = _length(out, o, lit - 15)
-            else:
-                out[token] = lit << 4
-            out[o:o + lit] = src[anchor:ip]
-            o += lit
+            token, o = _literals(out, o, src, anchor, ip)
             while True:  # _next_match
-                off = ip - ref
-                out[o] = off & 0xFF
-                out[o + 1] = off >> 8
-                o += 2
-                p = ip + _MINMATCH
-                q = ref + _MINMATCH
-                while p < matchlimit and src[p] == src[q]:
-                    p += 1
-                    q += 1
-                ml = p - ip - _MINMATCH
-                ip = p
-                if ml >= 15:
-                    out[token] += 15
-                    o = _length(out, o, ml - 15)
-                else:
-                    out[token] += ml
+                ip, o = _match(out, o, token, src, ip, ref, matchlimit)
                 anchor = ip
                 if ip > mflimit:  # test end of chunk
-                    done = True
                     break
                 table[_hash(src, ip - 2)] = ip - 2  # fill table
                 h = _hash(src, ip)  # test next position
                 ref = table[h]
                 table[h] = ip
-                if _read32(src, ref) == _read32(src, ip):
-                    token = o
-                    out[token] = 0
-                    o += 1
-                    continue
-                ip += 1
-                forward_h = _hash(src, ip)
+                if _read32(src, ref) != _read32(src, ip):
+                    break
+                token = o
+                out[token] = 0
+                o += 1
+            if ip > mflimit:
                 break
+            ip += 1
+            forward_h = _hash(src, ip)
     # last literals
-    last = iend - anchor
-    if last >= 15:
-        out[o] = 15 << 4
-        o = _length(out, o + 1, last - 15)
-    else:
-        out[o] = last << 4
-        o += 1
-    out[o:o + last] = src[anchor:iend]
-    return o + last
+    token, o = _literals(out, o, src, anchor, iend)
+    return o
 
 
 def compress_block(data: bytes | memoryview, compressor: FastCompressor) -> bytes:

@@ -19,7 +19,7 @@ __all__ = ["arc_releases", "AREAS", "areas", "rows_table", "line_summary", "live
 
 #: the areas of the rows, in the order a request meets them (an area not named here comes after them)
 AREAS = ("protocol", "producer", "produce", "fetch", "consumer", "log", "topic config", "broker config", "cleaner",
-         "dump")
+         "dump", "codec", "metrics")
 
 
 def areas() -> list[str]:

@@ -122,4 +122,4 @@ def test_the_arc_figure_has_a_row_for_every_area_of_the_rows(rec):
     fig = arc.arc_figure(rec)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [
         "protocol", "producer", "produce", "fetch", "consumer", "log", "topic config", "broker config", "cleaner",
-        "dump"]
+        "dump", "codec", "metrics"]
