@@ -1,6 +1,6 @@
-"""Kafka's own conversion accounting (KIP-188), request by request, on real 1.1.1, 2.8.2 and 3.9.2 brokers.
+"""Kafka's own conversion accounting (KIP-188), request by request, on real 1.1.1, 2.1.1, 2.8.2 and 3.9.2 brokers.
 
-One broker per release, one at a time, started with remote JMX (and, on 2.8.2, a JDWP agent); one
+One broker per release, one at a time, started with remote JMX (and, on 2.1.1 and 2.8.2, a JDWP agent); one
 partition per request and one request at a time (the broker keeps one value per request: KAFKA-15894).
 Around each request :class:`Probe` (``conformance/accounting/ConversionProbe.java``, compiled with javac)
 reads:
@@ -10,7 +10,8 @@ reads:
   and ``kafka.server:type=BrokerTopicMetrics,name=Produce|FetchMessageConversionsPerSec`` (its Count grows by
   the records converted): what the broker *publishes*, compared with
   :func:`kafkafmt.broker.accounting.accounting` ``.published``;
-* **JDWP** (2.8.2, whose fetches publish nothing, KAFKA-14295): a breakpoint on
+* **JDWP** (2.1.1, whose fetches publish the records converted but not the memory, and 2.8.2, whose fetches
+  publish nothing, KAFKA-14295): a breakpoint on
   ``RecordConversionStats.add(other)``, called by ``LazyDownConversionRecordsSend.writeTo`` once per chunk it
   converts; the sum of the arguments' ``temporaryMemoryBytes`` / ``numRecordsConverted`` is what the broker
   *computed* for the fetch, compared with kafkafmt's ``FetchResult.stats``.
@@ -37,10 +38,12 @@ from .paths import REPO_ROOT
 
 __all__ = ["RELEASES", "LINES", "case_names", "run_accounting", "Probe"]
 
-RELEASES = ("1.1.1", "2.8.2", "3.9.2")
-LINES = {"1.1.1": "1.1", "2.8.2": "2.8", "3.9.2": "3.9"}
-#: the class whose ``add`` the JDWP breakpoint watches (2.8.2: fetch conversion stats are not published)
-JDWP_STATS = {"2.8.2": "org.apache.kafka.common.record.RecordConversionStats"}
+RELEASES = ("1.1.1", "2.1.1", "2.8.2", "3.9.2")
+LINES = {"1.1.1": "1.1", "2.1.1": "2.1", "2.8.2": "2.8", "3.9.2": "3.9"}
+#: the class whose ``add`` the JDWP breakpoint watches: 2.1.1 publishes a fetch's records converted but not its
+#: temporary memory, 2.8.2 nothing (rows metrics.fetch_conversion)
+JDWP_STATS = {"2.1.1": "org.apache.kafka.common.record.RecordConversionStats",
+              "2.8.2": "org.apache.kafka.common.record.RecordConversionStats"}
 PROBE_SOURCE = REPO_ROOT / "conformance" / "accounting" / "ConversionProbe.java"
 BROKER = {"auto.create.topics.enable": "false", "log.retention.hours": "876000", "num.partitions": "1",
           "log.flush.interval.messages": "9223372036854775807"}

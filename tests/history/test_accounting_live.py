@@ -1,7 +1,7 @@
-"""Kafka's own conversion accounting (KIP-188), request by request, against real 1.1.1, 2.8.2 and 3.9.2 brokers.
+"""Kafka's own conversion accounting (KIP-188), request by request, against real 1.1.1, 2.1.1, 2.8.2, 3.9.2 brokers.
 
 One run of :func:`kafkarig.accounting_live.run_accounting` per session, in a subprocess started when the session
-begins (tests/head_start.py; three brokers one after another, JVMs capped at 256 MB; about 45 s here): per
+begins (tests/head_start.py; four brokers one after another, JVMs capped at 256 MB; about 60 s here): per
 release, up to ten Produce requests (v0/v1/v2 message sets into v2 and v1 topics, none/gzip/snappy/lz4, zstd
 from 2.1) and up to sixteen Fetch requests (v0-v3; v2 and v1 topics; offsets inside batches; partition max
 bytes below the first entry, and one entry and a half; a zstd batch after a converted one, and at the fetch
@@ -10,9 +10,10 @@ converting), one partition per request, one request at a time.  For each request
 
 * what the broker **publishes** (JMX: the change of ``RequestMetrics`` TemporaryMemoryBytes' Mean x Count and
   of ``BrokerTopicMetrics`` *MessageConversionsPerSec's Count) equals
-  :func:`kafkafmt.broker.accounting.accounting` ``.published`` on the release's line (2.8.2's fetches publish
-  nothing: rows ``metrics.fetch_conversion``, KAFKA-14295);
-* on 2.8.2, what the broker **computed** for a fetch, read by a JDWP breakpoint on
+  :func:`kafkafmt.broker.accounting.accounting` ``.published`` on the release's line (rows
+  ``metrics.fetch_conversion``: 2.1.1's fetches publish the records converted and a temporary memory of 0,
+  2.8.2's nothing, KAFKA-14295);
+* on 2.1.1 and 2.8.2, what the broker **computed** for a fetch, read by a JDWP breakpoint on
   ``RecordConversionStats.add`` (once per chunk ``LazyDownConversionRecordsSend`` converts), equals kafkafmt's
   ``temporary_memory_bytes``, ``num_converted_records`` and ``chunks_converted``;
 * the bytes of each fetch response equal kafkafmt's ``wire_records``.
@@ -31,7 +32,7 @@ pytestmark = [pytest.mark.java, pytest.mark.broker]
 
 from kafkarig.accounting_live import JDWP_STATS, case_names  # noqa: E402
 
-OLD = ("1.1.1", "2.8.2")  # resolved by Maven (kafkarig.releases); 3.9.2 is the oracle's class path
+OLD = ("1.1.1", "2.1.1", "2.8.2")  # resolved by Maven (kafkarig.releases); 3.9.2 is the oracle's class path
 rig_job("accounting-rig", module=__name__, fixture="run", target="kafkarig.accounting_live:run_accounting",
         releases=OLD)
 
@@ -83,8 +84,9 @@ def test_fetch_bytes_equal_the_model_s_wire_records(run, case):
 
 @pytest.mark.parametrize("case", [c for c in case_names() if c.split()[0] in JDWP_STATS and
                                   (" fetch" in c or " lazy" in c)])
-def test_2_8_fetch_computed_accounting_equals_the_broker_s_own_stats(run, case):
-    """2.8.2 publishes nothing of a fetch's conversion; the broker's RecordConversionStats, read through JDWP."""
+def test_2_x_fetch_computed_accounting_equals_the_broker_s_own_stats(run, case):
+    """2.x publishes a fetch's conversion in part (2.1.1) or not at all (2.8.2); the broker's RecordConversionStats,
+    read through JDWP."""
     row = run[case]
     real, computed = row["real"], row["computed"]
     assert (real["jdwp_chunks"], real["jdwp_temporary_memory_bytes"], real["jdwp_num_converted_records"]) == \
@@ -95,10 +97,12 @@ def test_the_run_covers_what_the_rows_distinguish(run):
     """The run is not vacuous: it converts on every release, 2.8.2 publishes none of a fetch's conversion, the
     large lazy fetch leaves chunks unconverted on 2.x/3.x but not on 1.1.1, and a Fetch v2 below the first entry
     gets its partial bytes on 1.1.1 and 2.8.2 and nothing on 3.9.2."""
-    big = {v: run[f"{v} large lazy fetch v1"] for v in ("1.1.1", "2.8.2", "3.9.2")}
+    big = {v: run[f"{v} large lazy fetch v1"] for v in ("1.1.1", "2.1.1", "2.8.2", "3.9.2")}
     assert big["1.1.1"]["computed"]["batches_not_converted"] == 0 and big["1.1.1"]["computed"]["num_converted_records"] == 48_000
-    for v in ("2.8.2", "3.9.2"):
+    for v in ("2.1.1", "2.8.2", "3.9.2"):
         assert big[v]["computed"]["batches_not_converted"] > 0 and big[v]["computed"]["num_converted_records"] < 48_000
     assert big["2.8.2"]["real"]["message_conversions"] == 0 and big["2.8.2"]["real"]["jdwp_num_converted_records"] > 0
     assert big["3.9.2"]["real"]["message_conversions"] == big["3.9.2"]["computed"]["num_converted_records"]
+    assert big["2.1.1"]["real"]["message_conversions"] == big["2.1.1"]["computed"]["num_converted_records"] > 0
+    assert big["2.1.1"]["real"]["temporary_memory_bytes"] == 0 < big["2.1.1"]["real"]["jdwp_temporary_memory_bytes"]
     assert [run[f"{v} fetch v2 max bytes 30"]["real_size"] for v in ("1.1.1", "2.8.2", "3.9.2")] == [30, 30, 0]
