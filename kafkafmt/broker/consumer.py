@@ -227,6 +227,13 @@ def old_client_read(data: bytes, pos: int, client_magic: int, tp: str = "topic-0
     old_layout_magic = 0 if client_magic == 0 or magic not in (0, 1) else magic  # a 0.10 client switches on 0/1
     if codec_id != 0:
         key, value, err = _old_key_value(data, pos, old_layout_magic)
+        if client_magic == 0 and err is None and value is None:
+            # the value length read from misplaced bytes is -1: Record.value() is null, and the 0.9 client's
+            # RecordsIterator decompresses it through Compressor.wrapForInput(new ByteBufferInputStream(null)),
+            # whose first read throws (as 0.9.0.1's consumer logged live on a gzip v1 wrapper, seed004-migration)
+            return [], ("NullPointerException", f"the {CompressionType(codec_id).kafka_name} wrapper's value read "
+                        f"from a v{magic} entry is null (value length -1): ByteBufferInputStream.read on a null "
+                        "buffer", offset)
         return [], ("KafkaException", f"the {CompressionType(codec_id).kafka_name} 'message set' read from a "
                     f"v{magic} entry is not one: {err or 'decompression of misplaced bytes fails'}", offset)
     if stored != computed:

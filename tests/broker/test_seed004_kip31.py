@@ -167,3 +167,18 @@ def test_seed004_read_as_modern_consumer_matches_records_module():
     data = build([R(NOW - 1, b"a", b"1"), R(NOW, None, b"2")], magic=1, compression_="gzip", base_offset=5)
     assert [(r.offset, r.timestamp, r.key, r.value) for r in consumer_view(data).records] == \
         [(o, t, k, v) for o, t, k, v, _ in read(data)]
+
+
+def test_a_0_9_consumer_decompresses_the_null_value_of_a_v1_wrapper_without_timestamp():
+    """A gzip v1 wrapper whose timestamp is -1 (v0 messages converted up) read with the 0.9 layout: key and value
+    lengths come from the timestamp's two halves, -1 and -1, so Record.value() is null and RecordsIterator's
+    ByteBufferInputStream over it throws a NullPointerException, which 0.9.0.1's NetworkClient logged live
+    (seed004-migration, step 10); a wrapper with a real timestamp fails to decompress misplaced bytes instead."""
+    inner = [legacy_msg(i, -1, b"k%d" % i, b"v%d" % i, magic=1) for i in range(2)]
+    no_time = consumer_view(legacy_wrapper(inner, magic=1), client_magic=0, client_line="0.9")
+    assert no_time.outcome == "stalls" and no_time.logged.startswith("NullPointerException: the gzip wrapper's "
+                                                                      "value read from a v1 entry is null")
+    timed = [legacy_msg(i, NOW, b"k%d" % i, b"v%d" % i, magic=1) for i in range(2)]
+    view = consumer_view(legacy_wrapper(timed, magic=1), client_magic=0, client_line="0.9")
+    assert view.outcome == "stalls" and view.logged.startswith("KafkaException: the gzip 'message set' read from a "
+                                                               "v1 entry is not one")

@@ -70,11 +70,12 @@ def parse(out: str) -> dict[int, dict]:
 RUN_TIMEOUT = 600
 
 
-def scenario_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...]) -> None:
-    """Register ``kafkafmt scenario run <name> --live`` as a live job of ``module``'s ``fixture``
-    (:func:`old_release_fixtures.live_job`): it starts when the session begins, beside the tests before it."""
+def scenario_job(name: str, *, module: str, fixture: str, releases: tuple[str, ...], data: Path = DATA) -> None:
+    """Register ``kafkafmt scenario run <name> --live`` (the scenario ``data/<name>.yaml``) as a live job of
+    ``module``'s ``fixture`` (:func:`old_release_fixtures.live_job`): it starts when the session begins, beside the
+    tests before it."""
     def commands(tmp: Path) -> list[list[str]]:
-        return [[sys.executable, "-m", "kafkafmt", "scenario", "run", str(DATA / f"{name}.yaml"), "--live"]]
+        return [[sys.executable, "-m", "kafkafmt", "scenario", "run", str(data / f"{name}.yaml"), "--live"]]
 
     def env(tmp: Path) -> dict[str, str]:
         entry = tmp / "rig-entry-point"
@@ -101,9 +102,13 @@ RUNS = {
     "rollback": ("seed000-trial-rollback", ("0.10.0.1",)),
     "rollback_ibp": ("seed000-trial-rollback-ibp-0.10.0", ("0.10.0.1",)),
     "migration": ("seed004-migration", ("0.9.0.1", "0.10.0.1", "0.10.1.1")),
+    "lat_consumers": ("lat-consumers", ("0.9.0.1", "0.10.0.1", "0.10.1.1")),
 }
+#: scenarios of the tests alone (tests/history/data), not shipped with the package
+TEST_SCENARIOS = {"lat-consumers"}
 for _fixture, (_name, _releases) in RUNS.items():
-    scenario_job(_name, module=__name__, fixture=_fixture, releases=_releases)
+    scenario_job(_name, module=__name__, fixture=_fixture, releases=_releases,
+                 data=Path(__file__).parent / "data" if _name in TEST_SCENARIOS else DATA)
 
 
 def differ(steps, n: int) -> list[tuple[str, str, str]]:
@@ -250,9 +255,36 @@ def test_a_0_10_0_broker_down_converts_the_whole_slice_into_one_message_set(migr
 
 
 def test_the_0_9_java_consumer_stalls_on_v1_bytes_and_the_model_says_so(migration):
-    """Step 10: no record, no error (0.9.0.1 Fetcher parses in the completion listener; NetworkClient logs)."""
+    """Step 10: no record, no error (0.9.0.1 Fetcher parses in the completion listener; NetworkClient logs): the
+    client received the response, and its NetworkClient logged the exception the model names (the gzip v1 wrapper
+    read with the v0 layout has a null value, which RecordsIterator decompresses)."""
     p, steps = migration
     row = [r for r in steps[10]["rows"] if r[1].startswith("c-v0 (kafka-clients 0.9.0.1) reads p0")]
     assert row and row[0][0], row
-    assert row[0][2] == "0 records [], stalls: no record, no error (the exception only logged)"
-    assert row[0][3] == "0 records [], stalls: no record, no error within 6000 ms"
+    assert row[0][2] == ("0 records [], stalls: no record, no error (only logged: NullPointerException: the gzip "
+                         "wrapper's value read from a v1 entry is null (value length -1): ByteBufferInputStream.read "
+                         "on a null buffer)")
+    assert row[0][3].startswith("0 records [], stalls: no record, no error (only logged: "
+                                "java.lang.NullPointerException"), row[0][3]
+
+
+# --------------------------------------------------------------------------- a LogAppendTime topic's consumers
+@pytest.fixture(scope="module")
+def lat_consumers():
+    return live(*RUNS["lat_consumers"])
+
+
+def test_log_append_time_consumers_agree_without_the_broker_s_clock(lat_consumers):
+    """Kafka 0.10.1.1 stamps its own clock on a LogAppendTime topic: each consumer row is compared by timestamp
+    type, one time per wrapper, stamped between the produce and the read; the replica byte for byte with only
+    the stamped times and their CRCs masked."""
+    p, steps = lat_consumers
+    assert p.stderr == "" and sorted(steps) == [1, 2], p.stdout[-3000:]
+    assert differ(steps, 1) == [] and differ(steps, 2) == [], (differ(steps, 1), differ(steps, 2))
+    reads = [r for r in steps[2]["rows"] if " reads p0 from 0 via A" in r[1]]
+    assert [r[1].split(" (")[0] for r in reads] == ["c-v1", "c-0101"]
+    assert all(r[1].endswith("(LogAppendTime: the broker's clock, compared as one time per wrapper or batch, "
+                             "stamped between the produce and the read)") for r in reads), reads
+    replicas = [r for s in (1, 2) for r in steps[s]["rows"] if r[1].startswith("replica A p0")]
+    assert replicas and all("LogAppendTime: each broker's clock (the stamped time and the CRC over it) masked"
+                            in r[1] for r in replicas), replicas
