@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .broker import JVM_OPTS, BrokerError, KafkaBroker, ZooKeeper, free_port, java_missing_reason
+from .broker import JVM_OPTS, LIB_DIR, BrokerError, KafkaBroker, ZooKeeper, free_port, java_missing_reason
 from .client import error_name
 from .javac import compiled
 from .oldcluster import OldCluster
@@ -45,6 +45,10 @@ LINES = {"1.1.1": "1.1", "2.1.1": "2.1", "2.8.2": "2.8", "3.9.2": "3.9"}
 JDWP_STATS = {"2.1.1": "org.apache.kafka.common.record.RecordConversionStats",
               "2.8.2": "org.apache.kafka.common.record.RecordConversionStats"}
 PROBE_SOURCE = REPO_ROOT / "conformance" / "accounting" / "ConversionProbe.java"
+#: the release's own Java producer writing two committed transactions of two records: topic tx holds
+#: data (0-1), marker (2), data (3-4), marker (5)
+TXN_SOURCE = REPO_ROOT / "conformance" / "accounting" / "TxnProducer.java"
+TXN_BATCHES = 4
 BROKER = {"auto.create.topics.enable": "false", "log.retention.hours": "876000", "num.partitions": "1",
           "log.flush.interval.messages": "9223372036854775807"}
 NOW = 1_700_000_000_000
@@ -78,6 +82,9 @@ FETCHES = (
     ("fetch v2 of a v1 topic", "f1", 2, 0, 1 << 20, None),
     ("fetch v3 up to a zstd batch", "fz", 3, 0, 1 << 20, "2.1"),
     ("fetch v3 from a zstd batch", "fz", 3, 2, 1 << 20, "2.1"),
+    ("fetch v3 from a transaction marker", "tx", 3, 2, 1 << 20, None),
+    ("fetch v1 of transactions", "tx", 1, 0, 1 << 20, None),
+    ("fetch v3 of a lone transaction marker", "tx", 3, 5, 1 << 20, None),
     ("large lazy fetch v1", "big", 1, 0, 1 << 20, None),
     ("large lazy fetch v3", "big", 3, 0, 1 << 20, None),
     ("large lazy fetch v1 max bytes 200000", "big", 1, 0, 200_000, None),
@@ -241,6 +248,25 @@ def _first_difference(real: bytes, model: bytes) -> dict:
             "model_bytes": model[max(0, at - 16):at + 48].hex()}
 
 
+def _transactions(broker: _Broker, timeout: float = 90.0) -> None:
+    """Topic tx written by :data:`TXN_SOURCE` with the broker's release's kafka-clients; returns once the log
+    holds its :data:`TXN_BATCHES` batches (the coordinator writes the last marker after the commit returns)."""
+    from kafkafmt.records import MemoryRecords
+    lib = LIB_DIR if broker.version == "3.9.2" else broker.broker.release.lib_dir
+    classes = compiled("txn-producer", [TXN_SOURCE], lib)
+    p = subprocess.run(["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}:{lib}/*", "TxnProducer",
+                        f"127.0.0.1:{broker.broker.port}", "tx", "2", "2"], capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    if p.returncode != 0 or "committed" not in p.stdout:
+        raise BrokerError(f"Kafka {broker.version}: the transactional producer failed ({p.returncode}): "
+                          f"{(p.stderr.strip().splitlines() or [''])[-1]}")
+    deadline = time.monotonic() + 30
+    while sum(1 for _ in MemoryRecords(broker.segment("tx")).batches()) < TXN_BATCHES:
+        if time.monotonic() > deadline:
+            raise BrokerError(f"Kafka {broker.version}: topic tx has not its {TXN_BATCHES} batches after 30 s")
+        time.sleep(0.1)
+
+
 def _wait_leaders(port: int, topics, timeout: float = 60.0) -> None:
     from .oldcluster import metadata_v0
     deadline = time.monotonic() + timeout
@@ -265,7 +291,7 @@ def _one_release(version: str, root: Path) -> list[dict]:
     try:
         probe = Probe(broker.jmx_port, broker.jdwp_port, JDWP_STATS.get(version))
         with broker.client() as c:
-            topics = ("p2", "p1", *LOGS, "big")
+            topics = ("p2", "p1", *LOGS, "big", "tx")
             for topic in topics:
                 err, msg = c.create_topic(topic, TOPIC_CONFIGS.get(topic, {}), version=2)
                 if err:
@@ -298,7 +324,8 @@ def _one_release(version: str, root: Path) -> list[dict]:
                 res = c.produce_retrying("big", 0, _records(2, "none", BIG_RECORDS, 0), version=3)
                 if res.error_code:
                     raise BrokerError(f"Kafka {version}: producing topic big: error {res.error_code}")
-            logs = {t: broker.segment(t) for t in (*LOGS, "big")}
+            _transactions(broker)
+            logs = {t: broker.segment(t) for t in (*LOGS, "big", "tx")}
             from kafkafmt.records import MemoryRecords
             first_f = next(MemoryRecords(logs["f"]).batches()).size_in_bytes
             for name, topic, fv, offset, max_bytes, since in FETCHES:

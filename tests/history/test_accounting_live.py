@@ -1,11 +1,12 @@
 """Kafka's own conversion accounting (KIP-188), request by request, against real 1.1.1, 2.1.1, 2.8.2, 3.9.2 brokers.
 
 One run of :func:`kafkarig.accounting_live.run_accounting` per session, in a subprocess started when the session
-begins (tests/head_start.py; four brokers one after another, JVMs capped at 256 MB; about 60 s here): per
+begins (tests/head_start.py; four brokers one after another, JVMs capped at 256 MB; about 80 s here): per
 release, up to ten Produce requests (v0/v1/v2 message sets into v2 and v1 topics, none/gzip/snappy/lz4, zstd
 from 2.1) and up to sixteen Fetch requests (v0-v3; v2 and v1 topics; offsets inside batches; partition max
 bytes below the first entry, and one entry and a half; a zstd batch after a converted one, and at the fetch
-offset; a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops
+offset; two committed transactions written by the release's own Java producer, fetched from a marker and alone;
+a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops
 converting), one partition per request, one request at a time.  For each request:
 
 * what the broker **publishes** (JMX: the change of ``RequestMetrics`` TemporaryMemoryBytes' Mean x Count and
@@ -106,3 +107,17 @@ def test_the_run_covers_what_the_rows_distinguish(run):
     assert big["2.1.1"]["real"]["message_conversions"] == big["2.1.1"]["computed"]["num_converted_records"] > 0
     assert big["2.1.1"]["real"]["temporary_memory_bytes"] == 0 < big["2.1.1"]["real"]["jdwp_temporary_memory_bytes"]
     assert [run[f"{v} fetch v2 max bytes 30"]["real_size"] for v in ("1.1.1", "2.8.2", "3.9.2")] == [30, 30, 0]
+
+
+def test_transaction_markers_as_each_release_serves_them(run):
+    """From a marker, the lazy send's iterator skips one batch for its cached first chunk, so the data batch
+    after the marker is converted, counted (and published, 3.9.2) and sent twice; 1.1.1 converts it once.  A
+    lone marker: 1.1.1 sends it as it is (row fetch.eager_nothing_converted), the lazy lines a 12-byte overflow
+    batch."""
+    from_marker = {v: run[f"{v} fetch v3 from a transaction marker"] for v in ("1.1.1", "2.1.1", "2.8.2", "3.9.2")}
+    assert from_marker["1.1.1"]["computed"]["num_converted_records"] == 2
+    for v in ("2.1.1", "2.8.2", "3.9.2"):
+        assert from_marker[v]["computed"]["num_converted_records"] == 4 and from_marker[v]["computed"]["chunks_converted"] == 2
+    assert from_marker["3.9.2"]["real"]["message_conversions"] == 4
+    lone = {v: run[f"{v} fetch v3 of a lone transaction marker"]["real_size"] for v in ("1.1.1", "2.8.2", "3.9.2")}
+    assert lone["1.1.1"] > 12 and lone["2.8.2"] == lone["3.9.2"] == 12
