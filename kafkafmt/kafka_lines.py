@@ -524,6 +524,12 @@ CHANGES: tuple[LineChange, ...] = (
     _row("cleaner.legacy_to_v2", "cleaner", "the cleaner rewrites retained v0/v1 messages as v2 batches "
          "(each plain message its own batch, each compressed wrapper one batch)", "4.0", False, True, "KAFKA-13093",
          "LogCleaner (4.4.0)"),
+    _row("cleaner.delete_horizon", "cleaner", "v2 tombstones (and markers of emptied transactions) are kept "
+         "delete.retention.ms after the pass that first keeps them: the batch gets deleteHorizonMs = now + "
+         "delete.retention.ms in its header (attribute bit 6, as its baseTimestamp); before, v2 as v0/v1: kept "
+         "while their segment's modification time is within delete.retention.ms of the last cleaned segment's, "
+         "the batch bytes untouched", "3.1", False, True, "KIP-534",
+         "LogCleaner.cleanSegments, MemoryRecords.filterTo (2.8.2, 3.1.0)"),
     _row("cleaner.retain_last_batch", "cleaner", "a batch the cleaner empties is kept (an empty v2 header) when its "
          "next offset is the end of the cleaning round, so the log end offset survives compaction (before: it "
          "is removed)", "3.9", None, "first uncleanable offset", "KAFKA-17076",

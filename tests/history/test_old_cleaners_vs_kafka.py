@@ -40,6 +40,9 @@ WORKLOADS = {
     "v1-gzip": (1, "gzip", 9, 1 << 20),
     "v0-small-map": (0, "none", 150, 960),  # a map of 36 keys: several partial passes
     "v1-small-map": (1, "none", 150, 960),
+    "v2": (2, "none", 9, 1 << 20),
+    "v2-gzip": (2, "gzip", 9, 1 << 20),
+    "v2-small-map": (2, "none", 150, 960),
     "v0-tiny-map": (0, "none", 150, 480),  # 18 keys: 0.9 refuses a segment, 0.10.0 cannot map the first
     "v1-tiny-map": (1, "none", 150, 480),
 }
@@ -49,6 +52,9 @@ RELEASES = {
     "0.9.0.1": ("0.9", ("v0", "v0-gzip", "v0-small-map", "v0-tiny-map")),
     "0.10.0.1": ("0.10.0", ("v0", "v1", "v0-small-map", "v1-small-map", "v1-tiny-map")),
     "0.10.2.2": ("0.10.2", ("v0", "v1", "v1-gzip", "v0-small-map", "v1-small-map", "v1-tiny-map")),
+    "0.11.0.3": ("0.11", ("v0", "v1", "v2", "v2-gzip", "v2-small-map")),
+    "1.1.1": ("1.1", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map")),
+    "2.8.2": ("2.8", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map")),
 }
 
 

@@ -412,9 +412,9 @@ def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max
 
 def _filter_one(flt: SegmentFilter, b, arr) -> tuple[bytes, int]:
     """One batch by the per-batch path: the bulk scan where it applies, else the reference filter."""
-    # the bulk scan keeps each magic as it is; a line that rewrites v0/v1 as v2 (row cleaner.legacy_to_v2)
-    # takes the filter's path for them
-    scan = None if b.magic < 2 and flt.legacy_to_v2 else _scan(b, arr)
+    # the bulk scan keeps each magic as it is and follows KIP-534 for v2; a line that rewrites v0/v1 as v2
+    # (row cleaner.legacy_to_v2), or one before KIP-534 (row cleaner.delete_horizon), takes the filter's path
+    scan = None if (b.magic < 2 and flt.legacy_to_v2) or (b.magic >= 2 and not flt.delete_horizon) else _scan(b, arr)
     if scan is None:
         return flt.filter_batch(b)
     return filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan)
@@ -552,7 +552,8 @@ def _line_rules(log, first_uncleanable: int) -> dict:
     line = log.config.broker.kafka_line
     keep_at = {None: None, "first uncleanable offset": first_uncleanable,
                "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
-    return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at}
+    return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at,
+            "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line)}
 
 
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,

@@ -143,12 +143,15 @@ class SegmentFilter:
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
                  txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats,
-                 legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None):
+                 legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None, delete_horizon: bool = True):
         """``legacy_to_v2``: retained v0/v1 entries are rewritten as v2 batches (Kafka 4.x, KAFKA-13093);
         ``retain_batch_ending_at``: the batch whose next offset is this one is kept even when empty
-        (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452)."""
+        (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452); ``delete_horizon``:
+        v2 tombstones and markers live by the batch's ``deleteHorizonMs`` (KIP-534, Kafka 3.1), else as
+        v0/v1 ones by the segment's modification time, the batch never given a horizon."""
         self.map = offset_map
         self.legacy_to_v2 = legacy_to_v2
+        self.delete_horizon = delete_horizon
         self.retain_batch_ending_at = retain_batch_ending_at
         self.now = now
         self.delete_retention_ms = delete_retention_ms
@@ -172,7 +175,9 @@ class SegmentFilter:
         """``checkBatchRetention``: (the batch's :mod:`~.rules` retention, whether it is a marker of a
         transaction with no batch left); sets :attr:`discard_records`."""
         can_discard = self.txn.on_control_batch_read(batch) if batch.is_control else self.txn.on_batch_read(batch)
-        if batch.is_control:
+        if batch.is_control and not self.delete_horizon:  # shouldDiscardBatch(retainTxnMarkers = retainDeletes)
+            self.discard_records = can_discard and not self.retain_legacy_deletes
+        elif batch.is_control:
             h = batch.delete_horizon_ms
             self.discard_records = can_discard and h is not None and h <= self.now
         else:
@@ -186,7 +191,7 @@ class SegmentFilter:
     def keeps_tombstones(self, batch) -> bool:
         """Whether ``batch``'s tombstones are still inside their delete horizon (:func:`~.rules.tombstones_retained`
         for v2; v0/v1: the segment's modification time, :attr:`retain_legacy_deletes`)."""
-        if batch.magic >= 2:
+        if batch.magic >= 2 and self.delete_horizon:
             h = batch.delete_horizon_ms
             return tombstones_retained(h is not None, -1 if h is None else h, self.now)
         return self.retain_legacy_deletes
@@ -231,8 +236,9 @@ class SegmentFilter:
             else:
                 write_original = False
         if retained:
-            need_horizon = needs_delete_horizon(batch.magic >= 2, tombstones, marker_for_empty_txn,
-                                                batch.delete_horizon_ms is not None)
+            need_horizon = self.delete_horizon and needs_delete_horizon(batch.magic >= 2, tombstones,
+                                                                        marker_for_empty_txn,
+                                                                        batch.delete_horizon_ms is not None)
             horizon = self.now + self.delete_retention_ms if need_horizon else batch.delete_horizon_ms
             if batch.magic < 2 and self.legacy_to_v2:
                 horizon = self.now + self.delete_retention_ms
@@ -254,7 +260,7 @@ class SegmentFilter:
     def _note_tombstones(self, batch, retained, horizon: int | None) -> None:
         if batch.is_control:
             return
-        horizon = horizon if batch.magic >= 2 or self.legacy_to_v2 else None
+        horizon = horizon if (batch.magic >= 2 and self.delete_horizon) or self.legacy_to_v2 else None
         for r in retained:
             if r.value is None:
                 self.stats.tombstones_kept.append((r.offset, horizon))

@@ -124,8 +124,8 @@ _GROWTH_PER_RECORD = 10
 
 
 #: indices of :func:`filter_run`'s ``prm`` array
-P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEGACY_TOMBSTONES = range(7)
-N_PARAMS = 7
+P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEGACY_TOMBSTONES, P_V2 = range(8)
+N_PARAMS = 8
 #: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
 S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
     S_DEST, S_REBUILT, S_MAX_OFFSET, S_WRITTEN, S_RECS_POS, S_PENDING = range(13)
@@ -628,7 +628,7 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
                 return i, code
             continue
         count = _plain_count(data, p, n, prm[P_MAX_RECORDS])
-        if count < 0 or _hand_back(data, p, prm, specials):
+        if count < 0 or prm[P_V2] == 0 or _hand_back(data, p, prm, specials):
             return i, HANDBACK
         where, start, end = _records_area(data, p, n, plain)
         if where < 0:
@@ -995,6 +995,8 @@ class FilterRun:
         self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
         self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 else 1  # a line that rewrites v0/v1 as v2 (cleaner.legacy_to_v2)
         self.prm[P_LEGACY_TOMBSTONES] = 1 if flt.retain_legacy_deletes else 0
+        # v2 batches compiled only on a line with KIP-534's delete horizon (row cleaner.delete_horizon)
+        self.prm[P_V2] = 1 if flt.delete_horizon else 0
         self.specials = np.array(sorted({r.last_data_offset for r in flt.last_records.values()
                                          if r.last_data_offset is not None}), dtype=np.int64)
         self.plain, self.recs = _scratch()
