@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -30,7 +31,18 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in [f"kafkafmt.tools.{command}"] if command in COMMANDS else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _add_exit_codes(parser)
     return parser
+
+
+def _add_exit_codes(parser: argparse.ArgumentParser) -> None:
+    """The exit statuses, the same for every command, at the end of each parser's ``--help``."""
+    from .tools import EXIT_CODES
+    parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES}" if parser.epilog else EXIT_CODES
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_exit_codes(child)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +64,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as e:  # an output that cannot be written, a device error
         print(f"kafkafmt: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kafkafmt: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # a bug of kafkafmt's: one line, the traceback on request
+        if os.environ.get("KAFKAFMT_TRACEBACK"):
+            raise
+        print(f"kafkafmt: internal error: {type(e).__name__}: {e} (KAFKAFMT_TRACEBACK=1 shows where)", file=sys.stderr)
         return 1
 
 

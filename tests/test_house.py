@@ -201,7 +201,7 @@ def test_constant_check_catches_masks_offsets_and_restated_names():
 #: the part of the package each top-level name belongs to, and that part's floor; a module imports only
 #: its own part or a lower floor
 PARTS = {
-    **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", ""], "ground"),
+    **dict.fromkeys(["layout", "constants", "errors", "crc", "varint", "io", "limits", "kernel_mode", ""], "ground"),
     "compression": "codecs", "config": "codecs", "kafka_lines": "codecs", "line_verdicts": "codecs",
     "records": "records",
     # the records floor's modules under their short public names (re-exports: kafkafmt.MODULE_ALIASES)

@@ -6,6 +6,7 @@ Every command whose answer depends on the Kafka release takes the one option ``-
 (:func:`add_kafka_line`), which :func:`kafkafmt.cli.main` checks before the command runs."""
 from __future__ import annotations
 
+import argparse
 import os
 
 from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
@@ -15,6 +16,39 @@ from ..kafka_lines import DEFAULT_LINE, KAFKA_LINES
 #: (about 12,000 small records) costs 2-3 s, against about 1 s for loading the compiled kernels from a warm
 #: cache and a minute or more for compiling them on a first use
 INTERPRETED_MAX_BYTES = 1 << 20
+
+
+#: the exit statuses of every command, listed in each ``--help``
+EXIT_CODES = ("exit status: 0 done (the input is fine, or was handled as Kafka would); 1 Kafka would refuse it (a "
+              "record set, a setting, a fetch), a check or a comparison disagrees, or an input cannot be read (one "
+              "line on stderr); 2 usage: a bad option or argument")
+
+#: what ``--format`` names on every command: ``table`` for people, ``json`` for programs
+FORMAT_HELP = {"table": "for people", "json": "JSON (described in docs/reference/cli-json.md)",
+               "html": "a self-contained page", "markdown": "a Markdown table"}
+
+
+def add_format(parser, choices: tuple[str, ...] = ("table", "json"), *, default: str = "table",
+               json_alias: bool = False, json_help: str | None = None) -> None:
+    """``--format`` (``table``, ``json``, ...), one spelling on every command; with ``json_alias`` the
+    older ``--json`` still works as ``--format json``."""
+    what = "; ".join(f"{c}: {FORMAT_HELP.get(c, c)}" + (f" ({json_help})" if c == "json" and json_help else "")
+                     for c in choices)
+    parser.add_argument("--format", choices=choices, default=default, action=_Format,
+                        help=f"output format (default {default}): {what}")
+    parser.set_defaults(json=default == "json")  # ``args.json``: what the verbs written against --json read
+    if json_alias:
+        parser.add_argument("--json", dest="format", nargs=0, action=_Format, const="json",
+                            help="the same as --format json (its older spelling)")
+
+
+class _Format(argparse.Action):
+    """``--format VALUE`` (or ``--json``: its ``const``), which also sets ``args.json``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        value = self.const if self.const is not None else values
+        namespace.format = value
+        namespace.json = value == "json"
 
 
 def add_kafka_line(parser, *, default: str = DEFAULT_LINE, what: str = "follow") -> None:

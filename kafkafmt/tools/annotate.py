@@ -1,6 +1,8 @@
 """``kafkafmt annotate``: every byte of a record-set file labelled with its field."""
 from __future__ import annotations
 
+from . import add_format
+
 
 def register(sub) -> None:
     p = sub.add_parser("annotate", help="label every byte of a record set with its field",
@@ -11,6 +13,7 @@ def register(sub) -> None:
     p.add_argument("--deep", action="store_true",
                    help="also the fields inside compressed payloads (positions marked + are in the decompressed "
                         "bytes); a v0/v1 wrapper's inner offsets with the absolute offsets and the holes")
+    add_format(p, ("table",))
     p.set_defaults(func=run)
 
 

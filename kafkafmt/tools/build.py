@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from . import add_format
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -17,6 +19,7 @@ def register(sub) -> None:
                    help="where to write the bytes (atomically); inside a broker's log directory (a segment of a "
                         "<topic>-<partition> directory) the directory's .lock is taken first, and a running "
                         "broker's directory is refused unchanged")
+    add_format(p, json_help="one object: {output, bytes, batches}; table: a line on stderr")
     p.set_defaults(func=run)
 
 
@@ -29,5 +32,9 @@ def run(args) -> int:
     from ..log.lock import hold_for_file
     with hold_for_file(args.output):  # a segment of a broker's log directory: never under a running broker
         atomic_write(args.output, data)
-    print(f"wrote {len(data)} bytes, {len(specs)} batch(es) to {args.output}", file=sys.stderr)
+    if args.format == "json":
+        import json
+        print(json.dumps({"output": args.output, "bytes": len(data), "batches": len(specs)}))
+    else:
+        print(f"wrote {len(data)} bytes, {len(specs)} batch(es) to {args.output}", file=sys.stderr)
     return 0

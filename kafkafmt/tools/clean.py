@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..config import CLEANER_KEYS
 from ..errors import ConfigError, NoSuchFileError
-from . import add_kafka_line, choose_kernels
+from . import add_format, add_kafka_line, choose_kernels
 
 
 def register(sub) -> None:
@@ -37,6 +37,8 @@ def register(sub) -> None:
     p.add_argument("--dry-run", action="store_true", help="clean a private copy; change no byte and no mtime")
     p.add_argument("--tombstones", action="store_true",
                    help="list every tombstone kept (by default: how many, grouped by when they may go)")
+    add_format(p, json_help="one object: the line applied, the other lines' notes, the range cleaned, records and "
+               "bytes read and written, the tombstones kept, the checkpoint")
     p.set_defaults(func=run)
 
 
@@ -125,14 +127,30 @@ class _ProgressBar:
             self.bar = None
 
 
-def _print_line(partition_dir: Path, line: str) -> None:
-    """The Kafka line the pass applies, and where the other lines' cleaners differ for this data."""
+def _print_line(partition_dir: Path, line: str, show: bool = True) -> list[str]:
+    """The Kafka line the pass applies, and where the other lines' cleaners differ for this data (the notes)."""
     from ..kafka_lines import DEFAULT_LINE
     from ..probes import cleaner_line_notes, partition_magics
-    how = "the default" if line == DEFAULT_LINE else "--kafka-line"
-    print(f"Kafka line {line} ({how}): the cleaner of Kafka {line}; on the other lines, for this data:")
-    for note in cleaner_line_notes(line, partition_magics(partition_dir)):
-        print(f"  {note}")
+    notes = list(cleaner_line_notes(line, partition_magics(partition_dir)))
+    if show:
+        how = "the default" if line == DEFAULT_LINE else "--kafka-line"
+        print(f"Kafka line {line} ({how}): the cleaner of Kafka {line}; on the other lines, for this data:")
+        for note in notes:
+            print(f"  {note}")
+    return notes
+
+
+def json_report(result, partition_dir: Path, line: str, notes: list[str], dry: bool) -> dict:
+    """``kafkafmt clean --format json``'s object (docs/reference/cli-json.md)."""
+    s = result.stats
+    return {"partition_dir": str(partition_dir), "kafka_line": line, "other_lines": notes, "dry_run": dry,
+            "compact": result.compact, "cleaned": result.cleaned, "first_dirty_offset": result.first_dirty_offset,
+            "end_offset": result.end_offset, "cleanable_ratio": result.cleanable_ratio,
+            "groups": [list(g) for g in result.groups], "records_read": s.messages_read,
+            "records_written": s.messages_written, "bytes_read": s.bytes_read, "bytes_written": s.bytes_written,
+            "tombstones_kept": [{"offset": o, "delete_horizon_ms": h} for o, h in s.tombstones_kept],
+            "checkpoint": result.checkpoint, "deleted_files": [str(f) for f in result.deleted_files],
+            "deleted_segments": result.deleted_segments}
 
 
 #: what a cleaner pass writes: a partition's segments and their indexes (``.deleted``, ``.cleaned``, ``.swap``
@@ -181,7 +199,7 @@ def run(args) -> int:
         warnings.simplefilter("ignore")
         from .explain import parse_topic_config
         config = parse_topic_config(topic, args.kafka_line)
-    _print_line(src, config.broker.kafka_line)
+    notes = _print_line(src, config.broker.kafka_line, show=args.format != "json")
     clock = SimulatedClock(args.now) if args.now is not None else SystemClock()
     work = src
     tmp = None
@@ -202,7 +220,11 @@ def run(args) -> int:
             finally:
                 bar.close()
                 log.close()
-        _report(result, args.dry_run, args.tombstones)
+        if args.format == "json":
+            import json
+            print(json.dumps(json_report(result, src, config.broker.kafka_line, notes, args.dry_run), indent=1))
+        else:
+            _report(result, args.dry_run, args.tombstones)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..errors import KafkaFmtError, NoSuchFileError
-from . import add_kafka_line
+from . import add_format, add_kafka_line
 
 
 def register(sub) -> None:
@@ -15,7 +15,7 @@ def register(sub) -> None:
         description="Print the batches (and with --deep the records) of record-set files: Kafka .log "
                     "segments or raw captures (e.g. a .bin of one produce/fetch payload, mixed magics "
                     "allowed), in kafka-dump-log's exact line format; .index and .timeindex files are "
-                    "dumped and checked as kafka-dump-log does. --json prints one JSON object per batch "
+                    "dumped and checked as kafka-dump-log does. --format json (or --json) prints one JSON object per batch "
                     "(JSON Lines) that `kafkafmt build` turns back into bytes.")
     p.add_argument("files", nargs="*", metavar="FILE", help="files to dump")
     p.add_argument("--files", dest="files_csv", metavar="F1,F2", help="kafka-dump-log style comma-separated list")
@@ -30,8 +30,8 @@ def register(sub) -> None:
     p.add_argument("--verify-index-only", action="store_true", help="check indexes against the log, print no entries")
     p.add_argument("--index-sanity-check", action="store_true", help="only run the index sanity check")
     p.add_argument("--max-message-size", type=int, default=5242880, help="bytes read per index entry (default 5242880)")
-    p.add_argument("--json", action="store_true",
-                   help="JSON Lines: one object per batch, records nested with --deep (default on with --json)")
+    add_format(p, json_alias=True, json_help="JSON Lines: one object per batch, its records nested, that `kafkafmt "
+               "build` turns back into bytes; table: kafka-dump-log's lines")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a batch is invalid (isvalid: false), the file ends in invalid bytes or an "
                         "index check reports a problem (kafka-dump-log reports these and exits 0, as does the default)")

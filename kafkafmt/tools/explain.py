@@ -18,7 +18,7 @@ from ..cli import make_parser as kafkafmt_parser
 from ..config import KEYS_BY_NAME, KEYS_BY_SERVER_NAME, BrokerConfig, ConfigError, LogConfig
 from ..errors import KafkaFmtError
 from ..io import atomic_write, read_input
-from . import LazyChoices, add_kafka_line
+from . import LazyChoices, add_format, add_kafka_line
 
 __all__ = ["register", "make_parser", "main", "run_produce", "run_fetch", "run_lines", "parse_topic_config"]
 
@@ -82,7 +82,7 @@ def register(sub) -> None:
     pp.add_argument("--leader-epoch", type=int, default=0, help="partition leader epoch to stamp (default 0)")
     pp.add_argument("--produce-version", type=int, default=None,
                     help="ProduceRequest version, to apply ProduceRequest.validateRecords too")
-    pp.add_argument("--json", action="store_true", help="print one JSON object (outcome + trace steps)")
+    add_format(pp, json_alias=True, json_help="one object: outcome, trace steps")
     _add_accounting_flag(pp)
     pp.add_argument("--output", "-o", metavar="OUT", help="write the bytes that would be appended to OUT")
     pp.set_defaults(func=run_produce)
@@ -110,7 +110,7 @@ def register(sub) -> None:
                     help="topic setting, Kafka name (message.format.version=0.10.0, "
                          "message.downconversion.enable=false, compression.type=zstd, ...); repeatable")
     add_kafka_line(fp)
-    fp.add_argument("--json", action="store_true", help="print one JSON object (outcome, cost, trace steps)")
+    add_format(fp, json_alias=True, json_help="one object: outcome, cost, trace steps")
     _add_accounting_flag(fp)
     fp.add_argument("--output", "-o", metavar="OUT", help="write the records of the response to OUT")
     fp.set_defaults(func=run_fetch)
@@ -121,7 +121,7 @@ def register(sub) -> None:
                     "one row per difference between neighbouring releases, with its values before and after, "
                     "the release and the KIP or JIRA that made it.")
     lp.add_argument("--area", choices=sorted({c.area for c in kafka_lines.CHANGES}), help="only this area")
-    lp.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    add_format(lp, json_alias=True, json_help="a list of rows")
     lp.set_defaults(func=run_lines)
 
 

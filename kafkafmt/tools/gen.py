@@ -5,7 +5,7 @@ import json
 import os
 from importlib.util import find_spec
 
-from . import add_kafka_line
+from . import add_format, add_kafka_line
 
 
 def _shipped_names() -> list[str]:
@@ -36,6 +36,8 @@ def register(sub) -> None:
                         "broker holds is refused, unchanged)")
     add_kafka_line(p, what="write the logs as (the broker's produce path, log and cleaner)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_format(p, json_help="the manifest written beside the logs (kafkafmt-gen.json): its partitions, producers, "
+               "what the broker refused")
     p.set_defaults(func=run)
 
 
@@ -49,8 +51,11 @@ def run(args) -> int:
     if args.kafka_line != workload.kafka_line:
         workload = replace(workload, kafka_line=args.kafka_line)
     out = args.out or f"data/logs/{workload.name}"
-    manifest = generate_logs(workload, out, size=args.size, jobs=args.jobs, progress=not args.quiet, force=args.force)
-    if not args.quiet:
+    manifest = generate_logs(workload, out, size=args.size, jobs=args.jobs,
+                             progress=not args.quiet and args.format != "json", force=args.force)
+    if args.format == "json":
+        print(json.dumps({"out": out, **manifest}, indent=1, default=str))
+    elif not args.quiet:
         parts = manifest["partitions"]
         print(f"{out}: {len(parts)} partitions, {sum(p['log_end_offset'] - p['log_start_offset'] for p in parts):,} "
               f"records, {sum(p['size'] for p in parts):,} bytes in {sum(p['segments'] for p in parts)} segments "

@@ -1,6 +1,8 @@
 """``kafkafmt pipeline``: the Spark jobs that turn a log directory into Parquet tables for the notebooks."""
 from __future__ import annotations
 
+from . import add_format
+
 
 def register(sub) -> None:
     p = sub.add_parser("pipeline", help="run the Spark pipeline jobs over a log directory (Parquet out)",
@@ -21,6 +23,7 @@ def register(sub) -> None:
     p.add_argument("--retention-ms", type=int, default=None, help="override retention.ms for every topic")
     p.add_argument("--retention-bytes", type=int, default=None, help="override retention.bytes for every topic")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_format(p, json_help="one object: outputs (table name -> path) and timings")
     p.set_defaults(func=run)
 
 
@@ -41,7 +44,10 @@ def run(args) -> int:
                               sample_segments=args.sample_segments, overrides=overrides, progress=not args.quiet)
     finally:
         spark.stop()
-    if not args.quiet:
+    if args.format == "json":
+        import json
+        print(json.dumps({"outputs": result["outputs"], "timings": result["timings"]}, indent=1, default=str))
+    elif not args.quiet:
         for name, path in result["outputs"].items():
             print(f"{path}")
         print(f"timings (s): {result['timings']}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from . import LazyChoices
+from . import LazyChoices, add_format
 
 
 def _matrix_names() -> list[str]:
@@ -38,6 +38,7 @@ def register(sub) -> None:
     run_p.set_defaults(func=_run)
     list_p = ss.add_parser("list", help="list the shipped scenarios and matrices",
                            description="List the scenarios shipped with kafkafmt and the computed matrices.")
+    add_format(list_p, json_help="{scenarios: [{name, title}], matrices: [names]}")
     list_p.set_defaults(func=_list)
     m_p = ss.add_parser("matrix", help="print a computed compatibility matrix",
                         description="Print seed 002's producer or consumer matrix or seed 003's mode × format "
@@ -92,6 +93,10 @@ def _run_live(args) -> int:
 def _list(args) -> int:
     from ..scenarios import load_scenario, shipped_scenarios
     from ..scenarios.matrices import MATRICES
+    if args.format == "json":
+        print(json.dumps({"scenarios": [{"name": n, "title": load_scenario(p).title} for n, p in shipped_scenarios().items()],
+                          "matrices": sorted(MATRICES)}, indent=1))
+        return 0
     for name, path in shipped_scenarios().items():
         print(f"{name:32s} {load_scenario(path).title}")
     for name in sorted(MATRICES):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+from . import add_format
+
 
 def register(sub) -> None:
     p = sub.add_parser("warmup", help="compile the compiled decoder's kernels into numba's cache (make setup runs it)",
@@ -19,6 +21,7 @@ def register(sub) -> None:
                                    "so that the first records_table of later processes loads them instead of "
                                    "compiling; check the decoded sample record sets against the reference decoder. "
                                    "Run it again after upgrading numba or editing a kernel.")
+    add_format(p, json_help="one object: kernels, compiled, loaded, cache_dirs, seconds, samples, mismatched")
     p.set_defaults(func=run)
 
 
@@ -141,6 +144,10 @@ def _cleaned(data: bytes, now: int):
 
 def run(args) -> int:
     r = warm_up()
+    if args.format == "json":
+        import json
+        print(json.dumps(r, indent=1))
+        return 1 if r["mismatched"] else 0
     where = ", ".join(r["cache_dirs"]) or "nowhere (no writable directory: set NUMBA_CACHE_DIR)"
     print(f"kafkafmt warmup: {r['kernels']} kernels ready in {r['seconds']:.1f} s: {r['compiled']} compiled, "
           f"{r['loaded']} loaded from the cache; cache: {where}")
