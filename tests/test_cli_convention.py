@@ -63,7 +63,8 @@ def _out(argv, capsys) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("argv", [["dump", "{s}/mixed-magics.bin"], ["explain", "fetch", "{s}/v2-headers.bin"],
-                                  ["explain", "produce", "{s}/v2-idempotent.bin", "--now", "1700000009000"], ["explain", "lines"]])
+                                  ["explain", "produce", "{s}/v2-idempotent.bin", "--now", "1700000009000"],
+                                  ["explain", "lines"]])
 def test_the_older_json_spelling_is_format_json(argv, samples, capsys):
     argv = [a.format(s=samples) for a in argv]
     old = _out([*argv, "--json"], capsys)
