@@ -23,7 +23,7 @@ from .history import TS_BASE, hexdiff, model_config
 from .oldcluster import OldCluster
 from .releases import release
 
-__all__ = ["CODECS", "PAYLOADS", "kafka_python_message_set", "run_codecs_live"]
+__all__ = ["CASES", "CODECS", "PAYLOADS", "RELEASES", "check_names", "kafka_python_message_set", "run_all", "run_codecs_live"]
 
 #: kafka-python's codec ids (LegacyRecordBatchBuilder.CODEC_*)
 CODECS = {"gzip": 1, "snappy": 2, "lz4": 3}
@@ -54,33 +54,51 @@ def kafka_python_message_set(magic: int, codec: str, records) -> bytes:
     return bytes(b.build())
 
 
-def run_codecs_live(version: str = "0.10.0.1", codecs=("gzip", "lz4", "snappy"),
-                    payloads=("short", "seed158", "seed200")) -> list[dict]:
-    """Every (codec, payload) on a lone broker of ``version``: kafka-python's message set of the newest
-    magic the release takes produced to a topic of its own; the stored bytes against the model's."""
-    rel = release(version)
+#: (the topic's compression.type or None, kafka-python's codec, payloads): a topic of the producer's codec, and
+#: topics whose codec differs from the producer's, so every release rebuilds (and, from 0.11, converts to v2)
+CASES = tuple((None, c, ("short", "seed158", "seed200")) for c in CODECS) + (
+    ("lz4", "gzip", ("seed158", "seed200")), ("snappy", "gzip", ("seed200",)), ("gzip", "lz4", ("seed200",)))
+#: the releases :func:`run_all` runs: each lz4-java of 0.9 … 2.1 (1.2.0, 1.3.0, 1.4.1, 1.5.0)
+RELEASES = ("0.9.0.1", "0.10.0.1", "0.10.1.1", "0.10.2.2", "2.0.1", "2.1.1")
+
+
+def check_names() -> list[str]:
+    """The names of the checks :func:`run_codecs_live` makes on each release, in order."""
+    return [f"{topic_codec or 'producer'}/{codec}/{name}" for topic_codec, codec, names in CASES for name in names]
+
+
+def _case(cluster, broker, rel, topic_codec, codec, name) -> dict:
     magic = min(rel.max_magic, 1)
     produce_version = 0 if magic == 0 else 2
-    out = []
+    topic = f"codec-{topic_codec or 'producer'}-{codec}-{name}"
+    configs = {"compression.type": topic_codec} if topic_codec else None
+    cluster.create_topic(topic, configs=configs)
+    data = kafka_python_message_set(magic, codec, PAYLOADS[name])
+    seg = broker.segment(topic)
+    with broker.client() as c:
+        res = c.produce_retrying(topic, 0, data, version=produce_version, acks=-1)
+    real = seg.read_bytes()
+    try:
+        m = validate_messages_and_assign_offsets(data, model_config(rel, topic_configs=configs), offset=0,
+                                                 produce_version=produce_version)
+        expected, path = bytes(m.records), m.path
+    except KafkaFmtError as e:
+        expected, path = b"", f"{type(e).__name__}: {e}"
+    return {"release": rel.version, "check": f"{topic_codec or 'producer'}/{codec}/{name}", "sent": data.hex(),
+            "error_code": res.error_code, "expected": expected.hex(), "real": real.hex(), "path": path,
+            "agree": res.error_code == 0 and expected == real, "detail": hexdiff(expected, real)}
+
+
+def run_codecs_live(version: str = "0.10.0.1") -> list[dict]:
+    """Every case of :data:`CASES` on a lone broker of ``version``: kafka-python's message set of the newest
+    magic it takes (at most 1) produced to a topic of its own; the stored bytes against the model's."""
+    rel = release(version)
     with OldCluster(version) as cluster:
         broker = cluster.add_broker(1, version)
-        for codec in codecs:
-            for name in payloads:
-                topic = f"codec-{codec}-{name}"
-                cluster.create_topic(topic)
-                data = kafka_python_message_set(magic, codec, PAYLOADS[name])
-                seg = broker.segment(topic)
-                with broker.client() as c:
-                    res = c.produce_retrying(topic, 0, data, version=produce_version, acks=-1)
-                real = seg.read_bytes()
-                try:
-                    m = validate_messages_and_assign_offsets(data, model_config(rel), offset=0,
-                                                             produce_version=produce_version)
-                    expected, path = bytes(m.records), m.path
-                except KafkaFmtError as e:
-                    expected, path = b"", f"{type(e).__name__}: {e}"
-                out.append({"release": version, "codec": codec, "payload": name, "sent": data.hex(),
-                            "error_code": res.error_code, "expected": expected.hex(), "real": real.hex(),
-                            "path": path, "agree": res.error_code == 0 and expected == real,
-                            "detail": hexdiff(expected, real)})
-    return out
+        return [_case(cluster, broker, rel, topic_codec, codec, name)
+                for topic_codec, codec, names in CASES for name in names]
+
+
+def run_all() -> dict:
+    """:func:`run_codecs_live` of every release of :data:`RELEASES`, one after the other."""
+    return {"checks": [c for v in RELEASES for c in run_codecs_live(v)]}
