@@ -449,6 +449,23 @@ CHANGES: tuple[LineChange, ...] = (
          "offset' (KAFKA-13845, 3.3), the codecs' own lower-case names (CompressionType.toString, 3.3)", "3.9", "2.8",
          "3.9", "KAFKA-13845",
          f"{_DUMP} (3.1.0 … 3.3.0, 3.9.2)", "3.1 … 3.3"),
+    _row("dump.print_data_deep", "dump", "kafka-dump-log --print-data-log alone iterates deep (before: it prints "
+         "the keys and payloads of the shallow entries: a compressed v0/v1 wrapper's payload is its compressed bytes "
+         "read as UTF-8; a v2 batch line has none)", "1.1", False, True,
+         "apache/kafka PR 4396 (MINOR: Enable deep-iteration to print data in DumpLogSegments; 1.1.0 and 2.0.0)",
+         "DumpLogSegments.main: isDeepIteration (1.0.2: --deep-iteration only; 1.1.1, 2.0.1: || printDataLog)"),
+    _row("dump.non_consecutive_scope", "dump", "which offsets kafka-dump-log checks for gaps: every entry it prints, "
+         "a compressed shallow wrapper only setting the last offset seen (without --deep-iteration an uncompressed "
+         "message after a wrapper is checked against the wrapper's offset); then the records of a deep iteration "
+         "only", "0.11", "printed entries, uncompressed", "deep records", "KIP-98 (KAFKA-4816)",
+         "DumpLogSegments.dumpLog (0.10.2.2: compressionType == NONE over the iterated entries; 0.11.0.3: inside "
+         "if (isDeepIteration))"),
+    _row("dump.non_consecutive_header", "dump", "the line kafka-dump-log writes to stderr before a file's "
+         "non-consecutive offsets ('Non-secutive' until 0.11)", "0.11", "Non-secutive offsets in :",
+         "Non-consecutive offsets in :", "KAFKA-5108", "DumpLogSegments.main (0.10.2.2, 0.11.0.3)"),
+    _row("dump.non_consecutive_header", "dump", "the line kafka-dump-log writes to stderr before a file's "
+         "non-consecutive offsets", "2.3", "Non-consecutive offsets in :", "Non-consecutive offsets in ",
+         "KAFKA-7487", "DumpLogSegments.main (2.1.1; 2.3.0, 2.8.2)", "2.3"),
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),

@@ -70,7 +70,7 @@ def batch_lines(batch: RecordBatch, position: int, fmt: str, *, deep: bool, prin
         if deep:
             return [_message_line(fmt, r, int(codec_of(r.attributes)), position, print_data, decode)
                     for r in batch.records()]
-        return [_wrapper_line(fmt, batch, position)]
+        return [_wrapper_line(fmt, batch, position, print_data, decode)]
     if fmt in ("0.11", "2.0"):
         if not deep:
             return [_batch_line_0_11(fmt, batch, position)]
@@ -97,11 +97,13 @@ def _message_line(fmt: str, r: Record, codec_id: int, position: int, print_data:
     return "".join(out)
 
 
-def _wrapper_line(fmt: str, batch: RecordBatch, position: int) -> str:
-    """A shallow message (a compressed wrapper as it is): the same print, of the wrapper's own fields."""
+def _wrapper_line(fmt: str, batch: RecordBatch, position: int, print_data: bool, decode) -> str:
+    """A shallow message (a compressed wrapper as it is): the same print, of the wrapper's own fields; with
+    ``--print-data-log`` (no deep iteration before 1.1, row ``dump.print_data_deep``) its key and value as the
+    release's ``DecoderMessageParser`` reads them, a wrapper's value being its compressed bytes."""
     m = batch.message
     w = m.to_record(batch.last_offset, m.timestamp if m.magic >= 1 else -1, m.timestamp_type, position)
-    return _message_line(fmt, w, batch.compression_id, position, False, str)
+    return _message_line(fmt, w, batch.compression_id, position, print_data, decode)
 
 
 def _batch_line_0_11(fmt: str, batch: RecordBatch, position: int) -> str:

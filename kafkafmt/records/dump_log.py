@@ -111,7 +111,9 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     ``emit_lines`` (instead of ``emit``) receives them a list at a time.
 
     ``kafka_line`` picks the release whose output is imitated (:mod:`kafkafmt.kafka_lines`, area ``dump``): a line
-    before 3.x prints the lines of its own DumpLogSegments (row ``dump.format``, :mod:`kafkafmt.records.dump_legacy`).
+    before 3.x prints the lines of its own DumpLogSegments (row ``dump.format``, :mod:`kafkafmt.records.dump_legacy`);
+    ``print_data`` implies ``deep`` from 1.1 on (row ``dump.print_data_deep``); the offsets checked for gaps and the
+    report's first line are rows ``dump.non_consecutive_scope`` and ``dump.non_consecutive_header``.
 
     ``start_offset`` prints the ``Log starting offset`` line (for ``.log`` files).
     """
@@ -128,9 +130,10 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     def out(line: str) -> None:
         out_lines([line])
 
-    if print_data:
+    if print_data and kafka_lines.value("dump.print_data_deep", kafka_line):
         deep = True
     fmt = kafka_lines.value("dump.format", kafka_line)
+    every_entry = kafka_lines.value("dump.non_consecutive_scope", kafka_line) == "printed entries, uncompressed"
     legacy = fmt in dump_legacy.LEGACY_FORMATS
     if start_offset is not None:
         out(dump_legacy.start_offset_line(fmt, start_offset) if legacy else f"Log starting offset: {start_offset}")
@@ -147,6 +150,10 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
                 if deep:
                     for record in batch.records():
                         state._offset(record.offset)
+                elif every_entry and batch.compression_id == 0:
+                    state._offset(batch.last_offset)
+                elif every_entry:  # a compressed wrapper printed shallowly: its offset is the last one seen
+                    state.last_offset = batch.last_offset
             elif deep and state.columnar and batch.magic == 2 and not batch.is_control:
                 state.hold(batch, valid)
             else:
@@ -164,7 +171,7 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     if result.error is None and result.trailing_bytes > 0 and max_bytes is None:
         out(f"Found {result.trailing_bytes} invalid bytes at the end of {filename}")
     if state.non_consecutive:
-        result.stderr.append(f"Non-consecutive offsets in {abspath or filename}")
+        result.stderr.append(f"{kafka_lines.value('dump.non_consecutive_header', kafka_line)}{abspath or filename}")
         result.stderr.extend(f"  {a} is followed by {b}" for a, b in state.non_consecutive)
     return result
 

@@ -21,7 +21,8 @@ def register(sub) -> None:
     p.add_argument("--files", dest="files_csv", metavar="F1,F2", help="kafka-dump-log style comma-separated list")
     p.add_argument("--deep", "--deep-iteration", dest="deep", action="store_true",
                    help="print one line per record, decompressing wrappers and batches")
-    p.add_argument("--print-data-log", action="store_true", help="also print keys and payloads (implies --deep)")
+    p.add_argument("--print-data-log", action="store_true",
+                   help="also print keys and payloads (implies --deep on lines from 1.1 on: row dump.print_data_deep)")
     p.add_argument("--skip-record-metadata", action="store_true", help="omit per-record metadata")
     add_kafka_line(p, what="imitate the kafka-dump-log of: its line format (row dump.format: 0.9 … 2.8 print "
                    "their own DumpLogSegments' lines; 4.4's v0/v1 record lines end without the stray '}', "

@@ -50,3 +50,64 @@ def test_a_v2_batch_is_refused_before_0_11():
     out: list[str] = []
     res = dump_log(seg, filename="x.log", deep=True, emit=out.append, kafka_line="0.10.2")
     assert res.error is not None and "magic 2" in str(res.error) and out == []
+
+
+# --------------------------------------------------------------------------- without --deep, and the gap reports
+#: what each release's own DumpLogSegments printed for kafkafmt-built segments with holes, shallow and deep
+#: (conformance/kafkarig/dump_releases.py; tests/history/test_dump_releases_live.py runs the tools again)
+SHALLOW = json.loads((Path(__file__).parent / "data" / "dump_shallow_by_release.json").read_text())["releases"]
+FLAGS = {"shallow": [], "print-data-log": ["--print-data-log"], "deep-iteration": ["--deep-iteration"]}
+
+
+def kafkafmt_cli(tmp_path, release: str, flags: list[str]) -> tuple[list[str], list[list[str]]]:
+    """``kafkafmt dump <the release's segments> FLAGS --kafka-line <its line>``: stdout lines, stderr reports."""
+    import contextlib
+    import io
+
+    from kafkafmt import cli
+    from kafkarig.dump_releases import reports
+    files = []
+    for name, hexdata in SHALLOW[release]["segments"].items():
+        (tmp_path / name).mkdir()
+        f = tmp_path / name / f"{0:020d}.log"
+        f.write_bytes(bytes.fromhex(hexdata))
+        files.append(str(f))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert cli.main(["dump", *files, *flags, "--kafka-line", release]) == 0
+    stdout = out.getvalue().replace(str(tmp_path), "<root>").split("\n")
+    return stdout, reports([ln for ln in err.getvalue().replace(str(tmp_path), "<root>").split("\n") if ln])
+
+
+@pytest.mark.parametrize("release,flags", [(r, f) for r in sorted(SHALLOW, key=kafka_lines.order) for f in FLAGS])
+def test_dump_and_its_gap_report_as_the_release_printed_them(tmp_path, release, flags):
+    stdout, reports = kafkafmt_cli(tmp_path, release, FLAGS[flags])
+    real = SHALLOW[release]["flags"][flags]
+    assert stdout == real["stdout"]
+    assert reports == real["reports"]
+
+
+def test_before_0_11_a_shallow_dump_checks_only_the_uncompressed_messages():
+    """0.9.0.1 … 0.10.2.2 iterate the shallow entries and skip the gzip wrapper (holding 4 and 6) in the check: its
+    jump from 3 and its hole go unreported shallowly; deep, the hole is reported (row dump.non_consecutive_scope)."""
+    shallow = SHALLOW["0.10.2.2"]["flags"]["shallow"]["reports"]
+    deep = SHALLOW["0.10.2.2"]["flags"]["deep-iteration"]["reports"]
+    assert [r[1:] for r in shallow] == [["  7 is followed by 9", "  1 is followed by 3"]] * 2
+    assert [r[1:] for r in deep] == [["  7 is followed by 9", "  4 is followed by 6", "  1 is followed by 3"]] * 2
+    assert shallow[0][0].startswith("Non-secutive offsets in :<root>/")
+    assert SHALLOW["0.11.0.3"]["flags"]["shallow"]["reports"] == []  # 0.11 on: deep iteration only
+
+
+def test_print_data_log_alone_is_shallow_before_1_1():
+    """1.0.2 prints batch lines for --print-data-log alone, 1.1.1 record lines (row dump.print_data_deep)."""
+    assert SHALLOW["1.0.2"]["flags"]["print-data-log"]["stdout"] == SHALLOW["1.0.2"]["flags"]["shallow"]["stdout"]
+    assert SHALLOW["1.1.1"]["flags"]["print-data-log"]["stdout"] != SHALLOW["1.1.1"]["flags"]["shallow"]["stdout"]
+    assert [kafka_lines.value("dump.print_data_deep", line) for line in ("1.0", "1.1")] == [False, True]
+    wrapper = [x for x in SHALLOW["0.9.0.1"]["flags"]["print-data-log"]["stdout"] if "GZIPCompressionCodec" in x]
+    assert len(wrapper) == 1 and " payload: \x1f\ufffd\x08" in wrapper[0]  # the gzip bytes read as UTF-8
+
+
+def test_the_gap_report_headers_are_rows():
+    assert [kafka_lines.value("dump.non_consecutive_header", line) for line in ("0.10.2", "0.11", "2.1", "2.8")] == [
+        "Non-secutive offsets in :", "Non-consecutive offsets in :", "Non-consecutive offsets in :",
+        "Non-consecutive offsets in "]
