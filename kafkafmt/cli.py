@@ -15,7 +15,7 @@ from .errors import KafkaFmtError
 
 #: the commands, in --help order; each is the module ``kafkafmt.tools.<command>``
 COMMANDS = ["dump", "build", "clean", "annotate", "samples", "warmup", "gen", "pipeline", "explain", "scenario",
-            "audit"]
+            "audit", "completion"]
 #: modules providing subcommands, in --help order
 COMMAND_MODULES = [f"kafkafmt.tools.{name}" for name in COMMANDS]
 

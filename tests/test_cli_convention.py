@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 
@@ -101,3 +102,23 @@ def test_a_refusal_or_an_unreadable_input_exits_1_in_one_line(samples, tmp_path)
     p = _cli("dump", "--strict", str(bad))
     assert p.returncode == 1 and "isvalid: false" in p.stdout
     assert _cli("dump", str(bad)).returncode == 0  # as kafka-dump-log: reported, exit 0
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_scripts_name_every_verb_and_parse(shell, tmp_path):
+    p = _cli("completion", shell)
+    assert p.returncode == 0, p.stderr
+    script = tmp_path / f"kafkafmt.{shell}"
+    script.write_text(p.stdout)
+    for words, _ in LEAVES:
+        assert all(w in p.stdout for w in words), words
+    assert "--format" in p.stdout and "--kafka-line" in p.stdout
+    if shell == "bash":
+        assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+        probe = (f"source {script}; COMP_WORDS=(kafkafmt ex); COMP_CWORD=1; _shtab_kafkafmt; echo ${{COMPREPLY[@]}}; "
+                 f"COMP_WORDS=(kafkafmt explain ''); COMP_CWORD=2; _shtab_kafkafmt; echo ${{COMPREPLY[@]}}")
+        out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.splitlines()
+        explain = " ".join(dict.fromkeys(w[1] for w, _ in _leaves(make_parser()) if w[0] == "explain"))
+        assert out == ["explain", explain], out
+    elif shutil.which("zsh"):  # a syntax check where zsh is installed (the content is checked above everywhere)
+        assert subprocess.run(["zsh", "-n", str(script)]).returncode == 0

@@ -55,7 +55,7 @@ def test_help_loads_no_heavy_library_nor_numpy(tmp_path):
     assert r == {"rc": 0, "heavy": [], "numpy": False}
 
 
-@pytest.mark.parametrize("verb", ["dump", "explain", "clean", "audit", "scenario", "gen", "build", "annotate",
+@pytest.mark.parametrize("verb", ["dump", "explain", "clean", "audit", "scenario", "gen", "build", "annotate", "completion",
                                   "samples", "warmup", "pipeline"])
 def test_each_verbs_help_loads_no_heavy_library(tmp_path, verb):
     r = loaded(tmp_path, verb, "--help")

@@ -53,15 +53,31 @@ def run(args) -> int:
         return 2
     rc = 0
     stderr_tail: list[str] = []
+    bar = _progress(files)
     for path in files:
         try:
             rc |= _dump_file(path, args, stderr_tail)
         except KafkaFmtError as e:
             _error(path, e)
             rc = 1
+        if bar is not None:
+            bar.update(os.path.getsize(path) if os.path.isfile(path) else 0)
+    if bar is not None:
+        bar.close()
     for line in stderr_tail:
         print(line, file=sys.stderr)
     return rc
+
+
+def _progress(files: list[str]):
+    """A bar of the bytes dumped, file by file, on stderr: only when it is a terminal and the lines go elsewhere
+    (a file, a pipe), and only for a dump that lasts more than two seconds; else None."""
+    if not sys.stderr.isatty() or sys.stdout.isatty():
+        return None
+    from tqdm import tqdm
+    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="dump", delay=2.0, leave=False,
+                file=sys.stderr)
 
 
 def _error(path: str, e: KafkaFmtError) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from importlib.util import find_spec
 
 from . import add_format, add_kafka_line
@@ -52,7 +53,7 @@ def run(args) -> int:
         workload = replace(workload, kafka_line=args.kafka_line)
     out = args.out or f"data/logs/{workload.name}"
     manifest = generate_logs(workload, out, size=args.size, jobs=args.jobs,
-                             progress=not args.quiet and args.format != "json", force=args.force)
+                             progress=not args.quiet and args.format != "json" and sys.stderr.isatty(), force=args.force)
     if args.format == "json":
         print(json.dumps({"out": out, **manifest}, indent=1, default=str))
     elif not args.quiet:

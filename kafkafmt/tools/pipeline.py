@@ -29,6 +29,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     import os
+    import sys
     from pathlib import Path
 
     from ..errors import NoSuchFileError
@@ -41,7 +42,8 @@ def run(args) -> int:
     spark = session(args.master)
     try:
         result = run_pipeline(args.logs, out, spark=spark, targets=args.targets, window=args.window,
-                              sample_segments=args.sample_segments, overrides=overrides, progress=not args.quiet)
+                              sample_segments=args.sample_segments, overrides=overrides,
+                              progress=not args.quiet and sys.stderr.isatty())
     finally:
         spark.stop()
     if args.format == "json":
