@@ -527,6 +527,13 @@ CHANGES: tuple[LineChange, ...] = (
          "KAFKA-5236", "CompressionType.GZIP.wrapForOutput (0.11.0.0)"),
     _row("codec.gzip_stream", "codec", "BufferedOutputStream(GZIPOutputStream(buffer, 8 KiB), 16 KiB)", "1.1",
          (8192, 0), (8192, 16384), "KAFKA-6430", "CompressionType.GZIP.wrapForOutput (1.1.1)"),
+    _row("log.leader_epoch_cache", "log", "every partition has a leader epoch cache and its leader-epoch-checkpoint "
+         "(empty until a v2 batch carries an epoch), whatever its message format", "0.11", "none", "always",
+         "KIP-101", "Log.leaderEpochCache (0.11.0.3, 1.1.1)"),
+    _row("log.leader_epoch_cache", "log", "below message format v2 a partition has no leader epoch cache: its "
+         "leader-epoch-checkpoint is deleted, and an older batch appended clears the cache", "2.2", "always",
+         "v2 only", "KAFKA-7897", "Log.initializeLeaderEpochCache (2.8.2; the JIRA's fix versions 1.1.2, 2.0.2, "
+         "2.1.2 and 2.2.0 not checked)"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
     _row("cleaner.map_reach", "cleaner", "how far one pass reaches: the dirty segments whose offsets all fit the "
          "offset map beside the keys already in it are mapped whole (a segment of more offsets than the map holds "

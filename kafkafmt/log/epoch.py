@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import kafka_lines
 from ..errors import CheckpointError, IllegalArgumentError
 from .files import LEADER_EPOCH_CHECKPOINT, checkpoint_ints, read_checkpoint, write_checkpoint
 
@@ -66,9 +67,12 @@ class LeaderEpochCache:
         self._entries.append((epoch, start))
         return True
 
-    def on_record_version_change(self, record_version: int) -> None:
+    def on_record_version_change(self, record_version: int, line: str | None = None) -> None:
         """``UnifiedLog.maybeCreateLeaderEpochCache``: below v2 there is no cache and its file is
-        deleted; at v2 a cache exists (its file created empty when missing)."""
+        deleted; at v2 a cache exists (its file created empty when missing).  On a ``line`` whose row
+        ``log.leader_epoch_cache`` says ``always`` (0.11 … 2.1) the cache exists whatever the format."""
+        if line is not None and kafka_lines.value("log.leader_epoch_cache", line) == "always":
+            record_version = 2
         if record_version < 2:
             self.enabled = False
             self._entries.clear()

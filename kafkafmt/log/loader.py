@@ -85,7 +85,7 @@ class LogLoading:
                                if recovery_point is None else int(recovery_point))
         log_start_ckpt = (self._read_offset_checkpoint(LOG_START_OFFSET_CHECKPOINT) or 0
                           if log_start_offset is None else int(log_start_offset))
-        self._epoch_cache.on_record_version_change(self.config.to_magic)
+        self._epoch_cache.on_record_version_change(self.config.to_magic, self.config.broker.kafka_line)
         self.recovery_point = recovery_point_ckpt
         self.log_start_offset = log_start_ckpt
         self._recovery_report: list[dict] = []

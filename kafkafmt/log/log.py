@@ -233,7 +233,7 @@ class Log(LogLoading, LogRetention):
         changed = {k: v for k, v in new.to_properties(defaults=True).items()
                    if old.to_properties(defaults=True).get(k) != v}
         if new.to_magic != old.to_magic:
-            self._epoch_cache.on_record_version_change(new.to_magic)
+            self._epoch_cache.on_record_version_change(new.to_magic, new.broker.kafka_line)
         self.events.append({"type": "config", "time": self.clock.now(), "changed": changed,
                             "record_version": new.to_magic, "log_end_offset": self.log_end_offset})
         return old
@@ -428,8 +428,9 @@ class Log(LogLoading, LogRetention):
         for batch in MemoryRecords(valid).batches():
             if batch.magic >= 2:
                 self._epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-            elif not self._epoch_cache.is_empty():
-                self._epoch_cache.clear()  # a regression to an old message format
+            elif not self._epoch_cache.is_empty() and kafka_lines.value(
+                    "log.leader_epoch_cache", self.config.broker.kafka_line) == "v2 only":
+                self._epoch_cache.clear()  # a regression to an old message format (KAFKA-7897)
         if len(valid) > self.config.segment_bytes:
             raise RecordBatchTooLargeError(
                 f"Message batch size is {len(valid)} bytes in append to partition {self.topic_partition}, which "

@@ -5,8 +5,8 @@ the release's own ``kafka.log.Log`` writes each workload (appended as a follower
 mock time, each ``.log`` given its last append's time), the directory is copied, and then pass after pass the
 release's cleaner thread (``CleanerThread.cleanOrSleep``, 2.x ``cleanFilthiestLog``) cleans one copy at a fixed
 clock and ``kafkafmt clean --kafka-line <line> --now <same>`` the other.  After every pass every ``.log`` (bytes
-and modification time), ``.index``, ``.timeindex``, ``leader-epoch-checkpoint`` and
-``cleaner-offset-checkpoint`` must be byte-identical.
+and modification time), ``.index``, ``.timeindex``, ``.txnindex``, ``leader-epoch-checkpoint`` and
+``cleaner-offset-checkpoint`` must be byte-identical (or both sides refuse, with the same message).
 
 The workloads are uncompressed or gzip (whose bytes no lz4-java version decides); the passes are at
 ``T0 + 5 s`` (tombstones within ``delete.retention.ms`` of their segment's time) and twice after it.  Java 17
@@ -32,8 +32,9 @@ PROPS = {"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.di
          "file.delete.delay.ms": "0", "delete.retention.ms": "100"}
 MAX_MESSAGE = 1000012  # message.max.bytes of these releases
 
-#: workload name -> (record version, codec, distinct keys, dedupe buffer bytes)
+#: workload name -> (record version, codec, distinct keys, dedupe buffer bytes[, topic settings beside PROPS])
 WORKLOADS = {
+    "v1-format-0.10.2": (1, "none", 9, 1 << 20, {"message.format.version": "0.10.2"}),  # leader-epoch-checkpoint
     "v0": (0, "none", 9, 1 << 20),
     "v0-gzip": (0, "gzip", 9, 1 << 20),
     "v1": (1, "none", 9, 1 << 20),
@@ -52,9 +53,9 @@ RELEASES = {
     "0.9.0.1": ("0.9", ("v0", "v0-gzip", "v0-small-map", "v0-tiny-map")),
     "0.10.0.1": ("0.10.0", ("v0", "v1", "v0-small-map", "v1-small-map", "v1-tiny-map")),
     "0.10.2.2": ("0.10.2", ("v0", "v1", "v1-gzip", "v0-small-map", "v1-small-map", "v1-tiny-map")),
-    "0.11.0.3": ("0.11", ("v0", "v1", "v2", "v2-gzip", "v2-small-map")),
-    "1.1.1": ("1.1", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map")),
-    "2.8.2": ("2.8", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map")),
+    "0.11.0.3": ("0.11", ("v0", "v1", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2")),
+    "1.1.1": ("1.1", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2")),
+    "2.8.2": ("2.8", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2")),
 }
 
 
@@ -85,7 +86,7 @@ def state(root: Path) -> dict:
     """What the comparison covers: each file's bytes, and each ``.log``'s modification time (ms)."""
     out = {}
     for p in sorted(root.rglob("*")):
-        if p.is_file() and (p.suffix in (".log", ".index", ".timeindex")
+        if p.is_file() and (p.suffix in (".log", ".index", ".timeindex", ".txnindex")
                             or p.name in ("leader-epoch-checkpoint", "cleaner-offset-checkpoint")):
             out[str(p.relative_to(root))] = (p.read_bytes(), p.stat().st_mtime_ns // 1_000_000 if p.suffix == ".log"
                                              else None)
@@ -104,32 +105,33 @@ def release_runs(request, tmp_path_factory):
     runs = {}
     with OldCleaner(version) as kafka:
         for name in names:
-            magic, codec, keys, dedupe = WORKLOADS[name]
+            magic, codec, keys, dedupe, *extra = WORKLOADS[name]
+            props = {**PROPS, **(extra[0] if extra else {})}
             a, b = root / name / "kafka", root / name / "kafkafmt"
-            end = kafka.write(a / "t-0", PROPS, workload(magic, codec, keys))
+            end = kafka.write(a / "t-0", props, workload(magic, codec, keys))
             shutil.copytree(a, b, copy_function=shutil.copy2)
             states = []
             for now in PASSES:
                 try:
-                    kafka.clean(a / "t-0", now=now, props=PROPS, recovery_point=end, dedupe_buffer_size=dedupe,
+                    kafka.clean(a / "t-0", now=now, props=props, recovery_point=end, dedupe_buffer_size=dedupe,
                                 max_message_size=MAX_MESSAGE)
                     error = None
                 except OldCleanerError as e:  # what the cleaner thread threw (the checkpoint written first)
                     error = e.message
                 states.append((state(a), error))
-            runs[name] = (b, states)
+            runs[name] = (b, states, props)
     return version, line, runs
 
 
 def test_kafkafmt_cleans_as_the_release(release_runs, capsys):
     version, line, runs = release_runs
-    for name, (copy, states) in runs.items():
+    for name, (copy, states, props) in runs.items():
         before = state(copy)
         dedupe = WORKLOADS[name][3]
         for i, now in enumerate(PASSES):
             args = ["clean", str(copy / "t-0"), "--now", str(now), "--kafka-line", line,
                     "-c", f"log.cleaner.dedupe.buffer.size={dedupe}", "-c", f"message.max.bytes={MAX_MESSAGE}"]
-            for k, v in PROPS.items():
+            for k, v in props.items():
                 args += ["-c", f"{k}={v}"]
             theirs, error = states[i]
             rc = main(args)
