@@ -466,6 +466,15 @@ CHANGES: tuple[LineChange, ...] = (
     _row("dump.non_consecutive_header", "dump", "the line kafka-dump-log writes to stderr before a file's "
          "non-consecutive offsets", "2.3", "Non-consecutive offsets in :", "Non-consecutive offsets in ",
          "KAFKA-7487", "DumpLogSegments.main (2.1.1; 2.3.0, 2.8.2)", "2.3"),
+    _row("dump.index_entry_check", "dump", "what kafka-dump-log checks an offset index entry against: the first "
+         "record at its position (deep), so that 2.0 and 2.1, whose brokers index a batch's last offset "
+         "(row log.offset_index_key), report their own indexes as mismatched; then the first batch's last offset, "
+         "the zero-slot stop before the check", "2.3", "first record", "batch last offset", "KAFKA-7487",
+         "DumpLogSegments.dumpIndex (0.9.0.1 … 2.1.1: the first deep record's offset; 2.3.0, 2.8.2: "
+         "slice.batches.iterator.next().lastOffset)", "2.3"),
+    _row("dump.index_empty_line", "dump", "kafka-dump-log says '<file> is empty.' for an offset index without entries "
+         "(before: nothing after 'Dumping <file>')", "2.8", False, True, "apache/kafka PR 9891",
+         "DumpLogSegments.dumpIndex (2.1.1; 2.8.0, 2.8.2)"),
     _row("dump.legacy_record_brace", "dump", "kafka-dump-log --deep-iteration: a v0/v1 record line ends with "
          "a stray '}' (Scala DumpLogSegments); the Java tool of 4.x prints none", "4.4", True, False,
          "KAFKA-14579 (DumpLogSegments moved to tools, in Java)", "DumpLogSegments (4.4.0)", "4.x"),

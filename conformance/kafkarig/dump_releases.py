@@ -7,6 +7,9 @@ jump, a compressed wrapper (v0/v1) or batch (v2) with a hole inside, in every me
 one JVM per set of flags (:data:`FLAGS`) over all the segments, its output read as UTF-8 (the JVM told to write
 UTF-8 whatever the locale: a shallow wrapper's payload is its compressed bytes read as text); kafkafmt's CLI
 (``kafkafmt dump FILES FLAGS --kafka-line <the release's line>``) runs in this process on the same files.
+Each segment also gets offset indexes (:func:`indexes`), one entry per shallow entry keyed by its first offset
+(as brokers before 2.0 wrote them) or by its last (2.0 on, KAFKA-6264), and an empty one, dumped as ``"index"``:
+the mismatches each release's tool reports.
 Both stdout and stderr (the non-consecutive offsets report) are kept whole, the temporary directory's path
 replaced by ``<root>``; :func:`reports` splits stderr into one report per file (the release prints them in its
 Scala ``HashMap``'s order, by the hash of the paths, kafkafmt in the files' order).
@@ -20,6 +23,7 @@ import contextlib
 import io
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -27,12 +31,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kafkafmt.constants import CompressionType
+from kafkafmt.records import MemoryRecords
 from kafkafmt.records.builder import build_records
 
 from .broker import JVM_OPTS
 from .releases import RELEASES, Release, release, resolve
 
-__all__ = ["FLAGS", "reports", "run_all", "run_release", "segments"]
+__all__ = ["FLAGS", "indexes", "reports", "run_all", "run_release", "segments"]
 
 #: the flag sets compared (``--deep-iteration --print-data-log`` is the live plan's ``dump/raw`` check)
 FLAGS = {"shallow": [], "print-data-log": ["--print-data-log"], "deep-iteration": ["--deep-iteration"]}
@@ -70,6 +75,20 @@ def segments(rel: Release) -> dict[str, bytes]:
     return out
 
 
+def indexes(data: bytes) -> dict[str, bytes]:
+    """Two offset indexes of segment ``data`` (base offset 0): an entry for every shallow entry but the first,
+    keyed by its first offset (``"first"``) or by its last (``"last"``); and one without entries (``"empty"``)."""
+    out = {"first": b"", "last": b"", "empty": b""}
+    position = 0
+    for i, batch in enumerate(MemoryRecords(data).batches()):
+        if i > 0:
+            first = next(iter(batch.records())).offset
+            out["first"] += struct.pack(">ii", first, position)
+            out["last"] += struct.pack(">ii", batch.last_offset, position)
+        position += batch.size_in_bytes
+    return out
+
+
 def _real(rel: Release, files: list[Path], flags: list[str], root: Path) -> tuple[list[str], list[str]]:
     log4j = root / "log4j.properties"
     if not log4j.exists():
@@ -101,16 +120,23 @@ def run_release(version: str) -> dict:
     resolve(rel)
     root = Path(tempfile.mkdtemp(prefix=f"kafkafmt-dump-{rel.version}-"))
     try:
-        files = []
+        files, index_files = [], []
         segs = segments(rel)
         for name, data in segs.items():
             (root / name).mkdir()
             f = root / name / f"{0:020d}.log"
             f.write_bytes(data)
             files.append(f)
-        return {"segments": {name: data.hex() for name, data in segs.items()},
-                "flags": {k: {"real": list(_real(rel, files, flags, root)),
-                              "kafkafmt": list(_kafkafmt(rel, files, flags, root))} for k, flags in FLAGS.items()}}
+            for key, index in indexes(data).items():
+                (root / f"{name}-{key}").mkdir()
+                (root / f"{name}-{key}" / f.name).write_bytes(data)
+                index_files.append(root / f"{name}-{key}" / f"{0:020d}.index")
+                index_files[-1].write_bytes(index)
+        runs = {k: {"real": list(_real(rel, files, flags, root)), "kafkafmt": list(_kafkafmt(rel, files, flags, root))}
+                for k, flags in FLAGS.items()}
+        runs["index"] = {"real": list(_real(rel, index_files, [], root)),
+                         "kafkafmt": list(_kafkafmt(rel, index_files, [], root))}
+        return {"segments": {name: data.hex() for name, data in segs.items()}, "flags": runs}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import kafka_lines
 from ..constants import INT32_MAX, NO_TIMESTAMP
 from ..errors import DumpToolError, IllegalArgumentError
 from .file_records import FileRecords
@@ -127,15 +128,20 @@ def _first_batch(fr: FileRecords, position: int, size: int):
 
 def dump_index(path: str | os.PathLike, *, verify_only: bool = False, sanity_check_only: bool = False,
                max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-               errors: DumpErrors | None = None) -> tuple[list[str], list[str]]:
+               errors: DumpErrors | None = None,
+               kafka_line: str = kafka_lines.DEFAULT_LINE) -> tuple[list[str], list[str]]:
     """``DumpLogSegments.dumpIndex``: ``offset: O position: P`` per entry.
 
-    * 0 entries → ``<file> is empty.`` (checked before the sanity check);
+    * 0 entries → ``<file> is empty.`` (checked before the sanity check; from 2.8, row ``dump.index_empty_line``);
     * ``sanity_check_only`` (``--index-sanity-check``) → ``<file> passed sanity check.``;
     * stops silently at the first entry after the first whose offset is the base offset (zero slots);
     * an entry is a mismatch when the batch at its position (read through a ``max_message_size``
       slice) does not have it as last offset; ``verify_only`` (``--verify-index-only``) prints no entries.
+
+    ``kafka_line``: before 2.3 (row ``dump.index_entry_check``, KAFKA-7487) an entry is checked against the
+    first record at its position, and the zero-slot stop comes after that check.
     """
+    first_record = kafka_lines.value("dump.index_entry_check", kafka_line) == "first record"
     own = errors is None
     errors = DumpErrors() if own else errors
     p = Path(path)
@@ -146,7 +152,8 @@ def dump_index(path: str | os.PathLike, *, verify_only: bool = False, sanity_che
     try:
         index = _open_index(OffsetIndex, p, start_offset)
         if index.entries == 0:
-            out.append(f"{shown} is empty.")
+            if kafka_lines.value("dump.index_empty_line", kafka_line):
+                out.append(f"{shown} is empty.")
             return out, []
         if sanity_check_only:
             index.sanity_check()
@@ -155,15 +162,21 @@ def dump_index(path: str | os.PathLike, *, verify_only: bool = False, sanity_che
         abs_path = java_absolute_path(path)
         for i in range(index.entries):
             entry = index.entry(i)
-            if entry.offset == index.base_offset and i > 0:
+            zero_slot = entry.offset == index.base_offset and i > 0
+            if zero_slot and not first_record:
                 break
             batch, _, _ = _first_batch(fr, entry.position, max_message_size)
             if batch is None:
                 raise DumpToolError("no batch at position %d of %s" % (entry.position, fr.path),
                                     "java.util.NoSuchElementException")
-            last = batch.last_offset
-            if last != entry.offset:
-                errors.record_index_mismatch(abs_path, entry.offset, last)
+            found = next((r.offset for r in batch.records()), None) if first_record else batch.last_offset
+            if found is None:
+                raise DumpToolError("an empty batch at position %d of %s" % (entry.position, fr.path),
+                                    "java.util.NoSuchElementException")
+            if found != entry.offset:
+                errors.record_index_mismatch(abs_path, entry.offset, found)
+            if zero_slot:
+                break
             if not verify_only:
                 out.append(f"offset: {entry.offset} position: {entry.position}")
         return out, (errors.render() if own else [])

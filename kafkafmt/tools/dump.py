@@ -102,6 +102,7 @@ def _dump_file(path: str, args, stderr_tail: list[str]) -> int:
         kw = {"verify_only": args.verify_index_only, "sanity_check_only": args.index_sanity_check}
         if suffix == ".index":
             kw["max_message_size"] = args.max_message_size
+            kw["kafka_line"] = args.kafka_line
         out, err = fn(path, **kw)
         for line in out:
             print(line)

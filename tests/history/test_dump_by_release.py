@@ -56,32 +56,42 @@ def test_a_v2_batch_is_refused_before_0_11():
 #: what each release's own DumpLogSegments printed for kafkafmt-built segments with holes, shallow and deep
 #: (conformance/kafkarig/dump_releases.py; tests/history/test_dump_releases_live.py runs the tools again)
 SHALLOW = json.loads((Path(__file__).parent / "data" / "dump_shallow_by_release.json").read_text())["releases"]
-FLAGS = {"shallow": [], "print-data-log": ["--print-data-log"], "deep-iteration": ["--deep-iteration"]}
+#: the flag sets of each release's .log files; "index": the offset indexes of kafkarig.dump_releases.indexes
+FLAGS = {"shallow": [], "print-data-log": ["--print-data-log"], "deep-iteration": ["--deep-iteration"], "index": []}
 
 
-def kafkafmt_cli(tmp_path, release: str, flags: list[str]) -> tuple[list[str], list[list[str]]]:
-    """``kafkafmt dump <the release's segments> FLAGS --kafka-line <its line>``: stdout lines, stderr reports."""
+def kafkafmt_cli(tmp_path, release: str, flags: str) -> tuple[list[str], list[list[str]]]:
+    """``kafkafmt dump <the release's segments, or their indexes> FLAGS --kafka-line <its line>``: stdout lines,
+    stderr reports."""
     import contextlib
     import io
 
     from kafkafmt import cli
-    from kafkarig.dump_releases import reports
-    files = []
+    from kafkarig.dump_releases import indexes, reports
+    files, index_files = [], []
     for name, hexdata in SHALLOW[release]["segments"].items():
+        data = bytes.fromhex(hexdata)
         (tmp_path / name).mkdir()
         f = tmp_path / name / f"{0:020d}.log"
-        f.write_bytes(bytes.fromhex(hexdata))
+        f.write_bytes(data)
         files.append(str(f))
+        for key, index in indexes(data).items():
+            (tmp_path / f"{name}-{key}").mkdir()
+            (tmp_path / f"{name}-{key}" / f.name).write_bytes(data)
+            (tmp_path / f"{name}-{key}" / f"{0:020d}.index").write_bytes(index)
+            index_files.append(str(tmp_path / f"{name}-{key}" / f"{0:020d}.index"))
+    if flags == "index":
+        files = index_files
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert cli.main(["dump", *files, *flags, "--kafka-line", release]) == 0
+        assert cli.main(["dump", *files, *FLAGS[flags], "--kafka-line", release]) == 0
     stdout = out.getvalue().replace(str(tmp_path), "<root>").split("\n")
     return stdout, reports([ln for ln in err.getvalue().replace(str(tmp_path), "<root>").split("\n") if ln])
 
 
 @pytest.mark.parametrize("release,flags", [(r, f) for r in sorted(SHALLOW, key=kafka_lines.order) for f in FLAGS])
 def test_dump_and_its_gap_report_as_the_release_printed_them(tmp_path, release, flags):
-    stdout, reports = kafkafmt_cli(tmp_path, release, FLAGS[flags])
+    stdout, reports = kafkafmt_cli(tmp_path, release, flags)
     real = SHALLOW[release]["flags"][flags]
     assert stdout == real["stdout"]
     assert reports == real["reports"]
@@ -111,3 +121,15 @@ def test_the_gap_report_headers_are_rows():
     assert [kafka_lines.value("dump.non_consecutive_header", line) for line in ("0.10.2", "0.11", "2.1", "2.8")] == [
         "Non-secutive offsets in :", "Non-consecutive offsets in :", "Non-consecutive offsets in :",
         "Non-consecutive offsets in "]
+
+
+def test_2_0_and_2_1_report_their_own_brokers_indexes_as_mismatched():
+    """KAFKA-6264 (2.0) keys an index entry by the batch's last offset; the DumpLogSegments of 2.0.1 and 2.1.1 still
+    compare it with the first record (KAFKA-7487, fixed in 2.3): rows log.offset_index_key, dump.index_entry_check."""
+    def last_index_reports(release):
+        return [r for r in SHALLOW[release]["flags"]["index"]["reports"] if r[0].endswith("-last/00000000000000000000.index")]
+    assert last_index_reports("2.1.1")[-1][1:] == ["  Index offset: 9, log offset: 8", "  Index offset: 6, log offset: 4"]
+    assert last_index_reports("2.8.2") == []
+    assert kafka_lines.value("log.offset_index_key", "2.0") == "last offset"
+    assert [kafka_lines.value("dump.index_entry_check", line) for line in ("2.1", "2.8")] == [
+        "first record", "batch last offset"]

@@ -1,12 +1,13 @@
 """``kafkafmt dump --kafka-line X`` against release X's own ``kafka.tools.DumpLogSegments``, without and with
-``--deep-iteration``, on segments with holes (every release of conformance/kafkarig/releases.py).
+``--deep-iteration``, on segments with holes and on their offset indexes (every release of
+conformance/kafkarig/releases.py).
 
 One run of :func:`kafkarig.dump_releases.run_all` per session, in a subprocess started when the session begins
-(tests/head_start.py): no broker, one JVM per release and set of flags (30, three at a time; about 20 s here,
-under 60 s on a loaded machine).  Each test compares one release and set of flags: stdout line for line, and the
-stderr reports of non-consecutive offsets (one per file: the release orders them by its HashMap, kafkafmt by the
-files); and what the release printed is what tests/history/data/dump_shallow_by_release.json keeps for the
-offline tests (test_dump_by_release.py).
+(tests/head_start.py): no broker, one JVM per release and set of flags or the offset indexes (40, three at a
+time; about 30 s here, under 60 s on a loaded machine).  Each test compares one release and set of flags:
+stdout line for line, and the stderr reports (non-consecutive offsets, index mismatches; one per file: the
+release orders them by its HashMap, kafkafmt by the files); and what the release printed is what
+tests/history/data/dump_shallow_by_release.json keeps for the offline tests (test_dump_by_release.py).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def dumps():
     return rig_result("dump-releases-rig", tuple(RELEASES))
 
 
-@pytest.mark.parametrize("release,flags", [(r, f) for r in RELEASES for f in FLAGS])
+@pytest.mark.parametrize("release,flags", [(r, f) for r in RELEASES for f in [*FLAGS, "index"]])
 def test_kafkafmt_dump_prints_what_the_release_printed(dumps, release, flags):
     run = dumps[release]["flags"][flags]
     assert run["kafkafmt"][0] == run["real"][0]
