@@ -104,8 +104,9 @@ def workload(magic, codec: str, keys: int, seed: int = 1) -> list[tuple[int, byt
 
 
 def transactions(codec: str, keys: int, seed: int) -> list[tuple[int, bytes]]:
-    """80 v2 appends, 1 s apart (segments a few seconds apart in mtime: markers go once their transaction has): three transactional producers (each transaction committed or, 2 in 5,
-    aborted), an idempotent one and plain batches; every transaction closed at the end."""
+    """80 v2 appends, 1 s apart (segments seconds apart in mtime, so markers go once their transaction has):
+    three transactional producers (each transaction committed or, 2 in 5, aborted), an idempotent one and
+    plain batches; every transaction closed at the end."""
     rnd, out, offset = random.Random(seed), [], 0
     seq, open_ = {1000: 0, 1001: 0, 1002: 0, 2000: 0}, set()
 
