@@ -122,3 +122,12 @@ def test_completion_scripts_name_every_verb_and_parse(shell, tmp_path):
         assert out == ["explain", explain], out
     elif shutil.which("zsh"):  # a syntax check where zsh is installed (the content is checked above everywhere)
         assert subprocess.run(["zsh", "-n", str(script)]).returncode == 0
+
+
+def test_every_json_document_is_described_in_the_reference():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "cli-json.md").read_text()
+    for words, parser in LEAVES:
+        fmt = next(a for a in parser._actions if a.dest == "format" and a.option_strings == ["--format"])
+        if "json" in fmt.choices:
+            assert f"`kafkafmt {' '.join(words)}" in text, words
