@@ -582,6 +582,7 @@ def _run_counts(results: dict, version: str, run: dict):
 def model_check(results: dict, doc: dict) -> dict:
     """Fit :mod:`kafkafmt.costs` on the fit shapes' cells, predict every main-shape cell (held out), compare."""
     from kafkafmt.costs import FitCell, fit, predict
+    from kafkafmt.errors import ConfigError
     cells = [FitCell(version, _run_counts(results, version, run), run["cpu_sched_s"], f"{key} {label}")
              for version, keys in results.get("fit", {}).items() for key, labels in keys.items()
              for label, runs in labels.items() for run in runs]
@@ -596,7 +597,13 @@ def model_check(results: dict, doc: dict) -> dict:
             continue
         for key, labels in keys.items():
             for label, runs in labels.items():
-                pred = [predict(_run_counts(results, version, r), KAFKA_LINE[version], table).cpu_s for r in runs]
+                try:
+                    pred = [predict(_run_counts(results, version, r), KAFKA_LINE[version], table).cpu_s for r in runs]
+                except ConfigError as e:  # a codec the fit cells did not price
+                    rows.append({"release": version, "codec": key, "fetch": label, "error": None, "note": str(e),
+                                 "measured_cpu_s": round(med([r["cpu_sched_s"] for r in runs]), 4),
+                                 "predicted_cpu_s": None})
+                    continue
                 meas = [r["cpu_sched_s"] for r in runs]
                 errs = [p / x - 1 for p, x in zip(pred, meas) if x]
                 rows.append({"release": version, "codec": key, "fetch": label,
@@ -709,7 +716,7 @@ def print_tables(doc: dict) -> None:
         for row in mc["held_out"]:
             err = None if row["error"] is None else 100 * row["error"]
             print(f"  {row['release']:9} {row['codec']:7} {row['fetch']:11} measured {row['measured_cpu_s']:.3f} s, "
-                  f"predicted {row['predicted_cpu_s']:.3f} s ({_f(err, 0)} %)")
+                  f"predicted {_f(row['predicted_cpu_s'], 3)} s ({_f(err, 0)} %)")
     if r["heap"]:
         print("\nheap of one large down-converted fetch (lz4 v2 -> magic 1):")
         for k, v in r["heap"].items():
@@ -851,6 +858,9 @@ def main(argv=None) -> int:
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)), "seconds": round(time.time() - t0),
            "jvm": {"cpu": KAFKA_JVM_OPTS, "heap": HEAP_JVM_OPTS}, "results": results}
     doc["ratios"] = ratios(results)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1))  # the measurements first: nothing below can lose them
     doc["model"] = model_check(results, doc)
     if doc["model"] and args.write_table:
         from kafkafmt.costs import TABLE_PATH
