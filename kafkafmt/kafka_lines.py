@@ -557,6 +557,12 @@ CHANGES: tuple[LineChange, ...] = (
     _row("cleaner.legacy_to_v2", "cleaner", "the cleaner rewrites retained v0/v1 messages as v2 batches "
          "(each plain message its own batch, each compressed wrapper one batch)", "4.0", False, True, "KAFKA-13093",
          "LogCleaner (4.4.0)"),
+    _row("cleaner.legacy_rebuild_magic", "cleaner", "a compressed v0/v1 wrapper the cleaner rebuilds keeps its own "
+         "magic (before: the topic's message format's, its inner messages as they were, so 0.10.0 cleaning a v0 "
+         "wrapper under message.format.version 0.10.0 fails reading it back: 'Compressed message has magic value 1 "
+         "but inner message has magic value 0', the pass ends there)", "0.10.1", "message format", "wrapper's own",
+         "KAFKA-4298", "LogCleaner.cleanInto, compressMessages (0.10.0.1; fixed in 0.10.1.1 and 0.10.2.0 per the "
+         "JIRA, not checked)"),
     _row("cleaner.delete_horizon", "cleaner", "v2 tombstones (and markers of emptied transactions) are kept "
          "delete.retention.ms after the pass that first keeps them: the batch gets deleteHorizonMs = now + "
          "delete.retention.ms in its header (attribute bit 6, as its baseTimestamp); before, v2 as v0/v1: kept "

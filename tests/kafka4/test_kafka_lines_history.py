@@ -71,7 +71,7 @@ def test_the_rows_say_what_each_release_did(key, values):
 def test_rows_between_two_lines():
     keys = {c.key for c in kafka_lines.rows_between("0.10.0", "0.10.1")}
     assert keys == {"log.time_index", "log.retention_time", "log.roll_time", "dump.format", "fetch.max_version",
-                    "cleaner.map_reach", "topic.added.min.compaction.lag.ms",
+                    "cleaner.map_reach", "cleaner.legacy_rebuild_magic", "topic.added.min.compaction.lag.ms",
                     "topic.added.leader.replication.throttled.replicas",
                     "topic.added.follower.replication.throttled.replicas"}
     assert kafka_lines.rows_between("4.4", "3.9") == kafka_lines.rows_between("3.9", "4.4")

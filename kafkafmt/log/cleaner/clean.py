@@ -414,7 +414,9 @@ def _filter_one(flt: SegmentFilter, b, arr) -> tuple[bytes, int]:
     """One batch by the per-batch path: the bulk scan where it applies, else the reference filter."""
     # the bulk scan keeps each magic as it is and follows KIP-534 for v2; a line that rewrites v0/v1 as v2
     # (row cleaner.legacy_to_v2), or one before KIP-534 (row cleaner.delete_horizon), takes the filter's path
-    scan = None if (b.magic < 2 and flt.legacy_to_v2) or (b.magic >= 2 and not flt.delete_horizon) else _scan(b, arr)
+    # (and one rebuilding v0/v1 wrappers in the topic's format, row cleaner.legacy_rebuild_magic)
+    legacy_path = flt.legacy_to_v2 or flt.rebuild_magic is not None
+    scan = None if (b.magic < 2 and legacy_path) or (b.magic >= 2 and not flt.delete_horizon) else _scan(b, arr)
     if scan is None:
         return flt.filter_batch(b)
     return filter_v2(flt, b, scan) if b.magic >= 2 else filter_legacy(flt, b, scan)
@@ -553,7 +555,9 @@ def _line_rules(log, first_uncleanable: int) -> dict:
     keep_at = {None: None, "first uncleanable offset": first_uncleanable,
                "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
     return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at,
-            "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line)}
+            "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line),
+            "rebuild_magic": (log.config.to_magic if kafka_lines.value("cleaner.legacy_rebuild_magic", line)
+                              == "message format" else None)}
 
 
 def do_clean(log, first_dirty: int, first_uncleanable: int, now: int, cfg: CleanerConfig,

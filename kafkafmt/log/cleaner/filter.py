@@ -29,6 +29,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from ...constants import NO_TIMESTAMP, CompressionType, ControlRecordType, TimestampType
+from ...errors import IllegalStateError
 from ...records import MemoryRecordsBuilder
 from ...records.default import batch_attributes, encode_default_batch
 from .legacy_to_v2 import rewrite_as_v2
@@ -143,15 +144,19 @@ class SegmentFilter:
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
                  txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats,
-                 legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None, delete_horizon: bool = True):
+                 legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None, delete_horizon: bool = True,
+                 rebuild_magic: int | None = None):
         """``legacy_to_v2``: retained v0/v1 entries are rewritten as v2 batches (Kafka 4.x, KAFKA-13093);
         ``retain_batch_ending_at``: the batch whose next offset is this one is kept even when empty
         (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452); ``delete_horizon``:
         v2 tombstones and markers live by the batch's ``deleteHorizonMs`` (KIP-534, Kafka 3.1), else as
-        v0/v1 ones by the segment's modification time, the batch never given a horizon."""
+        v0/v1 ones by the segment's modification time, the batch never given a horizon; ``rebuild_magic``:
+        the magic a rebuilt compressed v0/v1 wrapper takes (the topic's format, Kafka 0.10.0 before
+        KAFKA-4298; None: the wrapper's own), one of another magic than its inner messages failing."""
         self.map = offset_map
         self.legacy_to_v2 = legacy_to_v2
         self.delete_horizon = delete_horizon
+        self.rebuild_magic = rebuild_magic
         self.retain_batch_ending_at = retain_batch_ending_at
         self.now = now
         self.delete_retention_ms = delete_retention_ms
@@ -235,6 +240,11 @@ class SegmentFilter:
                 tombstones = tombstones or r.value is None
             else:
                 write_original = False
+        if retained and not write_original and batch.is_compressed and batch.magic < 2 \
+                and self.rebuild_magic is not None and self.rebuild_magic != batch.magic:
+            # KAFKA-4298: the wrapper rebuilt in the topic's format, read back: ByteBufferMessageSet's deep iterator
+            raise IllegalStateError(f"Compressed message has magic value {self.rebuild_magic} but inner message has "
+                                    f"magic value {batch.magic}")
         if retained:
             need_horizon = self.delete_horizon and needs_delete_horizon(batch.magic >= 2, tombstones,
                                                                         marker_for_empty_txn,

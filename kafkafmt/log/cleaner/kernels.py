@@ -993,7 +993,9 @@ class FilterRun:
         self.prm[P_RETAIN_AT] = NO_OFFSET if retain_at is None else retain_at
         self.prm[P_LATEST_OFFSET] = flt.map.latest_offset
         self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
-        self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 else 1  # a line that rewrites v0/v1 as v2 (cleaner.legacy_to_v2)
+        # v0/v1 entries compiled unless the line rewrites them as v2 (cleaner.legacy_to_v2) or rebuilds their
+        # wrappers in the topic's format (cleaner.legacy_rebuild_magic)
+        self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 or flt.rebuild_magic is not None else 1
         self.prm[P_LEGACY_TOMBSTONES] = 1 if flt.retain_legacy_deletes else 0
         # v2 batches compiled only on a line with KIP-534's delete horizon (row cleaner.delete_horizon)
         self.prm[P_V2] = 1 if flt.delete_horizon else 0
