@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import kafka_lines
+from ...compression import kafka_line_codecs
 from ...constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, INT64_MAX, LOG_OVERHEAD
 from ...errors import CorruptRecordError, IllegalArgumentError
 from ...layout import TXN_INDEX_ENTRY
@@ -493,8 +494,9 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
             upper = group[i + 1].base_offset if i + 1 < len(group) else seg.read_next_offset()
             flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
             flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
-            _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
-                        cfg.max_message_size, progress or PassProgress())
+            with kafka_line_codecs(log.config.broker.kafka_line):  # rebuilt batches: the line's codecs (codec.*)
+                _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
+                            cfg.max_message_size, progress or PassProgress())
         cleaned.on_become_inactive()
         if flt.txn.cleaned_index:
             path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)
