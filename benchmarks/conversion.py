@@ -608,6 +608,8 @@ def model_check(results: dict, doc: dict) -> dict:
                 errs = [p / x - 1 for p, x in zip(pred, meas) if x]
                 rows.append({"release": version, "codec": key, "fetch": label,
                              "measured_cpu_s": round(med(meas), 4), "predicted_cpu_s": round(med(pred), 4),
+                             "measured_s_per_gb": round(med([x / r["bytes"] * 1e9 for x, r in zip(meas, runs)]), 2),
+                             "predicted_s_per_gb": round(med([x / r["bytes"] * 1e9 for x, r in zip(pred, runs)]), 2),
                              "error": round(med(errs), 3) if errs else None})
     within = [r for r in rows if r["error"] is not None and abs(r["error"]) <= 0.30]
     return {"table": table.to_dict(), "held_out": rows, "within_30_percent": f"{len(within)} of {len(rows)}"}
@@ -790,8 +792,8 @@ def docs_tables(doc: dict) -> dict[str, dict]:
         out["conversion_model.json"] = {
             "title": "The cost model (kafkafmt.costs) against measured broker CPU, on workloads not used to fit it "
                      f"({mc['within_30_percent']} within +-30 %)", **facts,
-            "columns": ["release", "codec", "fetch", "measured CPU s", "predicted CPU s", "error"],
-            "rows": [[x["release"], x["codec"], x["fetch"], x["measured_cpu_s"], x["predicted_cpu_s"],
+            "columns": ["release", "codec", "fetch", "measured CPU s/GB", "predicted CPU s/GB", "error"],
+            "rows": [[x["release"], x["codec"], x["fetch"], x.get("measured_s_per_gb"), x.get("predicted_s_per_gb"),
                       None if x["error"] is None else f"{100 * x['error']:+.0f} %"] for x in mc["held_out"]],
             "note": "Fitted per release on 64- and 512-byte values converted to the next older magic (and a 512-byte "
                     "zero-copy read); predicted from kafkafmt's counts of the same requests (kafkafmt.costs.consume "
@@ -810,6 +812,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-produce", action="store_true")
     ap.add_argument("--no-fetch", action="store_true", help="skip the fetch and produce phases (heap only)")
     ap.add_argument("--out", default=str(OUT / "conversion.json"))
+    ap.add_argument("--report", metavar="JSON", help="no run: the tables again from a run's conversion.json")
     ap.add_argument("--docs", action="store_true", help="write the docs' tables (docs/_data/bench/conversion_*.json)")
     ap.add_argument("--write-table", action="store_true",
                     help="write the fitted costs to kafkafmt/costs/measured.json (the table kafkafmt ships)")
@@ -829,6 +832,11 @@ def main(argv=None) -> int:
         return 1
     if not args.no_produce and "0.9.0.1" not in releases:
         releases.insert(0, "0.9.0.1")
+    if args.report:  # the tables again from a run's JSON (no broker started)
+        doc = json.loads(Path(args.report).read_text())
+        doc["ratios"] = ratios(doc["results"])
+        doc["model"] = model_check(doc["results"], doc)
+        return _finish(doc, args)
     load0, t0 = os.getloadavg(), time.time()
     results: dict = {}
     root = Path(tempfile.mkdtemp(prefix="kafkafmt-costbench-"))
@@ -862,6 +870,11 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))  # the measurements first: nothing below can lose them
     doc["model"] = model_check(results, doc)
+    return _finish(doc, args)
+
+
+def _finish(doc: dict, args) -> int:
+    """The JSON, the fitted table (``--write-table``), the docs' tables (``--docs``), the printed tables."""
     if doc["model"] and args.write_table:
         from kafkafmt.costs import TABLE_PATH
         TABLE_PATH.write_text(json.dumps(doc["model"]["table"], indent=1) + "\n")
