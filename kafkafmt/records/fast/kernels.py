@@ -66,7 +66,7 @@ def be_int(data, p, n):
     return v
 
 
-@inner
+@inline
 def _uvarint(data, p, end, max_bytes):
     """Raw 7-bit groups at ``p`` (``ByteUtils.readVarint``/``readVarlong``); next position -1 on error."""
     raw = np.uint64(0)
@@ -85,7 +85,7 @@ def _uvarint(data, p, end, max_bytes):
             return raw, -1
 
 
-@inner
+@inline
 def read_varint(data, p, end):
     """A zigzag varint as a Java int (5 bytes at most)."""
     raw, p = _uvarint(data, p, end, np.int64(5))  # not a literal 5: one compilation serves both
@@ -97,7 +97,7 @@ def read_varint(data, p, end):
     return s, p
 
 
-@inner
+@inline
 def read_varlong(data, p, end):
     """A zigzag varlong as a Java long (10 bytes at most)."""
     raw, p = _uvarint(data, p, end, np.int64(10))
@@ -105,7 +105,7 @@ def read_varlong(data, p, end):
     return np.int64(v), p  # bit-for-bit reinterpretation, as Java's long
 
 
-@inner
+@inline
 def _sized(data, p, end):
     """A varint length and the bytes it counts (``Utils.sizeDelimited``: any negative length is null,
     reported as -1): ``(position, length, next position)``, next position -1 if they overrun ``end``."""
@@ -117,7 +117,7 @@ def _sized(data, p, end):
     return p, n, p + n
 
 
-@inner
+@inline
 def _v2_headers(data, p, rend, count):
     """Past ``count`` headers (key, value) of a v2 record ending at ``rend``: the next position, or -1 when
     one overruns the record or has a null key (Kafka: "Invalid negative header key size")."""
@@ -131,7 +131,7 @@ def _v2_headers(data, p, rend, count):
     return p
 
 
-@inner
+@inline
 def _v2_sequence(base_seq, offset_delta):
     """``DefaultRecordBatch.incrementSequence(baseSequence, offsetDelta)`` for ``offset_delta >= 0``, wrapping
     past ``Integer.MAX_VALUE`` to 0; -1 (NO_SEQUENCE) when the batch has no base sequence."""
