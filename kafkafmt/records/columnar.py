@@ -235,10 +235,10 @@ _TS_TYPE_BY_ID_PLUS_1 = np.array([_TS_TYPES[i - 1] for i in range(len(_TS_TYPES)
 _LEGACY_CRC_START = LEGACY_V0.offset_of("magic")  # LegacyRecord: the CRC covers magic..end
 
 
-#: records area decoded by one kernel call when keys and values are gathered right after it, so that
-#: the gather finds the records in cache (measured on 200k records: 128 KiB to 64 MiB, flat from 1 to
-#: 4 MiB and 10% faster there than one call per chunk; the machine has 1 MiB of L2 per core, 32 MiB L3; the same
-#: for 200k plain v1 messages (``decode_legacy_plain``): 1-2 MiB 5-7% faster than one call, 256 KiB 3% slower)
+#: plain v0/v1 messages decoded by one kernel call (``decode_legacy_plain``) when keys and values are gathered
+#: right after it, so that the gather finds them in cache (measured on 200k plain v1 messages: 1-2 MiB 5-7% faster
+#: than one call, 256 KiB 3% slower; the machine has 1 MiB of L2 per core, 32 MiB L3).  v2 records need no
+#: such groups: ``decode_v2`` copies each key and value itself as it reads the record
 _GATHER_BYTES = 2 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
@@ -356,11 +356,11 @@ class _KernelCalls:
                     row = self._commit(data, out, row, nxt, order)
         return data, starts, out[:, :row], order
 
-    def _commit(self, data, out, row, nxt, order) -> int:
+    def _commit(self, data, out, row, nxt, order, *, gathered: bool = False) -> int:
         """Rows ``row..nxt-1`` are filled for good: record them in ``order`` (and gather their keys and
-        values while they are in cache); the next row."""
+        values while they are in cache, unless the kernel did: ``gathered``); the next row."""
         order.append(("fast", row, nxt))
-        if self.gather is not None:
+        if self.gather is not None and not gathered:
             self.gather.rows(data, out, row, nxt)
         return nxt
 
@@ -375,32 +375,18 @@ class _KernelCalls:
                         for b in bs], dtype=np.int64)
         seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
         ids = np.array(locals_, dtype=np.int64)
-        for first, last in self._groups(en - st):
-            while first < last:
-                failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
-                                             row, out, wire)
-                if nxt > row:
-                    row = self._commit(data, out, row, nxt, order)
-                if failed < 0:
-                    break
-                order.append(("ref", locals_[failed]))
-                first = failed + 1
+        dests = fast.NO_GATHER if self.gather is None else self.gather.kernel_args()  # the kernel copies keys, values
+        first, last = 0, len(bs)
+        while first < last:
+            failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
+                                         row, out, wire, *dests)
+            if nxt > row:
+                row = self._commit(data, out, row, nxt, order, gathered=True)
+            if failed < 0:
+                break
+            order.append(("ref", locals_[failed]))
+            first = failed + 1
         return row
-
-    def _groups(self, sizes: np.ndarray) -> list[tuple[int, int]]:
-        """Batches ``first..last-1`` decoded by one kernel call: all of them, or, when keys and values are
-        gathered as rows are filled, about ``_GATHER_BYTES`` of records area at a time."""
-        if self.gather is None:
-            return [(0, len(sizes))]
-        groups, first, acc = [], 0, 0
-        for i, size in enumerate(sizes.tolist()):
-            acc += size
-            if acc >= _GATHER_BYTES:
-                groups.append((first, i + 1))
-                first, acc = i + 1, 0
-        if first < len(sizes):
-            groups.append((first, len(sizes)))
-        return groups
 
     def _run_plain(self, data, starts, step, out, row, order, wire: bool) -> int:
         _, local0, n, piece = step
@@ -734,9 +720,9 @@ class _Chunk(_KernelCalls, _ArrowAssembly):
         if not self.metas:
             return []
         try:
-            fields = [f for f, keep in (((fast.F_KEY_POS, fast.F_KEY_LEN), self.opts.keys),
-                                        ((fast.F_VALUE_POS, fast.F_VALUE_LEN), self.opts.values)) if keep]
-            self.gather = fast.ValueGather(fields, sum(e - s for _, s, e in self.pieces)) if fields else None
+            keys, values = self.opts.keys, self.opts.values
+            self.gather = fast.ValueGather(keys, values, sum(e - s for _, s, e in self.pieces)) \
+                if keys or values else None
             data, starts, out, order = self._run(wire=False)
             fast_table = self._fast_table(data, out) if out.shape[1] else None
             del data  # no view of the source outlives the decode (an mmap must be closable)

@@ -146,9 +146,10 @@ def mutate(data: bytes, flips, recrc: bool, cut: int) -> bytes:
        st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3), st.booleans(),
        st.integers(0, 10**6), st.integers(1, 400), st.booleans(), st.booleans())
 def test_values_gathered_as_rows_fill_agree_for_any_group_size(data, flips, recrc, cut, group, keys, values):
-    """records_table copies keys and values right after each kernel call (about ``_GATHER_BYTES`` of
-    records at a time): with groups of a few bytes (every batch its own call, failures in between)
-    every column and every error is still the reference's."""
+    """records_table copies keys and values as decode_v2 reads them (a failed batch's copies are
+    overwritten) and right after each call of the v0/v1 kernels (about ``_GATHER_BYTES`` of messages at a
+    time): with groups of a few bytes (every message its own call, failures in between) and chunks
+    of a few bytes, every column and every error is still the reference's."""
     d = mutate(data, flips, recrc, cut) if flips else data
     with mock.patch.object(columnar, "_GATHER_BYTES", group):
         assert_same(d, include_keys=keys, include_values=values, check_crc=False)

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...constants import INT32_MAX
-from .kernels import gather, header_spans
+from .kernels import F_KEY_LEN, F_VALUE_LEN, gather, gather_rows, header_spans
 
 
 def pool_empty(shape, dtype) -> np.ndarray:
@@ -75,37 +75,40 @@ class _BinaryLayout:
 
 
 class ValueGather:
-    """Binary columns gathered piece by piece, right after a kernel fills a few rows: the records are
-    still in the CPU cache then (one gather per column over a whole chunk reads the records area from
-    memory a second time; measured ~6 ms of 26 for 200k lz4 records).  ``fields`` are ``(position
-    row, length row)`` pairs of the kernels' ``out`` matrix; ``capacity`` bounds each column's bytes
-    (every value lies inside the buffer: the sum of the records areas does)."""
+    """Key and value columns gathered piece by piece, as a kernel fills rows: by :func:`decode_v2` itself
+    (``kernel_args``) while each record is in cache, or by :meth:`rows` right after a kernel fills a few rows
+    (one gather per column over a whole chunk reads the records area from memory a second time; measured
+    ~6 ms of 26 for 200k lz4 records).  ``keys``/``values``: which columns; ``capacity`` bounds each
+    column's bytes (every value lies inside the buffer: the sum of the records areas does)."""
 
-    def __init__(self, fields: list[tuple[int, int]], capacity: int):
-        self.fields = fields
-        self.buffers = [pa.allocate_buffer(capacity, resizable=True) for _ in fields]
+    def __init__(self, keys: bool, values: bool, capacity: int):
+        self.keys, self.values = keys, values
+        self.buffers = [pa.allocate_buffer(capacity if want else 0, resizable=True) for want in (keys, values)]
         self._dests = [np.frombuffer(b, np.uint8) for b in self.buffers]
-        self.used = [0] * len(fields)
+        self.used = np.zeros(2, np.int64)
+
+    def kernel_args(self) -> tuple:
+        """``(copy_keys, copy_values, key_dest, value_dest, used)`` for :func:`decode_v2`."""
+        return (self.keys, self.values, *self._dests, self.used)
 
     def rows(self, data: np.ndarray, out: np.ndarray, row0: int, row1: int) -> None:
         """Append the values of rows ``row0..row1-1`` (the next rows, in order)."""
-        for i, (pos_field, len_field) in enumerate(self.fields):
-            sizes = np.maximum(out[len_field, row0:row1], 0)
-            at = np.cumsum(sizes)
-            used = self.used[i] + (int(at[-1]) if len(at) else 0)
-            at -= sizes
-            at += self.used[i]
-            gather(data, out[pos_field, row0:row1], sizes, at, self._dests[i])
-            self.used[i] = used
+        gather_rows(data, out, row0, row1, *self.kernel_args())
 
     def arrays(self, out: np.ndarray, type_: pa.DataType = pa.binary()) -> list[pa.Array]:
-        """The columns, one per field, over every row of ``out``."""
+        """The columns (keys, then values, those gathered) over every row of ``out``."""
         self._dests = None  # no view may outlive the resize, which may move the bytes
         arrays = []
-        for (_, len_field), buf, used in zip(self.fields, self.buffers, self.used):
-            buf.resize(used, shrink_to_fit=True)
-            arrays.append(gathered_binary_array(out[len_field], buf, type_))
+        for want, len_field, buf, used in zip((self.keys, self.values), (F_KEY_LEN, F_VALUE_LEN), self.buffers,
+                                              self.used.tolist()):
+            if want:
+                buf.resize(used, shrink_to_fit=True)
+                arrays.append(gathered_binary_array(out[len_field], buf, type_))
         return arrays
+
+
+#: the kernels' destination arguments when nothing is gathered
+NO_GATHER = (False, False, np.empty(0, np.uint8), np.empty(0, np.uint8), np.zeros(2, np.int64))
 
 
 def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.ndarray,

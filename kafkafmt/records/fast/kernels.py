@@ -153,9 +153,19 @@ def _v2_wire(out, row, attributes, rstart, rend, ts_delta, offset_delta):
     out[F_OFFSET_DELTA, row] = offset_delta
 
 
+@inline
+def copy_span(dest, d, data, s, n):
+    """``dest[d:d+n] = data[s:s+n]`` (``n > 0``).  Unsigned indices: no negative-index wrap-around test, so
+    LLVM vectorises the copy (measured 15x faster than signed indices, 4x faster than a slice assignment)."""
+    d = np.uint64(d)
+    s = np.uint64(s)
+    for j in range(np.uint64(n)):
+        dest[d + j] = data[s + j]
+
+
 @kernel
 def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
-              batch_ids, first, last, row, out, wire):
+              batch_ids, first, last, row, out, wire, copy_keys, copy_values, key_dest, value_dest, used):
     """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``).
 
     ``log_append_times[b]`` is the batch maxTimestamp for LogAppendTime batches, else the sentinel
@@ -163,8 +173,15 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
     ``(failed batch or -1, next row)``.  Control batches never reach this kernel.  ``wire=False``
     leaves out the wire details only ``Record`` objects need (attributes, position, size, magic,
     deltas): a table does not read them, and fewer writes per record are measurably faster.
+
+    ``copy_keys``/``copy_values``: each record's key/value bytes are also appended to ``key_dest`` /
+    ``value_dest`` from ``used[0]`` / ``used[1]`` on, while the record is in the CPU's first-level cache
+    (a second pass over the rows re-reads them; measured ~30% of a table's decode).  ``used`` moves
+    only past whole decoded batches: a failed batch's bytes are overwritten by the next ones.
     """
     lat_none = np.int64(INT64_MIN)
+    key_used = used[0]
+    value_used = used[1]
     for b in range(first, last):
         p = starts[b]
         end = ends[b]
@@ -191,12 +208,22 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             offset_delta, p = read_varint(data, p, rend)
             if p < 0:
                 return b, row0
-            out[F_KEY_POS, row], out[F_KEY_LEN, row], p = _sized(data, p, rend)
+            kpos, klen, p = _sized(data, p, rend)
             if p < 0:
                 return b, row0
-            out[F_VALUE_POS, row], out[F_VALUE_LEN, row], p = _sized(data, p, rend)
+            vpos, vlen, p = _sized(data, p, rend)
             if p < 0:
                 return b, row0
+            out[F_KEY_POS, row] = kpos
+            out[F_KEY_LEN, row] = klen
+            out[F_VALUE_POS, row] = vpos
+            out[F_VALUE_LEN, row] = vlen
+            if copy_keys and klen > 0:
+                copy_span(key_dest, key_used, data, kpos, klen)
+                key_used += klen
+            if copy_values and vlen > 0:
+                copy_span(value_dest, value_used, data, vpos, vlen)
+                value_used += vlen
             nh, p = read_varint(data, p, rend)
             if p < 0 or nh < 0 or nh > rend - p:
                 return b, row0
@@ -221,6 +248,8 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             row += 1
         if count > 0 and p != end:
             return b, row0
+        used[0] = key_used
+        used[1] = value_used
     return -1, row
 
 
@@ -539,12 +568,27 @@ def header_spans(data, headers_pos, headers_count, total, key_pos, key_len, valu
 def gather(data, pos, lengths, offsets, dest):
     """Copy ``data[pos[i]:pos[i]+lengths[i]]`` to ``dest[offsets[i]:]`` (null: negative length)."""
     for i in range(pos.shape[0]):
-        # unsigned indices: no negative-index wrap-around test, so LLVM vectorises the copy (measured
-        # 15x faster than signed indices, 4x faster than a slice assignment per value)
-        s = np.uint64(pos[i])
-        d = np.uint64(offsets[i])
-        for j in range(np.uint64(lengths[i])):
-            dest[d + j] = data[s + j]
+        if lengths[i] > 0:
+            copy_span(dest, offsets[i], data, pos[i], lengths[i])
+
+
+@kernel
+def gather_rows(data, out, row0, row1, copy_keys, copy_values, key_dest, value_dest, used):
+    """Append the keys and/or values of rows ``row0..row1-1`` of ``out`` to ``key_dest`` / ``value_dest``
+    from ``used[0]`` / ``used[1]`` on (as :func:`decode_v2` does as it goes), and move ``used`` past them."""
+    key_used = used[0]
+    value_used = used[1]
+    for r in range(row0, row1):
+        n = out[F_KEY_LEN, r]
+        if copy_keys and n > 0:
+            copy_span(key_dest, key_used, data, out[F_KEY_POS, r], n)
+            key_used += n
+        n = out[F_VALUE_LEN, r]
+        if copy_values and n > 0:
+            copy_span(value_dest, value_used, data, out[F_VALUE_POS, r], n)
+            value_used += n
+    used[0] = key_used
+    used[1] = value_used
 
 
 @kernel
