@@ -44,7 +44,8 @@ from .kernels import (
                       legacy_plain_run,
 )
 
-__all__ = ["ValueGather", "NO_GATHER", "binary_array", "header_arrays", "pool_astype", "pool_empty", "decode_v2", "legacy_plain_run",
+__all__ = ["ValueGather", "NO_GATHER", "binary_array", "header_arrays", "pool_astype", "pool_empty", "decode_v2",
+           "legacy_plain_run",
            "legacy_crcs", "crc32_spans", "decode_legacy_plain", "decode_legacy_inner", "N_FIELDS", "MIN_V2_RECORD",
            "MIN_LEGACY_ENTRY", "F_OFFSET", "F_TIMESTAMP", "F_TSTYPE", "F_SEQUENCE", "F_KEY_POS", "F_KEY_LEN",
            "F_VALUE_POS", "F_VALUE_LEN", "F_HEADERS_POS", "F_HEADERS_COUNT", "F_BATCH", "F_RECORD_POS", "F_SIZE",
