@@ -3,6 +3,8 @@
 Offline: the segments and the lines each release printed for them were measured by the live checks
 (tests/history/test_old_releases_live.py, ``make history-record``) and kept in data/dump_by_release.json;
 the line format of each release is row ``dump.format`` of kafkafmt.kafka_lines (kafkafmt.records.dump_legacy).
+Without ``--deep``, ``--print-data-log`` alone, the stderr reports and the offset indexes: data/dump_shallow_by_release.json
+(kafkarig.dump_releases; tests/history/test_dump_releases_live.py).
 """
 from __future__ import annotations
 
