@@ -1,8 +1,11 @@
 """What a cleaner pass over a partition would do differently on other Kafka lines (``kafkafmt clean``).
 
-The rows of area ``cleaner`` of :mod:`kafkafmt.kafka_lines` that matter for the partition's data: the
-v0/v1 batches a 4.x cleaner rewrites as v2 (KAFKA-13093) only where there are any; which emptied batch
-is kept (KAFKA-17076, KAFKA-20452) on any compacted partition.  Read-only: the segments are only read.
+The rows of area ``cleaner`` of :mod:`kafkafmt.kafka_lines` (and ``log.leader_epoch_cache``) that matter for
+the partition's data: the v0/v1 batches a 4.x cleaner rewrites as v2 (KAFKA-13093), the magic a rebuilt
+wrapper takes (KAFKA-4298) and whether an empty ``leader-epoch-checkpoint`` stays (KIP-101, KAFKA-7897) only
+where there are v0/v1 batches; how v2 tombstones expire (KIP-534) only where there are v2 batches; how far
+one pass reaches (KAFKA-3587, KAFKA-3894) and which emptied batch is kept (KAFKA-17076, KAFKA-20452) on any
+compacted partition.  Read-only: the segments are only read.
 """
 from __future__ import annotations
 
@@ -53,14 +56,42 @@ def _retain_note(value) -> str:
             "high watermark": "an emptied batch is kept only when it ends at the high watermark"}[value]
 
 
+def _reach_note(value) -> str:
+    return {"whole segments": "a pass maps only whole segments while their offsets fit the offset map (and refuses "
+                              "a segment of more offsets than the map holds)",
+            "fully mapped segments": "a pass ends after the last segment the offset map holds in full",
+            "record that fills the map": "a pass ends at the record that fills the offset map"}[value]
+
+
+def _horizon_note(value, v2: int) -> str:
+    return (f"tombstones in the {v2} v2 batch(es) here get a delete horizon in their batch header (deleteHorizonMs)"
+            if value else f"tombstones in the {v2} v2 batch(es) here live by their segment's modification time, the "
+            "batch bytes untouched")
+
+
+def _rebuild_note(value) -> str:
+    return ("a rebuilt compressed v0/v1 wrapper keeps its own magic" if value == "wrapper's own" else
+            "a rebuilt compressed v0/v1 wrapper takes the topic's message format: one of another magic fails the pass")
+
+
+def _epoch_note(value) -> str:
+    return {"none": "no leader-epoch-checkpoint", "always": "an empty leader-epoch-checkpoint stays beside v0/v1 data",
+            "v2 only": "below message format v2 the leader-epoch-checkpoint is deleted"}[value]
+
+
 def cleaner_line_notes(line: str, magics: Counter) -> list[str]:
     """What the cleaner of ``line`` does with this data where other lines differ, one sentence per group of
     lines, each naming the row and its KIP or JIRA."""
     line = kafka_lines.check_line(line)
     legacy = magics.get(0, 0) + magics.get(1, 0)
     notes = []
-    keys = [("cleaner.legacy_to_v2", lambda v: _legacy_note(v, legacy))] if legacy else []
-    keys.append(("cleaner.retain_last_batch", _retain_note))
+    v2 = sum(n for m, n in magics.items() if m >= 2)
+    keys = [("cleaner.legacy_to_v2", lambda v: _legacy_note(v, legacy)),
+            ("cleaner.legacy_rebuild_magic", _rebuild_note),
+            ("log.leader_epoch_cache", _epoch_note)] if legacy else []
+    if v2:
+        keys.append(("cleaner.delete_horizon", lambda v: _horizon_note(v, v2)))
+    keys += [("cleaner.map_reach", _reach_note), ("cleaner.retain_last_batch", _retain_note)]
     for key, say in keys:
         mine = kafka_lines.value(key, line)
         others: dict = {}

@@ -62,3 +62,32 @@ def test_a_v2_partition_names_no_rewrite(tmp_path, capsys):
     assert "v0/v1" not in out and "(cleaner.retain_last_batch: KAFKA-20452)" in out
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before  # --dry-run: the line text reads only
     assert {b.magic for b in MemoryRecords(before["00000000000000000000.log"]).batches()} == {2}
+
+
+def test_an_old_line_names_what_its_neighbours_do(tmp_path, capsys):
+    """On 0.10.0 a v1 partition hears of the rows around it: how far 0.9's and 0.10.1's passes reach
+    (KAFKA-3587, KAFKA-3894), the wrapper magic fixed by KAFKA-4298, the epoch checkpoint of 0.11 … 2.1."""
+    d = _v1_partition(tmp_path)
+    assert main(_args(d, "--kafka-line", "0.10.0")) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Kafka line 0.10.0 (--kafka-line): the cleaner of Kafka 0.10.0; on the other lines, for this data:"
+    notes = [line for line in out if line.startswith("  on Kafka")]
+    assert ("  on Kafka 0.10.1 … 4.4: a pass ends at the record that fills the offset map (cleaner.map_reach: "
+            "KAFKA-3894)") in notes
+    assert any(n.startswith("  on Kafka 0.9: a pass maps only whole segments") for n in notes)
+    assert ("  on Kafka 0.10.1 … 4.4: a rebuilt compressed v0/v1 wrapper keeps its own magic "
+            "(cleaner.legacy_rebuild_magic: KAFKA-4298)") in notes
+    assert ("  on Kafka 0.11 … 2.1: an empty leader-epoch-checkpoint stays beside v0/v1 data "
+            "(log.leader_epoch_cache: KIP-101)") in notes
+    assert not any("deleteHorizonMs" in n for n in notes)  # no v2 batch here
+
+
+def test_v2_data_on_28_hears_of_kip_534(tmp_path, capsys):
+    d = tmp_path / "t-0"
+    log = Log(d, LogConfig.from_properties(PROPS), SimulatedClock(T0))
+    log.append_as_leader(build(2, "none", sample_records(3, seed=1)))
+    log.close()
+    assert main(_args(d, "--kafka-line", "2.8.2")) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  on Kafka")]
+    assert ("  on Kafka 3.9 … 4.4: tombstones in the 1 v2 batch(es) here get a delete horizon in their batch header "
+            "(deleteHorizonMs) (cleaner.delete_horizon: KIP-534)") in notes
