@@ -21,6 +21,8 @@
 #   make bench-quick  the same on 20k records and a 128 MiB segment (< 2 min)
 #   make bench-dump   `kafkafmt dump --deep` vs Kafka 3.9.2's kafka-dump-log on a 300k-record segment, new processes
 #                     (benchmarks/dump_deep.py; needs `make oracle`'s jars; build/bench/dump_deep.json)
+#   make bench-cli    wall and peak RSS of short calls (--help, a small dump, explain fetch, audit, clean) against
+#                     `python -c pass` and kafka-dump-log, new processes (benchmarks/cli.py; build/bench/cli.json; < 2 min)
 #   make bench-cleaner  the log cleaner vs Kafka 3.9.2's warm Cleaner (oracle JVM) and vs a JVM process end to
 #                     end, build/bench/cleaner.json (< 6 min; `make bench` runs its --quick form, < 2 min)
 #   make pipeline     generate data/logs/default (if absent) and run the Spark pipeline jobs into data/derived/default
@@ -58,7 +60,7 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/saniti
 JUPYTER_PORT ?= 8888
 PRESENT_PORT ?= 8866
 
-.PHONY: oracles-if-java setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cleaner bench-conversion pipeline fuzz bench-spark
+.PHONY: oracles-if-java setup warmup run run-headless docs report present notebooks test lint oracle conformance check-java ensure-chromium clean help history-record bench bench-quick bench-dump bench-cli bench-cleaner bench-conversion pipeline fuzz bench-spark
 
 help:
 	@sed -n '2,/^SHELL/p' Makefile | grep '^#'
@@ -159,6 +161,9 @@ bench-conversion: $(TEST_STAMP) setup
 
 bench-dump: $(TEST_STAMP) setup oracle
 	$(PY) benchmarks/dump_deep.py
+
+bench-cli: $(TEST_STAMP) setup oracle
+	$(PY) benchmarks/cli.py
 
 pipeline: setup
 	test -d data/logs/default || $(PY) -m kafkafmt gen --workload default --out data/logs/default

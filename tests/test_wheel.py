@@ -22,7 +22,7 @@ import pytest
 
 import head_start
 import kafkafmt
-from wheel_install import installed_env
+from wheel_install import home, installed_env
 
 REPO = Path(kafkafmt.__file__).resolve().parent.parent
 PACKAGE = REPO / "kafkafmt"
@@ -112,3 +112,18 @@ def test_kafkafmt_runs_from_the_wheel_outside_the_checkout(installed, tmp_path):
     assert "\ncleaned offsets [0, " in out, out
     assert "cleaner-offset-checkpoint: " in out
     assert (tmp_path / "logs" / "cleaner-offset-checkpoint").read_text().splitlines()[2].startswith("users 0 ")
+
+
+def test_the_first_clean_after_an_install_compiles_nothing(installed):
+    """A wheel installed on a machine that never ran ``kafkafmt warmup``: its first ``clean`` of a ~1,000-record
+    partition (tests/wheel_install.py's ``first_clean``, an empty numba cache) runs the kernels interpreted
+    (kafkafmt.kernel_mode): the pass is Kafka's and nothing was compiled into the cache.  Its wall time is
+    reported (the target is 5 s on a quiet machine), not asserted."""
+    import json
+    first = json.loads((home() / "first-clean.json").read_text())
+    assert first["returncode"] == 0, first["stderr"]
+    out = first["stdout"]
+    assert out.startswith("Kafka line 3.9 (the default): the cleaner of Kafka 3.9;"), out
+    assert "\ncleaned offsets [0, " in out and "cleaner-offset-checkpoint: " in out, out
+    assert not [f for f in first["cache_files"] if f.endswith((".nbi", ".nbc"))], first["cache_files"]
+    print(f"first clean after install, empty numba cache: {first['seconds']:.2f} s (load {first['load_1min']:.2f})")

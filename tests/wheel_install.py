@@ -3,14 +3,17 @@
 ``python tests/wheel_install.py BUILD_DIR`` copies the checkout (without its caches, data and VCS files) into
 ``BUILD_DIR/src``, builds it with ``pip wheel --no-deps`` into ``BUILD_DIR/dist``, installs the wheel with
 ``pip install --no-deps --target`` at :func:`home`'s ``site/`` (the files' times as the wheel has them), runs
-the installed copy's ``kafkafmt warmup`` (its kernels compiled into a numba cache of its own beside it) and
-prints the wheel's path.  tests/test_wheel.py runs it as a job started when the session begins
+the installed copy's first ``kafkafmt clean`` of a small partition with an empty numba cache (a first use after an
+install, no warmup: :func:`first_clean`, written to ``first-clean.json`` beside the copy), then its
+``kafkafmt warmup`` (its kernels compiled into a numba cache of its own beside it) and prints the wheel's path.
+tests/test_wheel.py runs it as a job started when the session begins
 (tests/head_start.py): a fresh machine's first compile of the installed kernels (a minute or more) happens
 beside the other tests.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -65,9 +68,57 @@ def build_and_install(build: Path) -> Path:
     return wheel
 
 
+#: about 1,000 keyed records with tombstones in one partition of small segments, written uncleaned
+FIRST_USE_WORKLOAD = """\
+name: first-use
+seed: 3
+start_ms: 1700000000000
+duration_ms: 20000
+topics:
+  - name: users
+    partitions: 1
+    config:
+      segment.bytes: 16384
+    producers:
+      - name: profile
+        rate: 50
+        keys: 100
+        batch_records: [1, 3]
+        value_bytes: [20, 60]
+        tombstones: 0.1
+"""
+
+
+def first_clean(build: Path) -> dict:
+    """The installed copy's first ``kafkafmt clean`` of a ~1,000-record partition with an empty numba cache, as on
+    a machine where ``kafkafmt warmup`` never ran: its wall time, output, and the cache files it left (none
+    when it compiled nothing).  The partition is written by the installed ``gen`` with interpreted kernels (so
+    that nothing is compiled before the clean)."""
+    site, env = installed_env()
+    work = build / "first-use"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "w.yaml").write_text(FIRST_USE_WORKLOAD)
+    kafkafmt = str(site / "bin" / "kafkafmt")
+    subprocess.run([kafkafmt, "gen", "--workload", "w.yaml", "--out", "logs", "--jobs", "1", "--quiet"], cwd=work,
+                   env={**env, "KAFKAFMT_KERNELS": "interpreted"}, check=True, capture_output=True, timeout=600)
+    cache = work / "empty-numba-cache"
+    cache.mkdir()
+    fresh = {k: v for k, v in env.items() if k != "KAFKAFMT_KERNELS"}
+    fresh["NUMBA_CACHE_DIR"] = str(cache)
+    t = time.perf_counter()
+    p = subprocess.run([kafkafmt, "clean", "logs/users-0", "--now", "1800000000000", "-c", "cleanup.policy=compact"],
+                       cwd=work, env=fresh, capture_output=True, text=True, timeout=900)
+    wall = time.perf_counter() - t
+    return {"seconds": wall, "returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr[-4000:],
+            "cache_files": sorted(str(f.relative_to(cache)) for f in cache.rglob("*") if f.is_file()),
+            "load_1min": os.getloadavg()[0]}
+
+
 def main(argv: list[str]) -> int:
     wheel = build_and_install(Path(argv[0]))
     site, env = installed_env()
+    (home() / "first-clean.json").write_text(json.dumps(first_clean(Path(argv[0])), indent=1))
     subprocess.run([str(site / "bin" / "kafkafmt"), "warmup"], env=env, cwd=str(Path(argv[0])), check=True,
                    stdout=subprocess.DEVNULL, timeout=900)
     print(wheel)
