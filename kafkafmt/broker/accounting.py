@@ -42,8 +42,10 @@ class Accounting:
     """One request's conversion accounting on a Kafka line.
 
     ``computed``: what the broker computes (``temporary_memory_bytes``, ``num_converted_records`` and, for a
-    fetch, ``chunks_converted`` / ``batches_not_converted``).  ``published``: what the request adds to the
-    broker's metrics: ``temporary_memory_bytes`` (the value the TemporaryMemoryBytes histogram records for it)
+    fetch, ``chunks_converted`` / ``batches_not_converted`` / ``sent_as_is``: 1.1's eager conversion that
+    converted nothing and sent the slice as it was, row ``fetch.eager_nothing_converted``).  ``published``: what
+    the request adds to the broker's metrics: ``temporary_memory_bytes`` (the value the TemporaryMemoryBytes
+    histogram records for it)
     and ``message_conversions`` (what the *MessageConversionsPerSec meter's count grows by).  ``published_as``:
     the row's value (``all``, ``records only``, ``none``); ``kafka_line_row`` / ``source``: the row."""
 
@@ -66,7 +68,9 @@ class Accounting:
         c, p = self.computed, self.published
         spent = f"temporaryMemoryBytes {c['temporary_memory_bytes']:,}, numRecordsConverted " \
                 f"{c['num_converted_records']:,}"
-        if "chunks_converted" in c:
+        if c.get("sent_as_is"):
+            spent += ", nothing converted: the slice was sent as it was (row fetch.eager_nothing_converted)"
+        elif "chunks_converted" in c:
             spent += f", {c['chunks_converted']} chunk(s) converted"
             if c.get("batches_not_converted"):
                 spent += f", {c['batches_not_converted']} source batch(es) never converted"
@@ -94,7 +98,8 @@ def accounting(result, line: str) -> Accounting:
     computed = {"temporary_memory_bytes": stats.temporary_memory_bytes,
                 "num_converted_records": stats.num_converted_records}
     if request == "fetch":
-        computed.update(chunks_converted=result.chunks_converted, batches_not_converted=result.batches_not_converted)
+        computed.update(chunks_converted=result.chunks_converted, batches_not_converted=result.batches_not_converted,
+                        sent_as_is=result.sent_as_is)
     row = kafka_lines.row(_ROW[request], line)
     how = kafka_lines.value(_ROW[request], line)
     published = {"temporary_memory_bytes": stats.temporary_memory_bytes if how == "all" else 0,

@@ -161,6 +161,10 @@ class FetchResult:
     chunks_converted: int = 0
     #: lazy down-conversion: source batches of the slice never converted (the promised size was written first)
     batches_not_converted: int = 0
+    #: eager down-conversion that converted no record (row ``fetch.eager_nothing_converted``, 1.1): the slice was
+    #: sent as it was, no chunk converted nor counted (``FileRecords.downConvert`` returns ``this`` with
+    #: ``RecordsProcessingStats.EMPTY``)
+    sent_as_is: bool = False
 
     def to_dict(self) -> dict:
         return {"zero_copy": self.zero_copy, "connection_closed": self.connection_closed, "to_magic": self.to_magic,
@@ -169,7 +173,8 @@ class FetchResult:
                 "is_follower": self.is_follower, **self.cost.to_dict(),
                 "temporary_memory_bytes": self.stats.temporary_memory_bytes,
                 "num_converted_records": self.stats.num_converted_records,
-                "chunks_converted": self.chunks_converted, "batches_not_converted": self.batches_not_converted}
+                "chunks_converted": self.chunks_converted, "batches_not_converted": self.batches_not_converted,
+                "sent_as_is": self.sent_as_is}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -585,16 +590,20 @@ def _eager_down_convert(config: LogConfig, result: FetchResult, slice_: bytes, t
             tr.add("nothing converted", "no record was converted: the slice is sent as it is, with no conversion "
                    "stats (RecordsProcessingStats.EMPTY)", f"{nothing_row.source} ({nothing_row.where})",
                    kafka_line_row=nothing_row.key)
+            result.sent_as_is = True
         else:
             _acc(stats, dc)
             converted = dc.records
-        result.chunks_converted = 1
+            result.chunks_converted = 1
     cost.cpu_time_ns = time.process_time_ns() - cpu0
     cost.bytes_out = len(converted)
     result.records = result.wire_records = converted
     result.wire_size = len(converted)
     result.stats = stats
-    tr.add("down-converted", f"{len(converted)} bytes, converted at once before the response is sent (eager)",
+    step, done = ("sent as it was", f"{len(converted)} bytes, the slice unconverted: nothing to convert (eager)") \
+        if result.sent_as_is else \
+        ("down-converted", f"{len(converted)} bytes, converted at once before the response is sent (eager)")
+    tr.add(step, done,
            f"{row.source}: {row.where}", decompressions=cost.decompressions, compressions=cost.compressions,
            numRecordsConverted=stats.num_converted_records, temporaryMemoryBytes=stats.temporary_memory_bytes,
            kafka_line_row=row.key)

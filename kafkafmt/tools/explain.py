@@ -286,6 +286,9 @@ def run_fetch(args, out=None) -> int:
         print(f"\noutcome: ERROR {res.error}", file=out)
     elif res.zero_copy:
         print(f"\noutcome: ZERO-COPY, {len(res.records)} bytes sent as stored", file=out)
+    elif res.sent_as_is:
+        print(f"\noutcome: SENT AS IT WAS: nothing to convert to v{res.to_magic}, the slice's {len(res.records)} bytes "
+              f"sent unconverted (row fetch.eager_nothing_converted), response size {res.wire_size}", file=out)
     else:
         print(f"\noutcome: DOWN-CONVERTED to v{res.to_magic}: {len(res.records)} bytes converted, response size "
               f"{res.wire_size}" + (f"; next fetch: {res.deferred_error}" if res.deferred_error else ""), file=out)

@@ -166,8 +166,37 @@ def test_eager_1_1_sends_a_slice_with_nothing_to_convert_as_it_is():
     log = _marker(0)
     res11 = fetch(log, topic_config=v2_topic("1.1"), fetch_version=3)
     assert res11.records == log and res11.stats.temporary_memory_bytes == 0
+    assert res11.sent_as_is and res11.chunks_converted == 0 and res11.to_dict()["sent_as_is"] is True
     res10 = fetch(log, topic_config=v2_topic("1.0"), fetch_version=3)
     assert res10.records == b"" and res10.stats.temporary_memory_bytes == 0
+    assert not res10.sent_as_is and res10.chunks_converted == 1
+
+
+def test_explain_fetch_says_a_1_1_slice_with_nothing_to_convert_went_as_it_was(tmp_path, capsys):
+    """``kafkafmt explain fetch`` of a lone transaction marker on 1.1 (row fetch.eager_nothing_converted): no
+    chunk converted, the slice sent as it was, in the trace, the outcome and the accounting; 1.0 converted it to
+    nothing (one chunk, 0 bytes)."""
+    import json
+
+    from kafkafmt.cli import main
+    f = tmp_path / "marker.bin"
+    f.write_bytes(_marker(0))
+    assert main(["explain", "fetch", str(f), "--fetch-version", "3", "--kafka-line", "1.1"]) == 0
+    text = capsys.readouterr().out
+    assert "chunk(s) converted" not in text and "DOWN-CONVERTED" not in text
+    assert "sent as it was: 78 bytes, the slice unconverted: nothing to convert (eager)" in text
+    assert "outcome: SENT AS IT WAS: nothing to convert to v1, the slice's 78 bytes sent unconverted " \
+        "(row fetch.eager_nothing_converted), response size 78" in text
+    assert "the broker spends  temporaryMemoryBytes 0, numRecordsConverted 0, nothing converted: the slice was " \
+        "sent as it was (row fetch.eager_nothing_converted)" in text
+    assert main(["explain", "fetch", str(f), "--fetch-version", "3", "--kafka-line", "1.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sent_as_is"] is True and out["chunks_converted"] == 0
+    assert out["accounting"]["computed"]["sent_as_is"] is True and out["accounting"]["computed"]["chunks_converted"] == 0
+    assert main(["explain", "fetch", str(f), "--fetch-version", "3", "--kafka-line", "1.0"]) == 0
+    text = capsys.readouterr().out
+    assert "outcome: DOWN-CONVERTED to v1: 0 bytes converted, response size 0" in text
+    assert "numRecordsConverted 0, 1 chunk(s) converted" in text
 
 
 # --- what the broker publishes (rows metrics.produce_conversion / metrics.fetch_conversion) -----------------
