@@ -26,9 +26,10 @@ def areas() -> list[str]:
     """The areas of :data:`~kafkafmt.kafka_lines.CHANGES` in :data:`AREAS` order, any other after them."""
     found = {c.area for c in _lines.CHANGES}
     return [a for a in AREAS if a in found] + sorted(found - set(AREAS))
-#: a check's kind: the first part of its name (``produce/raw/magic1-gzip`` → ``produce``)
+#: a check's kind: the first part of its name (``produce/raw/magic1-gzip`` → ``produce``); a ``dump/`` check
+#: compares the release's own DumpLogSegments with ``kafkafmt dump`` in that release's format (row ``dump.format``)
 KIND_WORDS = {"produce": "raw produce", "fetch": "raw fetch", "client-produce": "client produce",
-              "client-consume": "client consume", "dump": "dump text (3.9 format)"}
+              "client-consume": "client consume", "dump": "dump text (its own format)"}
 
 
 def arc_releases() -> list[str]:

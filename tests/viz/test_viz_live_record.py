@@ -110,7 +110,7 @@ def test_the_checks_figure_counts_the_record(rec):
     fig = arc.checks_figure(rec)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == RELEASES
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [
-        "raw produce", "raw fetch", "client produce", "client consume", "dump text (3.9 format)"]
+        "raw produce", "raw fetch", "client produce", "client consume", "dump text (its own format)"]
     cells = [t.get_text() for t in fig.axes[0].texts]
     assert [cells[i:i + 5] for i in range(0, len(cells), 5)] == [
         ["4/4", "4/4", "6/6", "6/6", "1/1"], ["16/16", "9/9", "6/6", "6/6", "1/1"],
