@@ -563,6 +563,11 @@ CHANGES: tuple[LineChange, ...] = (
          "but inner message has magic value 0', the pass ends there)", "0.10.1", "message format", "wrapper's own",
          "KAFKA-4298", "LogCleaner.cleanInto, compressMessages (0.10.0.1; fixed in 0.10.1.1 and 0.10.2.0 per the "
          "JIRA, not checked)"),
+    _row("cleaner.txn_metadata_scope", "cleaner", "the transactions the cleaner tracks (aborted ones from the "
+         "transaction index, batches seen) span a whole group of segments; before, they started afresh with each "
+         "segment, so an abort marker whose transaction's batches lay in an earlier segment was not written to the "
+         "cleaned .txnindex and could go at once", "2.2", "segment", "group", "KAFKA-8335",
+         "Cleaner.cleanSegments (1.1.1, 2.8.2; fixed in 2.0.2, 2.1.2, 2.2.1 per the JIRA, not checked)", "2.2.1"),
     _row("cleaner.delete_horizon", "cleaner", "v2 tombstones (and markers of emptied transactions) are kept "
          "delete.retention.ms after the pass that first keeps them: the batch gets deleteHorizonMs = now + "
          "delete.retention.ms in its header (attribute bit 6, as its baseTimestamp); before, v2 as v0/v1: kept "

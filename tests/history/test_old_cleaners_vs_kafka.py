@@ -1,23 +1,21 @@
 """``kafkafmt clean --kafka-line X`` against the cleaner of the release itself, pass after pass.
 
 For each release, one JVM on its jars (``conformance/old-cleaner/OldCleaner.java``, :mod:`kafkarig.old_cleaner`):
-the release's own ``kafka.log.Log`` writes each workload (appended as a follower appends, each batch at its
-mock time, each ``.log`` given its last append's time), the directory is copied, and then pass after pass the
-release's cleaner thread (``CleanerThread.cleanOrSleep``, 2.x ``cleanFilthiestLog``) cleans one copy at a fixed
-clock and ``kafkafmt clean --kafka-line <line> --now <same>`` the other.  After every pass every ``.log`` (bytes
-and modification time), ``.index``, ``.timeindex``, ``.txnindex``, ``leader-epoch-checkpoint`` and
+the release's own ``kafka.log.Log`` appends each phase of a workload to both copies (as a follower appends,
+each batch at its mock time, each ``.log`` given its last append's time), then pass after pass the release's
+cleaner thread (``CleanerThread.cleanOrSleep``, 2.x ``cleanFilthiestLog``) cleans one copy at a fixed clock and
+``kafkafmt clean --kafka-line <line> --now <same>`` the other.  After every pass every ``.log`` (bytes and
+modification time), ``.index``, ``.timeindex``, ``.txnindex``, ``leader-epoch-checkpoint`` and
 ``cleaner-offset-checkpoint`` must be byte-identical (or both sides refuse, with the same message).
 
-The workloads are uncompressed or gzip (whose bytes no lz4-java version decides: lz4 and snappy wait for the
-codecs' rows); the passes are at ``T0 + 5 s`` and twice long after (tombstones and transaction markers on
-these lines live by their segment's modification time, row ``cleaner.delete_horizon``).  Not identical yet,
-so not listed: transactions on 0.11.0.3 and 1.1.1 (after a third pass their cleaned ``.txnindex`` files
-lack aborted transactions whose batches are gone and whose abort marker stays; kafkafmt writes them as 2.8
-and 3.9 do).  Where 0.10.0.1 throws (KAFKA-4298: a v0 wrapper rebuilt under message.format.version 0.10.0,
-a v1 one under 0.9.0) kafkafmt refuses with the release's message, the directory left as the release left
-it (the groups before swapped in, the checkpoint at the first dirty offset).  Java 17
-and Maven are needed (the releases' jars resolved on first use): without them the tests skip locally and fail
-under ``CI=true``.
+The workloads are uncompressed or gzip (whose bytes no lz4-java version decides: lz4 and snappy are
+tests/history/test_old_cleaner_codecs.py's); the passes are at ``T0 + 5 s`` and twice long after (tombstones
+and transaction markers on these lines live by their segment's modification time, row
+``cleaner.delete_horizon``).  Where 0.10.0.1 throws (KAFKA-4298: a v0 wrapper rebuilt under
+message.format.version 0.10.0, a v1 one under 0.9.0) kafkafmt refuses with the release's message, the
+directory left as the release left it (the groups before swapped in, the checkpoint at the first dirty
+offset).  Java 17 and Maven are needed (the releases' jars resolved on first use): without them the tests skip
+locally and fail under ``CI=true``.
 """
 from __future__ import annotations
 
@@ -69,12 +67,10 @@ RELEASES = {
                             "v0-gzip-format-0.9.0", "v1-gzip-format-0.9.0")),
     "0.10.2.2": ("0.10.2", ("v0", "v1", "v1-gzip", "v0-gzip", "v0-small-map", "v1-small-map", "v1-tiny-map", "v0-v1",
                             "v0-v1-gzip")),
-    # transactions on 0.11 and 1.1 not yet: their cleaned .txnindex keeps fewer aborted transactions (see the
-    # module doc)
     "0.11.0.3": ("0.11", ("v0", "v1", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
-                          "v0-v1-v2-gzip")),
+                          "v0-v1-v2-gzip", "txn", "txn-gzip")),
     "1.1.1": ("1.1", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
-                      "v0-v1-v2-gzip")),
+                      "v0-v1-v2-gzip", "txn", "txn-gzip")),
     "2.8.2": ("2.8", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
                       "v0-v1-v2-gzip", "txn", "txn-gzip")),
 }

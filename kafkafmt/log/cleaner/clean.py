@@ -488,9 +488,12 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
     """``Cleaner.cleanSegments``: one group into one ``.cleaned`` segment, swapped in; returns the files
     left renamed ``.deleted`` (:func:`_replace_segments`)."""
     cleaned = log.create_cleaned_segment(group[0].base_offset)
-    flt.txn.cleaned_index = []
+    index = flt.txn.cleaned_index = []
     try:
         for i, seg in enumerate(group):
+            if flt.txn_per_segment:  # before KAFKA-8335: a CleanedTransactionMetadata per segment
+                flt.txn = CleanedTransactionMetadata()
+                flt.txn.cleaned_index = index
             upper = group[i + 1].base_offset if i + 1 < len(group) else seg.read_next_offset()
             flt.txn.add_aborted_transactions(collect_aborted_transactions(log, seg.base_offset, upper))
             flt.retain_legacy_deletes = seg.last_modified() > legacy_horizon
@@ -498,10 +501,10 @@ def clean_segments(log, group: list, flt: SegmentFilter, legacy_horizon: int, cf
                 _clean_into(seg, cleaned, flt, cfg.io_buffer_per_thread, log.config.max_message_bytes,
                             cfg.max_message_size, progress or PassProgress())
         cleaned.on_become_inactive()
-        if flt.txn.cleaned_index:
+        if index:
             path = transaction_index_file(log.dir, cleaned.base_offset, CLEANED_FILE_SUFFIX)
             path.write_bytes(b"".join(_TXN_ENTRY.pack(0, t.producer_id, t.first_offset, t.last_offset,
-                                                      t.last_stable_offset) for t in flt.txn.cleaned_index))
+                                                      t.last_stable_offset) for t in index))
         cleaned.flush()
         cleaned.set_last_modified(group[-1].last_modified())
     except BaseException:
@@ -558,6 +561,7 @@ def _line_rules(log, first_uncleanable: int) -> dict:
                "high watermark": log.high_watermark}[kafka_lines.value("cleaner.retain_last_batch", line)]
     return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at,
             "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line),
+            "txn_per_segment": kafka_lines.value("cleaner.txn_metadata_scope", line) == "segment",
             "rebuild_magic": (log.config.to_magic if kafka_lines.value("cleaner.legacy_rebuild_magic", line)
                               == "message format" else None)}
 
