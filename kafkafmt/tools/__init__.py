@@ -100,23 +100,29 @@ def choose_kernels(paths, what: str, kernel_module: str, max_bytes: int = INTERP
     (:data:`INTERPRETED_MAX_BYTES`); True when this process runs them interpreted.  When they run compiled
     and some are not in numba's cache yet (a first use after an install without ``kafkafmt warmup``), say
     so once on a terminal: what is compiled, why, about how long, where it is kept."""
-    import sys
-
     from ..kernel_mode import interpreted, use_interpreted
     size = log_bytes(paths)
     use_interpreted(size < max_bytes)
     if interpreted():
         return True
-    if sys.stderr.isatty():
-        import importlib
-        importlib.import_module(kernel_module)
-        from ..records.fast import jit
-        cold = jit.uncached()
-        if cold:
-            where = ", ".join(jit.cache_dirs()) or "nowhere: set NUMBA_CACHE_DIR to keep them"
-            print(f"kafkafmt: {size / 2**20:.1f} MiB of data: {what} runs compiled, and {len(cold)} kernels are not "
-                  f"compiled in this environment yet: those it needs are compiled as it reaches them (once; up to a "
-                  f"minute or two of CPU on a 2-core machine), then kept in {where}. `kafkafmt warmup` compiles "
-                  f"them ahead of time.",
-                  file=sys.stderr, flush=True)
+    compile_notice(what, kernel_module, size)
     return False
+
+
+def compile_notice(what: str, kernel_module: str, size: int) -> None:
+    """On a terminal, once, before compiled kernels run: which are not in numba's cache yet (a first use after an
+    install without ``kafkafmt warmup``), that they are compiled as they are reached, about how long, and where
+    they are kept.  Nothing when every kernel is cached, or off a terminal."""
+    import sys
+    if not sys.stderr.isatty():
+        return
+    import importlib
+    importlib.import_module(kernel_module)
+    from ..records.fast import jit
+    cold = jit.uncached()
+    if cold:
+        where = ", ".join(jit.cache_dirs()) or "nowhere: set NUMBA_CACHE_DIR to keep them"
+        print(f"kafkafmt: {size / 2**20:.1f} MiB of data: {what} runs compiled, and {len(cold)} kernels are not "
+              f"compiled in this environment yet: those it needs are compiled as it reaches them (once; up to a "
+              f"minute or two of CPU on a 2-core machine), then kept in {where}. `kafkafmt warmup` compiles "
+              f"them ahead of time.", file=sys.stderr, flush=True)

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..errors import KafkaFmtError, NoSuchFileError
-from . import add_format, add_kafka_line
+from . import add_format, add_kafka_line, compile_notice
 
 
 def register(sub) -> None:
@@ -51,6 +51,11 @@ def run(args) -> int:
     if not files:
         print('Missing required argument "[files]"', file=sys.stderr)
         return 2
+    if args.deep and args.format != "json" and not args.print_data_log and not args.skip_record_metadata:
+        from ..records.dump_log import _COLUMNAR_MIN_BYTES
+        largest = max((os.path.getsize(f) for f in files if os.path.isfile(f)), default=0)
+        if largest >= _COLUMNAR_MIN_BYTES:  # the columnar core decodes it: say so if its kernels must compile
+            compile_notice("the deep dump's columnar decoder", "kafkafmt.records.columnar", largest)
     rc = 0
     stderr_tail: list[str] = []
     bar = _progress(files)
