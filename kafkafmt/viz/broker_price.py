@@ -99,6 +99,53 @@ def show_measured(name: str, root: str | Path | None = None):
                 f"<p style='color:#444'><b>Measured</b> by {html.escape(m.record)}.</p>")
 
 
+def _column(m: Measured, name: str) -> list:
+    cols = _unique(m.columns)
+    if name not in cols:
+        raise ConfigError(f"the benchmark table {m.title!r} has no column {name!r} (columns: {', '.join(cols)})")
+    i = cols.index(name)
+    return [r[i] for r in m.rows]
+
+
+def _times(x) -> str:
+    return "-" if x is None else f"{x:.1f}×"
+
+
+def fetch_finding(codec: str = "lz4", root: str | Path | None = None) -> str:
+    """Per measured release, what a 0.9 (to message format v0) and a 0.10 consumer (to v1) cost the broker
+    against a zero-copy read of the same ``codec`` log (the ratios of ``conversion_fetch``), in one sentence."""
+    m = measured("conversion_fetch", root)
+    rows = [r for r in zip(_column(m, "release"), _column(m, "conversion"), _column(m, "codec"),
+                           _column(m, "x zero-copy (2)"), _column(m, "x zero-copy")) if r[2] == codec]
+    parts = [f"{release} ({conversion}) {_times(to0)} / {_times(to1)}" for release, conversion, _, to0, to1 in rows
+             if to0 is not None or to1 is not None]
+    if not parts:
+        raise ConfigError(f"no down-converted {codec} fetch was measured")
+    return (f"Measured broker CPU per GB served, {codec} log, a 0.9 consumer / a 0.10 consumer against a zero-copy "
+            f"read: {'; '.join(parts)}.")
+
+
+def heap_finding(root: str | Path | None = None) -> str:
+    """The heap one large down-converted fetch holds while in flight, eager against lazy (``conversion_heap``)."""
+    m = measured("conversion_heap", root)
+    rows = list(zip(_column(m, "release"), _column(m, "conversion"), _column(m, "response MB"),
+                    _column(m, "held while in flight MB")))
+    return "Heap held while one large down-converted fetch is in flight: " + "; ".join(
+        f"{release} ({conversion}) {held} MB for a {response} MB response" for release, conversion, response, held
+        in rows) + "."
+
+
+def produce_finding(root: str | Path | None = None) -> str:
+    """KIP-31's saving per codec: a 0.9 broker's produce CPU against a 0.10 broker's (``conversion_produce``)."""
+    m = measured("conversion_produce", root)
+    ratio = next((c for c in _unique(m.columns) if c.startswith("0.9 / 0.10")), None)
+    if ratio is None:
+        raise ConfigError(f"the benchmark table {m.title!r} has no 0.9 / 0.10 ratio column")
+    parts = [f"{codec} {_times(x)}" for codec, x in zip(_column(m, "codec"), _column(m, ratio)) if x is not None]
+    return ("Broker CPU per GB produced, a 0.9 broker recompressing every compressed set against a 0.10 broker "
+            f"setting only the wrapper offset (KIP-31): {', '.join(parts) or 'not measured'}.")
+
+
 # ------------------------------------------------------------------------------------------------ predicted
 def sample_log(line: str, codec: str) -> bytes:
     """The log a broker of ``line`` stores by default (its ``message.format.version``'s format) in ``codec``."""
@@ -241,5 +288,5 @@ def mix_panel(table=None):
 
 
 __all__ = ["GENERATIONS", "BENCH_TABLES", "Measured", "measured", "show_measured", "record_line", "bench_dir",
-           "sample_log", "consumer_read", "fetch_version_of", "mix_costs", "mix_table", "mix_caption", "mix_view", "mix_panel",
-           "releases"]
+           "fetch_finding", "heap_finding", "produce_finding", "sample_log", "consumer_read", "fetch_version_of",
+           "mix_costs", "mix_table", "mix_caption", "mix_view", "mix_panel", "releases"]

@@ -86,9 +86,9 @@ def test_the_panel_offers_only_shares_that_add_up_and_recomputes():
 
 def _checkout(tmp_path, tables):
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "kafkafmt").mkdir()
+    (tmp_path / "kafkafmt").mkdir(exist_ok=True)
     d = tmp_path / "docs" / "_data" / "bench"
-    d.mkdir(parents=True)
+    d.mkdir(parents=True, exist_ok=True)
     for name, doc in tables.items():
         (d / f"{name}.json").write_text(json.dumps(doc))
     return tmp_path
@@ -112,3 +112,33 @@ def test_a_missing_or_unknown_measured_table_is_one_clear_error(tmp_path):
         bp.measured("conversion_heap", root)
     with pytest.raises(ConfigError, match="no benchmark table 'heap'"):
         bp.measured("heap", root)
+
+
+FACTS = {"command": "make bench-conversion", "machine": {"cpu": "Xeon", "cores": 2}, "load": "0.4", "date": "2026-12-02"}
+#: tables shaped as benchmarks/conversion.py's docs_tables writes them
+FETCH = {"title": "Fetch", **FACTS, "note": "",
+         "columns": ["release", "conversion", "codec", "zero-copy CPU s/GB", "zero-copy MB/s", "to magic 1 CPU s/GB",
+                     "x zero-copy", "to magic 0 CPU s/GB", "x zero-copy"],
+         "rows": [["1.1.1", "eager", "lz4", 1.0, 500, 6.0, 6.04, 7.0, 7.0], ["1.1.1", "eager", "none", 1.0, 500, 2.0,
+                  2.0, 3.0, 3.0], ["2.8.2", "lazy", "lz4", 1.0, 500, 5.0, 5.0, 5.5, 5.55],
+                  ["4.4.0", "none", "lz4", 1.0, 500, None, None, None, None]]}
+HEAP = {"title": "Heap", **FACTS, "note": "", "columns": ["release", "conversion", "response MB", "allocated MB",
+                                                          "held while in flight MB", "still live once read MB"],
+        "rows": [["1.1.1", "eager", 40.0, 90.0, 41.5, 0.1], ["2.8.2", "lazy", 40.0, 60.0, 0.5, 0.1]]}
+PRODUCE = {"title": "Produce", **FACTS, "note": "",
+           "columns": ["codec", "0.9.0.1 magic 0 producer", "0.10.2.2 magic 1 producer",
+                       "0.9 / 0.10 (magic 0 into 0.9 / magic 1 into 0.10)"],
+           "rows": [["gzip", 30.0, 3.0, 10.0], ["none", 2.0, 2.0, None]]}
+
+
+def test_the_findings_read_the_measured_ratios(tmp_path):
+    root = _checkout(tmp_path, {"conversion_fetch": FETCH, "conversion_heap": HEAP, "conversion_produce": PRODUCE})
+    assert bp.fetch_finding("lz4", root).endswith("against a zero-copy read: 1.1.1 (eager) 7.0× / 6.0×; "
+                                                  "2.8.2 (lazy) 5.5× / 5.0×.")  # 4.4.0 converts nothing: left out
+    assert "1.1.1 (eager) 41.5 MB for a 40.0 MB response; 2.8.2 (lazy) 0.5 MB" in bp.heap_finding(root)
+    assert bp.produce_finding(root).endswith("(KIP-31): gzip 10.0×.")
+    with pytest.raises(ConfigError, match="no down-converted zstd fetch"):
+        bp.fetch_finding("zstd", root)
+    bad = dict(FETCH, columns=["release", "conversion", "codec"], rows=[])
+    with pytest.raises(ConfigError, match="has no column 'x zero-copy \\(2\\)'"):
+        bp.fetch_finding("lz4", _checkout(tmp_path, {"conversion_fetch": bad}))
