@@ -721,7 +721,7 @@ class _Chunk(_KernelCalls, _ArrowAssembly):
             return []
         try:
             keys, values = self.opts.keys, self.opts.values
-            self.gather = fast.ValueGather(keys, values, sum(e - s for _, s, e in self.pieces)) \
+            self.gather = fast.ValueGather(keys, values, sum(e - s for _, s, e in self.pieces), self.capacity) \
                 if keys or values else None
             data, starts, out, order = self._run(wire=False)
             fast_table = self._fast_table(data, out) if out.shape[1] else None

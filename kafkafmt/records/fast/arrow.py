@@ -45,15 +45,6 @@ def binary_array(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray, type_: 
     return layout.array(pa.py_buffer(dest))
 
 
-def gathered_binary_array(lengths: np.ndarray, values: pa.Buffer, type_: pa.DataType = pa.binary()) -> pa.Array:
-    """The binary array whose values were already gathered, row after row, into ``values`` (see
-    :class:`ValueGather`); ``lengths`` as for :func:`binary_array`."""
-    layout = _BinaryLayout(lengths, type_)
-    if values.size != layout.total:  # pragma: no cover - a bug in the caller, never the input's fault
-        raise AssertionError(f"{values.size} bytes gathered for {layout.total}")
-    return layout.array(values)
-
-
 class _BinaryLayout:
     """Validity bitmap and offsets of a binary column from its lengths (negative: null)."""
 
@@ -75,40 +66,55 @@ class _BinaryLayout:
 
 
 class ValueGather:
-    """Key and value columns gathered piece by piece, as a kernel fills rows: by :func:`decode_v2` itself
-    (``kernel_args``) while each record is in cache, or by :meth:`rows` right after a kernel fills a few rows
-    (one gather per column over a whole chunk reads the records area from memory a second time; measured
-    ~6 ms of 26 for 200k lz4 records).  ``keys``/``values``: which columns; ``capacity`` bounds each
-    column's bytes (every value lies inside the buffer: the sum of the records areas does)."""
+    """Key and value columns (Arrow ``binary``) gathered piece by piece, as a kernel fills rows: by
+    :func:`decode_v2` itself (``kernel_args``) while each record is in cache, or by :meth:`rows` right after a
+    kernel fills a few rows (one gather per column over a whole chunk reads the records area from memory a
+    second time; measured ~6 ms of 26 for 200k lz4 records).  The kernels write the columns' offsets and
+    count their nulls as they go (no pass over the lengths afterwards).  ``keys``/``values``: which columns;
+    ``capacity`` bounds each column's bytes (every value lies inside the buffer: the sum of the records areas
+    does), ``rows`` the rows."""
 
-    def __init__(self, keys: bool, values: bool, capacity: int):
+    def __init__(self, keys: bool, values: bool, capacity: int, rows: int):
         self.keys, self.values = keys, values
         self.buffers = [pa.allocate_buffer(capacity if want else 0, resizable=True) for want in (keys, values)]
         self._dests = [np.frombuffer(b, np.uint8) for b in self.buffers]
-        self.used = np.zeros(2, np.int64)
+        self.offsets = [pool_empty(rows + 1 if want else 1, np.int32) for want in (keys, values)]
+        for o in self.offsets:
+            o[0] = 0
+        self.used = np.zeros(4, np.int64)  # bytes of keys, of values; null keys, null values
 
     def kernel_args(self) -> tuple:
-        """``(copy_keys, copy_values, key_dest, value_dest, used)`` for :func:`decode_v2`."""
-        return (self.keys, self.values, *self._dests, self.used)
+        """``(copy_keys, copy_values, key_dest, value_dest, used, key_offsets, value_offsets)`` for
+        :func:`decode_v2` and :func:`gather_rows`."""
+        return (self.keys, self.values, *self._dests, self.used, *self.offsets)
 
     def rows(self, data: np.ndarray, out: np.ndarray, row0: int, row1: int) -> None:
         """Append the values of rows ``row0..row1-1`` (the next rows, in order)."""
         gather_rows(data, out, row0, row1, *self.kernel_args())
 
-    def arrays(self, out: np.ndarray, type_: pa.DataType = pa.binary()) -> list[pa.Array]:
+    def arrays(self, out: np.ndarray) -> list[pa.Array]:
         """The columns (keys, then values, those gathered) over every row of ``out``."""
         self._dests = None  # no view may outlive the resize, which may move the bytes
+        n = out.shape[1]
         arrays = []
-        for want, len_field, buf, used in zip((self.keys, self.values), (F_KEY_LEN, F_VALUE_LEN), self.buffers,
-                                              self.used.tolist()):
-            if want:
-                buf.resize(used, shrink_to_fit=True)
-                arrays.append(gathered_binary_array(out[len_field], buf, type_))
+        used = self.used.tolist()
+        for i, (want, len_field) in enumerate(((self.keys, F_KEY_LEN), (self.values, F_VALUE_LEN))):
+            if not want:
+                continue
+            size, nulls = used[i], used[2 + i]
+            if size > INT32_MAX:
+                raise OverflowError(f"{size} bytes do not fit one Arrow binary array")
+            buf = self.buffers[i]
+            buf.resize(size, shrink_to_fit=True)
+            validity = pa.py_buffer(np.packbits(out[len_field] >= 0, bitorder="little")) if nulls else None
+            arrays.append(pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(self.offsets[i][:n + 1]), buf],
+                                                null_count=nulls))
         return arrays
 
 
 #: the kernels' destination arguments when nothing is gathered
-NO_GATHER = (False, False, np.empty(0, np.uint8), np.empty(0, np.uint8), np.zeros(2, np.int64))
+NO_GATHER = (False, False, np.empty(0, np.uint8), np.empty(0, np.uint8), np.zeros(4, np.int64), np.zeros(1, np.int32),
+             np.zeros(1, np.int32))
 
 
 def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.ndarray,
@@ -121,6 +127,11 @@ def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.n
     """
     n = len(headers_pos)
     total = int(headers_count.sum())
+    fields = list(header_type.value_type)
+    if total == 0:  # no record has a header (most topics): every list is empty, no pass over the rows
+        structs = pa.StructArray.from_arrays([pa.array([], f.type) for f in fields], fields=fields)
+        return pa.Array.from_buffers(header_type, n, [None, pa.py_buffer(np.zeros(n + 1, np.int32))],
+                                     children=[structs]), pa.nulls(n, raw_keys_type)
     list_offsets = pool_empty(n + 1, np.int32)
     list_offsets[0] = 0
     np.cumsum(headers_count, out=list_offsets[1:])
@@ -145,7 +156,6 @@ def header_arrays(data: np.ndarray, headers_pos: np.ndarray, headers_count: np.n
         lo = list_offsets.tolist()
         raw_keys = pa.array([raw[lo[r]:lo[r + 1]] if has_bad[r] else None for r in range(n)], raw_keys_type)
     values = binary_array(data, vpos, vlen)
-    fields = list(header_type.value_type)
     structs = pa.StructArray.from_arrays([keys, values], fields=fields)
     # from buffers: the offsets are right by construction, so no validating pass and no copy
     return pa.Array.from_buffers(header_type, n, [None, pa.py_buffer(list_offsets)], children=[structs]), raw_keys

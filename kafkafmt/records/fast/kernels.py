@@ -163,9 +163,23 @@ def copy_span(dest, d, data, s, n):
         dest[d + j] = data[s + j]
 
 
+@inline
+def _append_value(dest, offsets, row, used, nulls, data, pos, length):
+    """Row ``row``'s value (``length`` bytes at ``pos``; negative: null) appended to an Arrow binary column's
+    ``dest`` at ``used`` and its end offset written: ``(used, nulls)`` after it."""
+    if length > 0:
+        copy_span(dest, used, data, pos, length)
+        used += length
+    elif length < 0:
+        nulls += 1
+    offsets[row + 1] = used
+    return used, nulls
+
+
 @kernel
 def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
-              batch_ids, first, last, row, out, wire, copy_keys, copy_values, key_dest, value_dest, used):
+              batch_ids, first, last, row, out, wire, copy_keys, copy_values, key_dest, value_dest, used, key_offsets,
+              value_offsets):
     """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``).
 
     ``log_append_times[b]`` is the batch maxTimestamp for LogAppendTime batches, else the sentinel
@@ -176,12 +190,16 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
 
     ``copy_keys``/``copy_values``: each record's key/value bytes are also appended to ``key_dest`` /
     ``value_dest`` from ``used[0]`` / ``used[1]`` on, while the record is in the CPU's first-level cache
-    (a second pass over the rows re-reads them; measured ~30% of a table's decode).  ``used`` moves
-    only past whole decoded batches: a failed batch's bytes are overwritten by the next ones.
+    (a second pass over the rows re-reads them; measured ~30% of a table's decode), and the Arrow offsets
+    written (``key_offsets[row + 1]``: the bytes used after the row's key; a null adds none and one to
+    ``used[2]``, ``used[3]`` for values); then the row's key/value positions are not written.  ``used``
+    moves only past whole decoded batches: a failed batch's bytes and rows are overwritten by the next ones.
     """
     lat_none = np.int64(INT64_MIN)
     key_used = used[0]
     value_used = used[1]
+    key_nulls = used[2]
+    value_nulls = used[3]
     for b in range(first, last):
         p = starts[b]
         end = ends[b]
@@ -214,16 +232,28 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             vpos, vlen, p = _sized(data, p, rend)
             if p < 0:
                 return b, row0
-            out[F_KEY_POS, row] = kpos
             out[F_KEY_LEN, row] = klen
-            out[F_VALUE_POS, row] = vpos
             out[F_VALUE_LEN, row] = vlen
-            if copy_keys and klen > 0:
-                copy_span(key_dest, key_used, data, kpos, klen)
-                key_used += klen
-            if copy_values and vlen > 0:
-                copy_span(value_dest, value_used, data, vpos, vlen)
-                value_used += vlen
+            # (written out here, not in a helper taking the arrays: numba's inlining would then count references
+            # to them per record, measured 1.8x slower)
+            if copy_keys:
+                if klen > 0:
+                    copy_span(key_dest, key_used, data, kpos, klen)
+                    key_used += klen
+                elif klen < 0:
+                    key_nulls += 1
+                key_offsets[row + 1] = key_used
+            else:
+                out[F_KEY_POS, row] = kpos
+            if copy_values:
+                if vlen > 0:
+                    copy_span(value_dest, value_used, data, vpos, vlen)
+                    value_used += vlen
+                elif vlen < 0:
+                    value_nulls += 1
+                value_offsets[row + 1] = value_used
+            else:
+                out[F_VALUE_POS, row] = vpos
             nh, p = read_varint(data, p, rend)
             if p < 0 or nh < 0 or nh > rend - p:
                 return b, row0
@@ -250,6 +280,8 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
             return b, row0
         used[0] = key_used
         used[1] = value_used
+        used[2] = key_nulls
+        used[3] = value_nulls
     return -1, row
 
 
@@ -573,22 +605,18 @@ def gather(data, pos, lengths, offsets, dest):
 
 
 @kernel
-def gather_rows(data, out, row0, row1, copy_keys, copy_values, key_dest, value_dest, used):
-    """Append the keys and/or values of rows ``row0..row1-1`` of ``out`` to ``key_dest`` / ``value_dest``
-    from ``used[0]`` / ``used[1]`` on (as :func:`decode_v2` does as it goes), and move ``used`` past them."""
-    key_used = used[0]
-    value_used = used[1]
+def gather_rows(data, out, row0, row1, copy_keys, copy_values, key_dest, value_dest, used, key_offsets, value_offsets):
+    """Append the keys and/or values of rows ``row0..row1-1`` of ``out`` as :func:`decode_v2` does as it goes
+    (its ``copy_*``, ``*_dest``, ``used`` and ``*_offsets``)."""
+    key_used, value_used, key_nulls, value_nulls = used[0], used[1], used[2], used[3]
     for r in range(row0, row1):
-        n = out[F_KEY_LEN, r]
-        if copy_keys and n > 0:
-            copy_span(key_dest, key_used, data, out[F_KEY_POS, r], n)
-            key_used += n
-        n = out[F_VALUE_LEN, r]
-        if copy_values and n > 0:
-            copy_span(value_dest, value_used, data, out[F_VALUE_POS, r], n)
-            value_used += n
-    used[0] = key_used
-    used[1] = value_used
+        if copy_keys:
+            key_used, key_nulls = _append_value(key_dest, key_offsets, r, key_used, key_nulls, data, out[F_KEY_POS, r],
+                                                out[F_KEY_LEN, r])
+        if copy_values:
+            value_used, value_nulls = _append_value(value_dest, value_offsets, r, value_used, value_nulls, data,
+                                                    out[F_VALUE_POS, r], out[F_VALUE_LEN, r])
+    used[0], used[1], used[2], used[3] = key_used, value_used, key_nulls, value_nulls
 
 
 @kernel
