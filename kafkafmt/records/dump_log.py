@@ -140,7 +140,7 @@ def dump_log(buf, *, filename: str, abspath: str | None = None, deep: bool = Fal
     end = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     valid = 0
     state = _DeepState(out, out_lines, result, print_data, skip_metadata, kafka_line)
-    state.columnar = state.columnar and end >= _COLUMNAR_MIN_BYTES
+    state.columnar = state.columnar and end >= COLUMNAR_MIN_BYTES
     try:
         for batch in iter_file_batches(buf, end=end):
             if legacy:
@@ -182,7 +182,7 @@ _COLUMNAR_GROUP_BYTES = 8 << 20
 #: columnar core (numba, its cached kernels, pyarrow: about 0.6 s and 250 MiB, minutes on a first use that
 #: compiles them) costs more than it saves below it (measured on v2 segments, 2-core machine: none 2.4 MiB
 #: 0.24 s against 0.9 s, 6 MiB 0.46 s against 0.92 s, 24 MiB 2.4 s against 1.5 s; lz4 2.7 MiB 0.8 s against 1.1 s)
-_COLUMNAR_MIN_BYTES = 4 << 20
+COLUMNAR_MIN_BYTES = 4 << 20
 
 
 class _DeepState:

@@ -1,6 +1,8 @@
 """Command-line tools, one module per ``kafkafmt`` command (dump, build, clean, annotate, samples,
-warmup, gen, pipeline, explain, scenario, audit): the I/O edge of kafkafmt, registered by
-:mod:`kafkafmt.cli`.
+warmup, gen, pipeline, explain, scenario, audit, completion): the I/O edge of kafkafmt, registered by
+:mod:`kafkafmt.cli`.  Each imports its library code inside the function that runs it, so that a command
+loads only what it uses (tests/test_cli_imports.py); every one takes ``--format`` (:func:`add_format`) and
+lists :data:`EXIT_CODES` in its ``--help``.
 
 Every command whose answer depends on the Kafka release takes the one option ``--kafka-line``
 (:func:`add_kafka_line`), which :func:`kafkafmt.cli.main` checks before the command runs."""

@@ -52,9 +52,9 @@ def run(args) -> int:
         print('Missing required argument "[files]"', file=sys.stderr)
         return 2
     if args.deep and args.format != "json" and not args.print_data_log and not args.skip_record_metadata:
-        from ..records.dump_log import _COLUMNAR_MIN_BYTES
+        from ..records.dump_log import COLUMNAR_MIN_BYTES
         largest = max((os.path.getsize(f) for f in files if os.path.isfile(f)), default=0)
-        if largest >= _COLUMNAR_MIN_BYTES:  # the columnar core decodes it: say so if its kernels must compile
+        if largest >= COLUMNAR_MIN_BYTES:  # the columnar core decodes it: say so if its kernels must compile
             compile_notice("the deep dump's columnar decoder", "kafkafmt.records.columnar", largest)
     rc = 0
     stderr_tail: list[str] = []

@@ -69,7 +69,7 @@ def test_deep_dump_through_the_columnar_core_is_kafkas(tmp_path, capsys, monkeyp
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(_segment())
     monkeypatch.setattr(dump_module, "_COLUMNAR_GROUP_BYTES", group_bytes)
-    monkeypatch.setattr(dump_module, "_COLUMNAR_MIN_BYTES", 0)  # this small file too
+    monkeypatch.setattr(dump_module, "COLUMNAR_MIN_BYTES", 0)  # this small file too
     calls = []
     real = dump_module._columnar_lines
     monkeypatch.setattr(dump_module, "_columnar_lines", lambda buf, held: calls.append(r := real(buf, held)) or r)
@@ -81,11 +81,11 @@ def test_deep_dump_through_the_columnar_core_is_kafkas(tmp_path, capsys, monkeyp
 
 
 def test_a_small_file_is_dumped_without_the_columnar_core_as_kafka_does(tmp_path, capsys, monkeypatch):
-    """Below ``_COLUMNAR_MIN_BYTES`` the reference decoder prints every line: the core (numba, pyarrow) is
+    """Below ``COLUMNAR_MIN_BYTES`` the reference decoder prints every line: the core (numba, pyarrow) is
     never loaded for a small file, and the lines are still kafka-dump-log's."""
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(_segment())
-    assert path.stat().st_size < dump_module._COLUMNAR_MIN_BYTES
+    assert path.stat().st_size < dump_module.COLUMNAR_MIN_BYTES
     monkeypatch.setattr(dump_module, "_columnar_lines", lambda buf, held: pytest.fail("the columnar core was used"))
     assert cli.main(["dump", "--deep", str(path)]) == 0
     out = capsys.readouterr()
