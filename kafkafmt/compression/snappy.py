@@ -20,7 +20,8 @@ snappy framing format:
 * a negative chunk length, or one > 512 MiB (``MAX_CHUNK_SIZE``), is an error;
 * fewer than 4 bytes left where a chunk length is due ends the stream silently.
 
-The raw snappy blocks are cramjam's (the codec python-snappy uses).  Only the framing is here.
+The raw snappy blocks are snappy 1.1.10's (:mod:`kafkafmt.compression.snappy_block`) for the lines whose
+snappy-java bundles it (3.x, 4.x), cramjam's (the codec python-snappy uses) for the others.
 """
 from __future__ import annotations
 
@@ -48,12 +49,24 @@ MAGIC_HEADER_HEAD = struct.unpack(">i", XERIAL_MAGIC[:4])[0]
 _INT32 = struct.Struct(">i")
 
 
-def compress(data: bytes, block_size: int = BLOCK_SIZE) -> bytes:
+def _raw_encoder(snappy_java: str | None):
+    """The raw snappy compressor of snappy-java ``snappy_java``: snappy 1.1.10's for snappy-java 1.1.10.x
+    (:mod:`kafkafmt.compression.snappy_block`, byte for byte), cramjam's otherwise (snappy 1.1.4's and
+    1.1.8's bytes; snappy 1.1.1, 1.1.2 and 1.1.7 pick other matches on some inputs)."""
+    if snappy_java is not None and snappy_java.startswith("1.1.10."):
+        from . import snappy_block  # numba: loaded by the lines that need it
+        return snappy_block.compress_raw
+    return lambda chunk: bytes(cramjam.snappy.compress_raw(chunk))
+
+
+def compress(data: bytes, block_size: int = BLOCK_SIZE, snappy_java: str | None = None) -> bytes:
     """Xerial stream as ``SnappyOutputStream`` writes it: header, then one chunk per ``block_size`` bytes of
-    input (32 KiB, its default; Kafka 0.10.2's writers gave it 1 KiB: row ``codec.snappy_block``)."""
+    input (32 KiB, its default; Kafka 0.10.2's writers gave it 1 KiB: row ``codec.snappy_block``), each
+    chunk compressed as snappy-java ``snappy_java`` does (row ``codec.snappy_java``; None: cramjam)."""
+    encode = _raw_encoder(snappy_java)
     parts = [XERIAL_HEADER]
     for start in range(0, len(data), block_size):
-        block = bytes(cramjam.snappy.compress_raw(data[start:start + block_size]))
+        block = encode(data[start:start + block_size])
         parts.append(_INT32.pack(len(block)))
         parts.append(block)
     return b"".join(parts)
