@@ -46,7 +46,7 @@ class Accounting:
     converted nothing and sent the slice as it was, row ``fetch.eager_nothing_converted``).  ``published``: what
     the request adds to the broker's metrics: ``temporary_memory_bytes`` (the value the TemporaryMemoryBytes
     histogram records for it)
-    and ``message_conversions`` (what the *MessageConversionsPerSec meter's count grows by).  ``published_as``:
+    and ``message_conversions`` (what the ``*MessageConversionsPerSec`` meter's count grows by).  ``published_as``:
     the row's value (``all``, ``records only``, ``none``); ``kafka_line_row`` / ``source``: the row."""
 
     request: str
