@@ -728,7 +728,8 @@ def print_tables(doc: dict) -> None:
 def docs_tables(doc: dict) -> dict[str, dict]:
     """The docs' Benchmarks page tables (``docs/_data/bench/conversion_*.json``, the ``columns``/``rows`` form)."""
     r = doc["ratios"]
-    facts = {k: doc[k] for k in ("command", "machine", "load", "date")}
+    facts = {**{k: doc[k] for k in ("command", "machine", "load", "date")},
+             "source": "build/bench/conversion.json of that run (benchmarks/conversion.py --docs)"}
     out = {}
     rows = []
     for version, codecs in r["fetch"].items():
