@@ -2,7 +2,8 @@
 
 Broker 1 runs 0.9.0.1, broker 2 runs 0.10.2.2 told to speak and write 0.9 (``inter.broker.protocol.version=
 0.9.0``, ``log.message.format.version=0.9.0``); topic ``seed`` has two partitions with the replica
-assignment ``1:2,2:1`` (partition 0 led by broker 1, partition 1 by broker 2).  Phases:
+assignment ``1:2,2:1`` (partition 0 led by broker 1, partition 1 by broker 2: after each rolling restart the
+preferred leaders are elected again, :func:`_restart`, so each phase reads the broker it means to).  Phases:
 
 0. *mixed*: a 0.9 Java client writes to partition 0, a 0.10 Java client to partition 1;
 1. *binaries*: broker 1's jars swapped to 0.10.2.2 on the same data directory (IBP and format 0.9.0);
@@ -26,6 +27,7 @@ from kafkafmt.broker.validator import validate_messages_and_assign_offsets
 from kafkafmt.constants import CompressionType
 from kafkafmt.records.builder import build_records
 
+from .broker import BrokerError
 from .history import (
     TS_BASE,
     Check,
@@ -46,6 +48,32 @@ TOPIC = "seed"
 PHASES = ("mixed", "binaries", "protocol", "format", "rollback")
 _OLD = {"inter.broker.protocol.version": "0.9.0", "log.message.format.version": "0.9.0"}
 _CLUSTER = "0.9.0.1+0.10.2.2"
+
+
+#: the preferred leader of each partition (the first replica of ``1:2,2:1``)
+PREFERRED = {0: 1, 1: 2}
+
+
+def _leaders(cluster: OldCluster) -> dict[int, int]:
+    return {p: info["leader"] for p, info in cluster.partitions(TOPIC).items()}
+
+
+def _restart(cluster: OldCluster, changes: dict[int, tuple[str | None, dict]], timeout: float = 30.0) -> None:
+    """A rolling restart (each broker waits for the ISR), then the preferred leaders elected again
+    (``PreferredReplicaLeaderElectionCommand``, as an operator does after a rolling restart: a restarted broker
+    gives its partitions up and, with ``leader.imbalance.check.interval.seconds`` at 300, gets them back only
+    minutes later); a BrokerError when the leaders are not :data:`PREFERRED` within ``timeout``."""
+    cluster.rolling_restart([TOPIC], changes)
+    if _leaders(cluster) == PREFERRED:
+        return
+    cluster.tool("kafka.admin.PreferredReplicaLeaderElectionCommand", ["--zookeeper", cluster.zk_connect])
+    deadline = time.monotonic() + timeout
+    while (got := _leaders(cluster)) != PREFERRED:
+        if time.monotonic() > deadline:
+            raise BrokerError(f"seed000: the preferred leaders {PREFERRED} were not elected within {timeout:.0f}s "
+                              f"(leaders {got})")
+        time.sleep(0.2)
+    cluster.wait_in_sync(TOPIC)
 
 
 def _wait_replicas(cluster: OldCluster, partition: int, timeout: float = 20.0) -> tuple[bytes, bytes, int]:
@@ -142,17 +170,17 @@ def run_seed000() -> dict:
         phase("mixed", checks + _replica_checks(c, "mixed"), t)
 
         t = time.monotonic()
-        c.rolling_restart([TOPIC], {1: ("0.10.2.2", dict(_OLD))})
+        _restart(c, {1: ("0.10.2.2", dict(_OLD))})
         phase("binaries", _replica_checks(c, "binaries"), t)
 
         t = time.monotonic()
         ibp = {"inter.broker.protocol.version": "0.10.2"}
-        c.rolling_restart([TOPIC], {1: (None, ibp), 2: (None, ibp)})
+        _restart(c, {1: (None, ibp), 2: (None, ibp)})
         phase("protocol", _replica_checks(c, "protocol"), t)
 
         t = time.monotonic()
         fmt = {"log.message.format.version": "0.10.2"}
-        c.rolling_restart([TOPIC], {1: (None, fmt), 2: (None, fmt)})
+        _restart(c, {1: (None, fmt), 2: (None, fmt)})
         checks = [_produce(c, "java-0.9.0.1", 0, "0.10.2", "format", 0),
                   _produce(c, "java-0.10.2.2", 1, "0.10.2", "format", 1)]
         checks += _replica_checks(c, "format")
@@ -164,8 +192,8 @@ def run_seed000() -> dict:
         t = time.monotonic()
         old_fmt = {"log.message.format.version": "0.9.0"}
         old_ibp = {"inter.broker.protocol.version": "0.9.0"}
-        c.rolling_restart([TOPIC], {1: (None, old_fmt | old_ibp), 2: (None, old_fmt | old_ibp)})
-        c.rolling_restart([TOPIC], {1: ("0.9.0.1", {})})
+        _restart(c, {1: (None, old_fmt | old_ibp), 2: (None, old_fmt | old_ibp)})
+        _restart(c, {1: ("0.9.0.1", {})})
         checks = _replica_checks(c, "rollback")
         for p in (0, 1):
             checks.append(_consume(c, "java-0.9.0.1", p, "0.9.0", "rollback", 1))

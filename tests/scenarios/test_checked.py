@@ -193,6 +193,31 @@ def test_after_the_rollback_the_0_9_consumer_stalls_on_the_0_10_2_2_leader(commi
     assert committed.describe(c["expected"]) == "stalls: no record, no error"
 
 
+def test_every_refusal_in_the_committed_record_is_the_broker_s_own_answer(committed):
+    """The strict rig (kafkarig.history.real_refusal): a client a release refuses agrees only with the broker's
+    answer, never with a client timeout: 0.9.0.1 logs that it cannot read ApiVersions (API key 18, KIP-35) from
+    the 0.10.2+ Java clients and kafka-python pinned to 0.10/0.11; 0.10.x answers kafka-python 0.11's v2 batch
+    in Produce v2 with CORRUPT_MESSAGE (2)."""
+    refusals = {(r, c["check"]): (c["expected"], c["real"], c["agree"]) for r in committed.releases
+                for c in committed.checks(r) if c["check"].startswith("client-") and isinstance(c["expected"], str)}
+    unreadable = ("no response: the broker logs that it cannot read API key 18", "= expected", True)
+    corrupt = ("error code 2 in the broker's response", "= expected", True)
+    assert refusals == {
+        **{("0.9.0.1", f"client-produce/{n}"): unreadable for n in (
+            "java-0.10.2.2-gzip", "java-0.11.0.3-gzip", "python-0.10-none", "python-0.11-none")},
+        **{("0.9.0.1", f"client-consume/{n}"): unreadable for n in (
+            "java-0.10.2.2", "java-0.11.0.3", "python-0.10", "python-0.11")},
+        **{(r, "client-produce/python-0.11-none"): corrupt for r in ("0.10.0.1", "0.10.1.1", "0.10.2.2")}}
+
+
+def test_after_the_rollback_the_0_9_consumer_reads_the_0_9_0_1_leader_of_partition_0(committed):
+    """Seed 000's rollback with the preferred leaders elected again (kafkarig.seed000): broker 1, back on 0.9.0.1,
+    leads partition 0 and serves its v0 and v1 entries as stored."""
+    (c,) = [c for c in committed.seed000_checks("rollback") if c["check"].endswith("java-0.9.0.1/p0")]
+    assert c["request"] == "6 records from broker 1 (0.9.0.1), fetch v1" and c["agree"]
+    assert c["extra"]["segment_magics"] == [0, 1]
+
+
 def test_every_shipped_scenario_is_in_the_committed_record():
     from kafkafmt.scenarios import shipped_scenarios
     rec = json.loads(COMMITTED.read_text())
