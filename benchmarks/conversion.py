@@ -854,8 +854,8 @@ def main(argv=None) -> int:
                 if version in releases:
                     print(f"bench-conversion: heap, Kafka {version}", file=sys.stderr, flush=True)
                     heap_phase(version, sizes, root / f"heap-{version}", results)
-    except BenchError as e:
-        print(f"bench-conversion: {e}", file=sys.stderr)
+    except (BenchError, OSError, RuntimeError) as e:  # RuntimeError: the rig's ProtocolError, BrokerError
+        print(f"bench-conversion: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 1
     finally:
         subprocess.run(["rm", "-rf", str(root)], check=False)
