@@ -73,3 +73,24 @@ def test_explain_fetch_loads_no_heavy_library(tmp_path, samples):
     assert (r["rc"], r["heavy"]) == (0, [])
     r = loaded(tmp_path, "explain", "produce", str(samples / "v2-idempotent.bin"), "--json")
     assert r["heavy"] == []
+
+
+def test_a_deep_dump_of_a_large_file_loads_the_columnar_core_but_not_pandas(tmp_path):
+    """Above ``COLUMNAR_MIN_BYTES`` the dump decodes with the columnar core (numba, pyarrow), but never
+    pandas: ``pa.array`` and ``to_numpy`` import it on their first call (0.3-1.3 s of a dump here), so the core
+    builds and reads its Arrow arrays from buffers."""
+    from kafkafmt.records import MemoryRecordsBuilder
+    from kafkafmt.records.dump_log import COLUMNAR_MIN_BYTES
+    parts, offset = [], 0
+    while sum(map(len, parts)) <= COLUMNAR_MIN_BYTES:
+        b = MemoryRecordsBuilder(2, 0, 0, offset)
+        for i in range(500):
+            b.append(1_700_000_000_000 + i, b"k%d" % i, b"v" * 100)
+        parts.append(b.build())
+        offset += 500
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(b"".join(parts))
+    r = loaded(tmp_path, "dump", "--deep", str(log), env={"KAFKAFMT_KERNELS": "compiled"})
+    assert r["rc"] == 0
+    assert "pyarrow" in r["heavy"] and "numba" in r["heavy"]  # the columnar core did the decoding
+    assert "pandas" not in r["heavy"]

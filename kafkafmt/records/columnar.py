@@ -428,11 +428,11 @@ class _ArrowAssembly:
         cols["topic"] = pa.nulls(n, pa.string()) if o.topic is None else pa.repeat(pa.scalar(o.topic, pa.string()), n)
         cols["partition"] = pa.nulls(n, pa.int32()) if o.partition is None else \
             pa.repeat(pa.scalar(o.partition, pa.int32()), n)
-        cols["offset"] = pa.array(out[fast.F_OFFSET], pa.int64())
-        ts = pa.array(out[fast.F_TIMESTAMP], pa.int64())
+        cols["offset"] = fast.numpy_array(out[fast.F_OFFSET], pa.int64())
+        ts = fast.numpy_array(out[fast.F_TIMESTAMP], pa.int64())
         cols["timestamp"] = ts.view(pa.timestamp("ms"))
         tstype = out[fast.F_TSTYPE]
-        cols["timestampType"] = pa.array(fast.pool_astype(tstype, np.int32))
+        cols["timestampType"] = fast.numpy_array(fast.pool_astype(tstype, np.int32), pa.int32())
         if o.headers:
             cols["headers"], cols["header_key_bytes"] = fast.header_arrays(
                 data, out[fast.F_HEADERS_POS], fast.pool_astype(out[fast.F_HEADERS_COUNT], np.int32), HEADER_TYPE,
@@ -440,10 +440,10 @@ class _ArrowAssembly:
         else:
             cols["headers"], cols["header_key_bytes"] = pa.nulls(n, HEADER_TYPE), pa.nulls(n, HEADER_KEY_BYTES_TYPE)
         cols["timestamp_ms"] = ts
-        cols["timestamp_type"] = pa.array(fast.pool_astype(tstype, np.int8))
-        cols["key_size"] = pa.array(fast.pool_astype(key_len, np.int32))
-        cols["value_size"] = pa.array(fast.pool_astype(value_len, np.int32))
-        cols["sequence"] = pa.array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32))
+        cols["timestamp_type"] = fast.numpy_array(fast.pool_astype(tstype, np.int8), pa.int8())
+        cols["key_size"] = fast.numpy_array(fast.pool_astype(key_len, np.int32), pa.int32())
+        cols["value_size"] = fast.numpy_array(fast.pool_astype(value_len, np.int32), pa.int32())
+        cols["sequence"] = fast.numpy_array(fast.pool_astype(out[fast.F_SEQUENCE], np.int32), pa.int32())
         # the kernels write rows batch after batch, so a batch's values repeat over its run of rows: each
         # column is run-end encoded and decoded by Arrow (measured 5x faster than np.repeat + pa.array)
         # (v0/v1 plain messages are one record per "batch": then each value is its row's, nothing to decode)
@@ -452,11 +452,12 @@ class _ArrowAssembly:
         if has_rows.all():
             has_rows = slice(None)  # no copy of each column through a mask
         ends = np.cumsum(rows_per_batch[has_rows])
-        run_ends = None if len(ends) == n else pa.array(ends, pa.int64())
+        run_ends = None if len(ends) == n else fast.numpy_array(ends.astype(np.int64, copy=False), pa.int64())
         for name, values in zip(_BATCH_COLUMNS, self.metas.columns()):
-            per_batch = pa.array(values[has_rows], RECORD_SCHEMA.field(name).type)
-            cols[name] = per_batch if run_ends is None else \
-                pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, per_batch))
+            type_ = RECORD_SCHEMA.field(name).type
+            per_batch = fast.numpy_array(values[has_rows], type_)
+            cols[name] = per_batch if run_ends is None else pc.run_end_decode(
+                pa.Array.from_buffers(pa.run_end_encoded(pa.int64(), type_), n, [None], children=[run_ends, per_batch]))
         return pa.table(cols, schema=RECORD_SCHEMA)
 
     def _fast_records(self, data, starts, out) -> Iterator[Record]:

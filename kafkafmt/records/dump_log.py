@@ -249,6 +249,7 @@ def _columnar_lines(buf, held: list[tuple[RecordBatch, int]]) -> list[tuple[list
     must print them (the core rejects a batch, or a header key is not UTF-8)."""
     import numpy as np
 
+    from . import fast
     from .columnar import records_table
     start, end = held[0][0].position, held[-1][0].end
     try:
@@ -262,7 +263,7 @@ def _columnar_lines(buf, held: list[tuple[RecordBatch, int]]) -> list[tuple[list
     bounds = headers.offsets.to_pylist()
     keys = headers.values.field("key").to_pylist() if len(headers.values) else []
     cols = [table.column(c).to_pylist() for c in ("offset", "timestamp_ms", "key_size", "value_size", "sequence")]
-    counts = np.bincount(table.column("batch_index").to_numpy(), minlength=len(held))
+    counts = np.bincount(fast.numpy_view(table.column("batch_index")), minlength=len(held))
     out, row = [], 0
     for (batch, _), count in zip(held, counts.tolist()):
         ts_name = batch.timestamp_type.kafka_name

@@ -44,7 +44,8 @@ from .kernels import (
                       legacy_plain_run,
 )
 
-__all__ = ["ValueGather", "NO_GATHER", "binary_array", "header_arrays", "pool_astype", "pool_empty", "decode_v2",
+__all__ = ["ValueGather", "NO_GATHER", "numpy_array", "numpy_view", "binary_array", "header_arrays", "pool_astype", "pool_empty",
+           "decode_v2",
            "legacy_plain_run",
            "legacy_crcs", "crc32_spans", "decode_legacy_plain", "decode_legacy_inner", "N_FIELDS", "MIN_V2_RECORD",
            "MIN_LEGACY_ENTRY", "F_OFFSET", "F_TIMESTAMP", "F_TSTYPE", "F_SEQUENCE", "F_KEY_POS", "F_KEY_LEN",
@@ -53,7 +54,7 @@ __all__ = ["ValueGather", "NO_GATHER", "binary_array", "header_arrays", "pool_as
            "header_spans"]
 
 #: the Arrow half, loaded (pyarrow) on first use: the cleaner's kernels need none of it
-_ARROW = ("ValueGather", "NO_GATHER", "binary_array", "header_arrays", "pool_astype", "pool_empty")
+_ARROW = ("ValueGather", "NO_GATHER", "numpy_array", "numpy_view", "binary_array", "header_arrays", "pool_astype", "pool_empty")
 
 
 def __getattr__(name: str):
