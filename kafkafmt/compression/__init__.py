@@ -12,10 +12,9 @@ The compressed bytes are those of the Kafka line's own libraries (rows ``codec.*
 ``kafka_line``), else kafkafmt's default line.  lz4 follows the liblz4 inside the line's lz4-java
 (:mod:`kafkafmt.compression.lz4_block`), snappy the chunk size the line's writers give
 ``SnappyOutputStream``; gzip is the JDK's zlib however the line drives ``GZIPOutputStream`` (row
-``codec.gzip_stream``: the deflate bytes do not depend on those buffer sizes), snappy also snappy 1.1.10's
-encoder on the lines whose snappy-java bundles it.  Not followed: the encoders of snappy 1.1.1, 1.1.2 and 1.1.7
-(snappy-java of 0.9 … 0.11 and 1.1 … 2.1; cramjam's, which write snappy 1.1.4's and 1.1.8's bytes, differ on
-some inputs) and the libzstd of each zstd-jni (the ``zstandard`` package's).
+``codec.gzip_stream``: the deflate bytes do not depend on those buffer sizes), snappy also the encoder of the
+snappy inside the line's snappy-java (:mod:`kafkafmt.compression.snappy_block`).  Not followed: the libzstd of
+each zstd-jni (the ``zstandard`` package's is used for every line).
 
 Decompression is incremental and capped: past ``max_bytes`` of output it raises
 :class:`~kafkafmt.errors.DecompressionLimitError`.  A malformed or truncated stream raises

@@ -20,8 +20,9 @@ snappy framing format:
 * a negative chunk length, or one > 512 MiB (``MAX_CHUNK_SIZE``), is an error;
 * fewer than 4 bytes left where a chunk length is due ends the stream silently.
 
-The raw snappy blocks are snappy 1.1.10's (:mod:`kafkafmt.compression.snappy_block`) for the lines whose
-snappy-java bundles it (3.x, 4.x), cramjam's (the codec python-snappy uses) for the others.
+The raw snappy blocks are those of the snappy inside the line's snappy-java: cramjam's (the codec
+python-snappy uses) where they are the same bytes (snappy 1.1.4 … 1.1.8: Kafka 1.0 … 2.8),
+:mod:`kafkafmt.compression.snappy_block` for snappy 1.1.1/1.1.2 (0.9 … 0.11) and 1.1.10 (3.x, 4.x).
 """
 from __future__ import annotations
 
@@ -49,14 +50,19 @@ MAGIC_HEADER_HEAD = struct.unpack(">i", XERIAL_MAGIC[:4])[0]
 _INT32 = struct.Struct(">i")
 
 
+#: the snappy-java releases whose bundled snappy writes what cramjam writes (snappy 1.1.4 … 1.1.8)
+_CRAMJAM_SNAPPY_JAVA = ("1.1.4", "1.1.7.1", "1.1.7.2", "1.1.8.1")
+
+
 def _raw_encoder(snappy_java: str | None):
-    """The raw snappy compressor of snappy-java ``snappy_java``: snappy 1.1.10's for snappy-java 1.1.10.x
-    (:mod:`kafkafmt.compression.snappy_block`, byte for byte), cramjam's otherwise (snappy 1.1.4's and
-    1.1.8's bytes; snappy 1.1.1, 1.1.2 and 1.1.7 pick other matches on some inputs)."""
-    if snappy_java is not None and snappy_java.startswith("1.1.10."):
-        from . import snappy_block  # numba: loaded by the lines that need it
-        return snappy_block.compress_raw
-    return lambda chunk: bytes(cramjam.snappy.compress_raw(chunk))
+    """The raw snappy compressor of snappy-java ``snappy_java`` (row ``codec.snappy_java``): cramjam's for
+    None and the snappy-java releases that bundle snappy 1.1.4 … 1.1.8 (the same bytes), else the bundled
+    snappy's own (:mod:`kafkafmt.compression.snappy_block`: 1.1.1/1.1.2 and 1.1.10)."""
+    if snappy_java is None or snappy_java in _CRAMJAM_SNAPPY_JAVA:
+        return lambda chunk: bytes(cramjam.snappy.compress_raw(chunk))
+    from . import snappy_block  # numba: loaded by the lines that need it
+    release = snappy_block.SNAPPY_OF_SNAPPY_JAVA[snappy_java]
+    return lambda chunk: snappy_block.compress_raw(chunk, release)
 
 
 def compress(data: bytes, block_size: int = BLOCK_SIZE, snappy_java: str | None = None) -> bytes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["compress_raw"]
+__all__ = ["SNAPPY_OF_SNAPPY_JAVA", "compress_raw"]
 
 _MAGIC = np.uint32(0x1E35A7BD)
 _MARGIN = 15  # kInputMarginBytes
@@ -34,6 +34,12 @@ def _load32(src, p):
 @njit(cache=True, nogil=True)
 def _index(v, table_bits):
     return ((v * _MAGIC) & np.uint32(0xFFFFFFFF)) >> np.uint32(18) & np.uint32((1 << table_bits) - 1)
+
+
+@njit(cache=True, nogil=True)
+def _hash_classic(v, table_bits):
+    """``HashBytes`` before 1.1.10: ``(bytes * 0x1e35a7bd) >> (32 - log2(table size))``."""
+    return ((v * _MAGIC) & np.uint32(0xFFFFFFFF)) >> np.uint32(32 - table_bits)
 
 
 @njit(cache=True, nogil=True)
@@ -159,6 +165,68 @@ def _fragment(src, out, bits):
     return o
 
 
+@njit(cache=True, nogil=True)
+def _classic(src, out, bits, old_skip):
+    """``CompressFragment`` of snappy 1.1.3 … 1.1.8 (``old_skip``: the lookups' step grows by one every 32
+    misses, ``skip++ >> 5``, as before 1.1.4; else ``skip += skip >> 5``); returns the size."""
+    n = src.shape[0]
+    table = np.zeros(1 << bits, np.int64)
+    o = 0
+    next_emit = 0
+    ip = 0
+    if n >= _MARGIN:
+        limit = n - _MARGIN
+        ip = 1
+        next_h = _hash_classic(_load32(src, ip), bits)
+        done = False
+        while not done:
+            skip = 32
+            next_ip = ip
+            while True:
+                ip = next_ip
+                h = next_h
+                if old_skip:
+                    step = skip >> 5
+                    skip += 1
+                else:
+                    step = skip >> 5
+                    skip += step
+                next_ip = ip + step
+                if next_ip > limit:
+                    done = True
+                    break
+                next_h = _hash_classic(_load32(src, next_ip), bits)
+                candidate = table[h]
+                table[h] = ip
+                if _load32(src, ip) == _load32(src, candidate):
+                    break
+            if done:
+                break
+            o = _literal(out, o, src, next_emit, ip - next_emit)
+            while True:
+                base = ip
+                ip = _match_end(src, candidate + 4, ip + 4, n)
+                matched = ip - base
+                o = _copy(out, o, base - candidate, matched, matched < 12)
+                next_emit = ip
+                if ip >= limit:
+                    done = True
+                    break
+                table[_hash_classic(_load32(src, ip - 1), bits)] = ip - 1
+                h = _hash_classic(_load32(src, ip), bits)
+                candidate = table[h]
+                table[h] = ip
+                if _load32(src, ip) != _load32(src, candidate):
+                    break
+            if done:
+                break
+            next_h = _hash_classic(_load32(src, ip + 1), bits)
+            ip += 1
+    if next_emit < n:
+        o = _literal(out, o, src, next_emit, n - next_emit)
+    return o
+
+
 def _table_bits(size: int) -> int:
     """``CalculateTableSize``: the power of two at least ``size``, between 2^8 and 2^14."""
     if size > _MAX_TABLE:
@@ -168,9 +236,16 @@ def _table_bits(size: int) -> int:
     return max(8, (size - 1).bit_length())
 
 
-def compress_raw(data: bytes | memoryview) -> bytes:
-    """One raw snappy block of ``data`` as snappy 1.1.10's ``RawCompress`` writes it (varint length, then a
-    fragment per 64 KiB)."""
+#: the snappy release inside each snappy-java a Kafka line ships (snappy-java's release notes), as the
+#: compressor generation written here: "1.1.3" (the lookups' step grows by one every 32 misses), "1.1.8"
+#: (grows by itself / 32; cramjam's bytes), "1.1.10" (the 16 first probes, the new hash)
+SNAPPY_OF_SNAPPY_JAVA = {"1.1.1.7": "1.1.3", "1.1.2.6": "1.1.3", "1.1.4": "1.1.8", "1.1.7.1": "1.1.8",
+                         "1.1.7.2": "1.1.8", "1.1.8.1": "1.1.8", "1.1.10.5": "1.1.10", "1.1.10.7": "1.1.10"}
+
+
+def compress_raw(data: bytes | memoryview, release: str = "1.1.10") -> bytes:
+    """One raw snappy block of ``data`` as ``RawCompress`` of snappy ``release`` (a value of
+    :data:`SNAPPY_OF_SNAPPY_JAVA`) writes it: varint length, then a fragment per 64 KiB."""
     src = np.frombuffer(bytes(data), np.uint8)
     n = src.shape[0]
     head = bytearray()
@@ -183,5 +258,7 @@ def compress_raw(data: bytes | memoryview) -> bytes:
     for start in range(0, n, _BLOCK):
         frag = src[start:start + _BLOCK]
         out = np.empty(32 + frag.shape[0] + frag.shape[0] // 6, np.uint8)
-        parts.append(out[:_fragment(frag, out, _table_bits(frag.shape[0]))].tobytes())
+        bits = _table_bits(frag.shape[0])
+        size = _fragment(frag, out, bits) if release == "1.1.10" else _classic(frag, out, bits, release == "1.1.3")
+        parts.append(out[:size].tobytes())
     return b"".join(parts)
