@@ -196,14 +196,21 @@ def _rows(trace, line: str = kafka_lines.DEFAULT_LINE) -> list[dict]:
 
 
 def _print_rows(trace, config: LogConfig, out) -> None:
+    """The rows the trace applied on the line: those whose value differs from 3.9's, then those it applied with
+    3.9's value (e.g. row ``fetch.eager_nothing_converted`` on 1.1, a rule of the eager path 3.9 no longer takes)."""
     line = config.broker.kafka_line
-    rows = _rows(trace, line)
-    if rows:
-        print(f"\nKafka {line} line: {len(rows)} difference(s) from 3.9 applied "
+    shown = [(r, kafka_lines.change(r["key"]).shown(line)) for r in _rows(trace, line)]
+    differ = [(r, v) for r, v in shown if v != r["3.9"]]
+    same = [(r, v) for r, v in shown if v == r["3.9"]]
+    if differ:
+        print(f"\nKafka {line} line: {len(differ)} difference(s) from 3.9 applied "
               "(kafkafmt.kafka_lines):", file=out)
-        for r in rows:
-            value = kafka_lines.change(r["key"]).shown(line)
+        for r, value in differ:
             print(f"  {r['key']:<28} {r['3.9']!s:>24} → {value!s:<10} {r['source']}", file=out)
+    if same:
+        print(f"\nKafka {line} line: {len(same)} row(s) applied with 3.9's value (kafkafmt.kafka_lines):", file=out)
+        for r, value in same:
+            print(f"  {r['key']:<28} {value!s:>24}   {r['source']}", file=out)
 
 
 def run_produce(args, out=None) -> int:

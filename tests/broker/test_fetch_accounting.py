@@ -184,6 +184,10 @@ def test_explain_fetch_says_a_1_1_slice_with_nothing_to_convert_went_as_it_was(t
     assert main(["explain", "fetch", str(f), "--fetch-version", "3", "--kafka-line", "1.1"]) == 0
     text = capsys.readouterr().out
     assert "chunk(s) converted" not in text and "DOWN-CONVERTED" not in text
+    # the row is 1.1's rule (1.0 differs) but its value is 3.9's: listed apart from the differences from 3.9
+    assert "Kafka 1.1 line: 2 difference(s) from 3.9 applied" in text
+    assert "Kafka 1.1 line: 1 row(s) applied with 3.9's value (kafkafmt.kafka_lines):\n  fetch.eager_nothing_converted" \
+        in text
     assert "sent as it was: 78 bytes, the slice unconverted: nothing to convert (eager)" in text
     assert "outcome: SENT AS IT WAS: nothing to convert to v1, the slice's 78 bytes sent unconverted " \
         "(row fetch.eager_nothing_converted), response size 78" in text
