@@ -27,6 +27,7 @@ nothing of kafkafmt but the ground.
 from __future__ import annotations
 
 import re
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,14 @@ RELEASE_DEFAULT = "the release's own version"
 
 def order(release: str) -> tuple[int, int, int]:
     """A release or line as a comparable tuple: ``"0.10.1"`` → (0, 10, 1), ``"2.8"`` → (2, 8, 0)."""
-    parts = str(release).strip().split(".")
+    return _order(str(release).strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _order(release: str) -> tuple[int, int, int]:
+    """:func:`order`, remembered: rows are looked up per batch on hot paths (the cleaner's ``compress``,
+    measured 0.4 ms a call, a second of a 32 MiB lz4 clean, when each call parsed the releases again)."""
+    parts = release.split(".")
     if not 1 <= len(parts) <= 4 or not all(p.isdigit() for p in parts):
         raise ConfigError(f"not a Kafka release: {release!r}")
     nums = [int(p) for p in parts][:3] + [0] * (3 - min(3, len(parts)))
@@ -606,8 +614,10 @@ def change(key: str) -> LineChange:
     return rows(key)[-1]
 
 
+@functools.lru_cache(maxsize=4096)
 def row(key: str, line: str) -> LineChange | None:
-    """The row of ``key`` in effect on ``line`` (None: the line predates every row of it)."""
+    """The row of ``key`` in effect on ``line`` (None: the line predates every row of it; remembered: the rows
+    never change in a process)."""
     found = None
     for r in rows(key):
         if line_at_least(line, r.since):
