@@ -26,8 +26,8 @@ nothing of kafkafmt but the ground.
 """
 from __future__ import annotations
 
-import re
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
