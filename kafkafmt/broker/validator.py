@@ -58,7 +58,6 @@ from ..config import LogConfig, record_version
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     LOG_OVERHEAD,
-    MAGIC_OFFSET,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     CompressionType,
@@ -441,11 +440,11 @@ def _magic_known_check(config: LogConfig, batches, trace: Trace) -> None:
     newest = kafka_lines.value("produce.max_magic", line)
     newer = sorted({b.magic for b in batches if b.magic > newest})
     if newer and newest == 1:
-        crc_at = LEGACY_V0.offset_of("crc")  # the legacy CRC covers magic … end
+        crc_at, magic_at = LEGACY_V0.offset_of("crc"), LEGACY_V0.offset_of("magic")  # the CRC covers magic … end
         for batch in batches:
             raw = bytes(batch.raw)
             stored = int.from_bytes(raw[crc_at:crc_at + 4], "big")
-            computed = zlib.crc32(raw[MAGIC_OFFSET:])
+            computed = zlib.crc32(raw[magic_at:])
             if batch.magic == 2 and stored != computed:
                 row = kafka_lines.row("produce.max_magic", line)
                 _raise(CorruptRecordError(f"Message is corrupt (stored crc = {stored}, computed crc = "
