@@ -548,9 +548,9 @@ CHANGES: tuple[LineChange, ...] = (
          "(empty until a v2 batch carries an epoch), whatever its message format", "0.11", "none", "always",
          "KIP-101", "Log.leaderEpochCache (0.11.0.3, 1.1.1)"),
     _row("log.leader_epoch_cache", "log", "below message format v2 a partition has no leader epoch cache: its "
-         "leader-epoch-checkpoint is deleted, and an older batch appended clears the cache", "2.2", "always",
-         "v2 only", "KAFKA-7897", "Log.initializeLeaderEpochCache (2.8.2; the JIRA's fix versions 1.1.2, 2.0.2, "
-         "2.1.2 and 2.2.0 not checked)"),
+         "leader-epoch-checkpoint is deleted, and an older batch appended clears the cache", "2.1", "always",
+         "v2 only", "KAFKA-7897", "Log.initializeLeaderEpochCache (2.0.1 keeps the file, 2.1.1 and 2.8.2 delete it)",
+         "2.1.1"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
     _row("cleaner.map_reach", "cleaner", "how far one pass reaches: the dirty segments whose offsets all fit the "
          "offset map beside the keys already in it are mapped whole (a segment of more offsets than the map holds "
@@ -576,6 +576,10 @@ CHANGES: tuple[LineChange, ...] = (
          "segment, so an abort marker whose transaction's batches lay in an earlier segment was not written to the "
          "cleaned .txnindex and could go at once", "2.2", "segment", "group", "KAFKA-8335",
          "Cleaner.cleanSegments (1.1.1, 2.8.2; fixed in 2.0.2, 2.1.2, 2.2.1 per the JIRA, not checked)", "2.2.1"),
+    _row("cleaner.time_index_offset", "cleaner", "the offset a cleaned segment's time index gives its largest "
+         "timestamp: the last offset of the first batch (wrapper) holding it (before: the first record holding it, "
+         "inside a compressed wrapper)", "0.10.2", "record", "batch", "KAFKA-4390",
+         "LogCleaner.cleanInto, LogSegment.append's shallowOffsetOfMaxTimestamp (0.10.1.1, 0.10.2.2)"),
     _row("cleaner.delete_horizon", "cleaner", "v2 tombstones (and markers of emptied transactions) are kept "
          "delete.retention.ms after the pass that first keeps them: the batch gets deleteHorizonMs = now + "
          "delete.retention.ms in its header (attribute bit 6, as its baseTimestamp); before, v2 as v0/v1: kept "

@@ -59,7 +59,7 @@ def test_each_keys_rows_chain_oldest_first():
     ("produce.zstd", {"2.0": False, "2.1": True}),                              # KIP-110
     ("produce.timestamp_bounds", {"2.8": "difference.max.ms", "3.9": "before/after.max.ms"}),  # KIP-937
     ("cleaner.legacy_to_v2", {"2.8": False, "3.9": False, "4.4": True}),        # KAFKA-13093
-    ("log.leader_epoch_cache", {"0.10.2": "none", "0.11": "always", "2.1": "always", "2.8": "v2 only"}),
+    ("log.leader_epoch_cache", {"0.10.2": "none", "0.11": "always", "2.0": "always", "2.1": "v2 only"}),
     ("cleaner.delete_horizon", {"0.11": False, "2.8": False, "3.9": True}),  # KIP-534 (3.1)
     ("cleaner.map_reach", {"0.9": "whole segments", "0.10.0": "fully mapped segments",  # KAFKA-3587
                            "0.10.1": "record that fills the map", "3.9": "record that fills the map"}),  # KAFKA-3894

@@ -66,7 +66,7 @@ def test_a_v2_partition_names_no_rewrite(tmp_path, capsys):
 
 def test_an_old_line_names_what_its_neighbours_do(tmp_path, capsys):
     """On 0.10.0 a v1 partition hears of the rows around it: how far 0.9's and 0.10.1's passes reach
-    (KAFKA-3587, KAFKA-3894), the wrapper magic fixed by KAFKA-4298, the epoch checkpoint of 0.11 … 2.1."""
+    (KAFKA-3587, KAFKA-3894), the wrapper magic fixed by KAFKA-4298, the epoch checkpoint of 0.11 … 2.0."""
     d = _v1_partition(tmp_path)
     assert main(_args(d, "--kafka-line", "0.10.0")) == 0
     out = capsys.readouterr().out.splitlines()
@@ -77,7 +77,7 @@ def test_an_old_line_names_what_its_neighbours_do(tmp_path, capsys):
     assert any(n.startswith("  on Kafka 0.9: a pass maps only whole segments") for n in notes)
     assert ("  on Kafka 0.10.1 … 4.4: a rebuilt compressed v0/v1 wrapper keeps its own magic "
             "(cleaner.legacy_rebuild_magic: KAFKA-4298)") in notes
-    assert ("  on Kafka 0.11 … 2.1: an empty leader-epoch-checkpoint stays beside v0/v1 data "
+    assert ("  on Kafka 0.11 … 2.0: an empty leader-epoch-checkpoint stays beside v0/v1 data "
             "(log.leader_epoch_cache: KIP-101)") in notes
     assert not any("deleteHorizonMs" in n for n in notes)  # no v2 batch here
 

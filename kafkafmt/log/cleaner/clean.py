@@ -404,7 +404,7 @@ def _clean_mapped(seg, data, dest, flt: SegmentFilter, io_buffer: int, topic_max
             continue
         out, max_offset, meta = run.chunk(spans, i, j)
         if out:
-            _append_cleaned(dest, max_offset, out[0] if len(out) == 1 else b"".join(out), meta)
+            _append_cleaned(dest, max_offset, out[0] if len(out) == 1 else b"".join(out), meta, flt.time_index_by_record)
         progress.advance(int(spans.ends[j - 1]) - position)
         position, i = int(spans.ends[j - 1]), j
     _clean_windows(seg, data, arr, dest, flt, position, cap, topic_max, broker_max)
@@ -435,13 +435,13 @@ def _clean_windows(seg, data, arr, dest, flt: SegmentFilter, position: int, cap:
                 out.append(kept)
                 max_offset = max(max_offset, m)
         if out:
-            _append_cleaned(dest, max_offset, b"".join(out), None)
+            _append_cleaned(dest, max_offset, b"".join(out), None, flt.time_index_by_record)
         position += read
         if read == 0:
             cap = _grown(cap, data, position, topic_max, broker_max, seg)
 
 
-def _append_cleaned(dest, max_offset: int, data: bytes, meta: list | None) -> None:
+def _append_cleaned(dest, max_offset: int, data: bytes, meta: list | None, by_record: bool = False) -> None:
     """``dest.append`` of one chunk the filter kept (``cleanInto``).  Indexed per batch (Kafka 3.9.1+) the
     segment reads each batch's largest timestamp itself (``meta``: each batch's [size, last offset, max
     timestamp], or None to read them from ``data``); indexed per append (before, row
@@ -453,6 +453,12 @@ def _append_cleaned(dest, max_offset: int, data: bytes, meta: list | None) -> No
         dest.append(max_offset, -1, -1, data, batches=meta)
         return
     largest, shallow = -1, -1
+    if by_record:  # 0.10.1: the first record holding it (row cleaner.time_index_offset, KAFKA-4390)
+        for r in MemoryRecords(data).records():
+            if r.timestamp > largest:
+                largest, shallow = r.timestamp, r.offset
+        dest.append(max_offset, largest, shallow, data)
+        return
     for _, last, max_ts in (meta if meta is not None else
                             [(0, b.last_offset, b.max_timestamp) for b in MemoryRecords(data).batches()]):
         if max_ts > largest:
@@ -562,6 +568,7 @@ def _line_rules(log, first_uncleanable: int) -> dict:
     return {"legacy_to_v2": kafka_lines.value("cleaner.legacy_to_v2", line), "retain_batch_ending_at": keep_at,
             "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line),
             "txn_per_segment": kafka_lines.value("cleaner.txn_metadata_scope", line) == "segment",
+            "time_index_by_record": kafka_lines.value("cleaner.time_index_offset", line) == "record",
             "rebuild_magic": (log.config.to_magic if kafka_lines.value("cleaner.legacy_rebuild_magic", line)
                               == "message format" else None)}
 

@@ -145,7 +145,7 @@ class SegmentFilter:
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
                  txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats,
                  legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None, delete_horizon: bool = True,
-                 rebuild_magic: int | None = None, txn_per_segment: bool = False):
+                 rebuild_magic: int | None = None, txn_per_segment: bool = False, time_index_by_record: bool = False):
         """``legacy_to_v2``: retained v0/v1 entries are rewritten as v2 batches (Kafka 4.x, KAFKA-13093);
         ``retain_batch_ending_at``: the batch whose next offset is this one is kept even when empty
         (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452); ``delete_horizon``:
@@ -153,12 +153,15 @@ class SegmentFilter:
         v0/v1 ones by the segment's modification time, the batch never given a horizon; ``rebuild_magic``:
         the magic a rebuilt compressed v0/v1 wrapper takes (the topic's format, Kafka 0.10.0 before
         KAFKA-4298; None: the wrapper's own), one of another magic than its inner messages failing;
-        ``txn_per_segment``: ``txn`` starts afresh with each segment of a group (before KAFKA-8335)."""
+        ``txn_per_segment``: ``txn`` starts afresh with each segment of a group (before KAFKA-8335);
+        ``time_index_by_record``: the cleaned segment's time index maps its largest timestamp to the first
+        record holding it, not to its batch's last offset (0.10.1, before KAFKA-4390)."""
         self.map = offset_map
         self.legacy_to_v2 = legacy_to_v2
         self.delete_horizon = delete_horizon
         self.rebuild_magic = rebuild_magic
         self.txn_per_segment = txn_per_segment
+        self.time_index_by_record = time_index_by_record
         self.retain_batch_ending_at = retain_batch_ending_at
         self.now = now
         self.delete_retention_ms = delete_retention_ms

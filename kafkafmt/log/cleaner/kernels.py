@@ -124,7 +124,7 @@ _GROWTH_PER_RECORD = 10
 
 
 #: indices of :func:`filter_run`'s ``prm`` array
-P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEGACY_TOMBSTONES, P_V2 = range(8)
+P_NOW, P_RETENTION, P_RETAIN_AT, P_LATEST_OFFSET, P_MAX_RECORDS, P_LEGACY, P_LEGACY_TOMBSTONES, P_HORIZON = range(8)
 N_PARAMS = 8
 #: indices of :func:`filter_run`'s ``stats`` array (``CleanerStats`` plus the output's state)
 S_MESSAGES_READ, S_BYTES_READ, S_MESSAGES_WRITTEN, S_BYTES_WRITTEN, S_INVALID, S_TOMBSTONES_REMOVED, S_TOMBSTONES, \
@@ -547,12 +547,15 @@ def _filter_batch(src, data, compressed, start, end, i, p, n, count, prm, hashes
     now = prm[P_NOW]
     base, base_ts = be_int(data, p + _BASE_OFFSET_AT, 8), be_int(data, p + _BASE_TS_AT, 8)
     has_h = (_be16(data, p + _ATTRIBUTES_AT) & V2_DELETE_HORIZON_FLAG_MASK) != 0
+    horizons = prm[P_HORIZON] != 0  # KIP-534 (row cleaner.delete_horizon); before, the segment's mtime rules
+    if has_h and not horizons:
+        return HANDBACK
+    keep_tombstones = compiled_tombstones_retained(has_h, base_ts, now) if horizons else prm[P_LEGACY_TOMBSTONES] != 0
     keep = np.empty(count, np.int64)
-    _decide(src, rows, p, count, base, compiled_tombstones_retained(has_h, base_ts, now), prm[P_LATEST_OFFSET], hashes,
-            offs, keep, counts, scratch)
+    _decide(src, rows, p, count, base, keep_tombstones, prm[P_LATEST_OFFSET], hashes, offs, keep, counts, scratch)
     k, q, written = counts[0], stats[S_DEST], 0
     if k > 0:
-        need_h = compiled_needs_delete_horizon(True, counts[3] > 0, False, has_h)
+        need_h = horizons and compiled_needs_delete_horizon(True, counts[3] > 0, False, has_h)
         horizon = now + prm[P_RETENTION] if need_h else (base_ts if has_h else NO_OFFSET)
         max_ts = be_int(data, p + _MAX_TS_AT, 8)
         if k == count and not need_h:
@@ -628,7 +631,7 @@ def filter_run(data, pos, size, i0, i1, prm, specials, hashes, offs, dest, rebui
                 return i, code
             continue
         count = _plain_count(data, p, n, prm[P_MAX_RECORDS])
-        if count < 0 or prm[P_V2] == 0 or _hand_back(data, p, prm, specials):
+        if count < 0 or _hand_back(data, p, prm, specials):
             return i, HANDBACK
         where, start, end = _records_area(data, p, n, plain)
         if where < 0:
@@ -997,8 +1000,9 @@ class FilterRun:
         # wrappers in the topic's format (cleaner.legacy_rebuild_magic)
         self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 or flt.rebuild_magic is not None else 1
         self.prm[P_LEGACY_TOMBSTONES] = 1 if flt.retain_legacy_deletes else 0
-        # v2 batches compiled only on a line with KIP-534's delete horizon (row cleaner.delete_horizon)
-        self.prm[P_V2] = 1 if flt.delete_horizon else 0
+        # v2 tombstones by their batch's delete horizon (KIP-534), else by the segment's mtime (row
+        # cleaner.delete_horizon)
+        self.prm[P_HORIZON] = 1 if flt.delete_horizon else 0
         self.specials = np.array(sorted({r.last_data_offset for r in flt.last_records.values()
                                          if r.last_data_offset is not None}), dtype=np.int64)
         self.plain, self.recs = _scratch()
