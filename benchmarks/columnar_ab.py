@@ -103,6 +103,7 @@ def main(argv=None) -> int:
     m = machine()
     res = {"title": f"Columnar decoding ({args.records:,} records) against aiokafka's C reader: medians of "
                     f"{args.rounds} interleaved runs",
+           "source": "benchmarks/columnar_ab.py's own run",
            "command": "python benchmarks/columnar_ab.py " + " ".join(f"--tree {t}" for t in trees),
            "machine": f"{m.get('cpu')}, {m.get('cores')} cores, Python {m.get('python')}",
            "load": f"1-minute load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",
