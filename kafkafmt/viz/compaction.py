@@ -6,6 +6,11 @@ small seeded partitions under a simulated clock.
   keeps its retained inner messages' offsets, so the relative offsets (KIP-31) stop being
   ``0..n-1``; the absolute offset a v1 consumer computes from each one
   (``wrapper offset − last relative offset + relative offset``, ``AbstractLegacyRecordBatch``).
+- :func:`real_holes_data`, :func:`holes_by_line`: the same holes as Kafka 0.10.2.2's own cleaner left them (a
+  record kept as package data, ``data/holes-0.10.2.2.json``), and what kafkafmt's lines leave from the same input.
+- :func:`cleaner_lines_table`: what each release's cleaner does differently, one row per cleaner row of
+  :mod:`kafkafmt.kafka_lines`, each with the real releases it was compared on
+  (:mod:`kafkafmt.log.cleaner.compared`).
 - :func:`tombstone_passes`: when a tombstone really disappears: v0/v1 by file times (a segment's
   tombstones go once its mtime is ``delete.retention.ms`` older than the last clean segment's,
   ``Cleaner.doClean``'s ``legacyDeleteHorizonMs``); v2 by the ``deleteHorizonMs`` the first pass
@@ -29,6 +34,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from .. import kafka_lines as _kafka_lines
+from ..log.cleaner import compared as _compared
 from ..log.cleaner.table import BYTES_PER_ENTRY  # a dedupe buffer entry: MD5 (16 bytes) + offset (8 bytes)
 from ..records import MemoryRecords, build_records
 
@@ -50,11 +57,14 @@ def topic_props(magic: int, **extra) -> dict:
     return p
 
 
-def _config(props: dict):
+def _config(props: dict, line: str | None = None):
+    from ..config import BrokerConfig
     from ..log import LogConfig
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return LogConfig.from_properties(props)
+        if line is None:
+            return LogConfig.from_properties(props)
+        return LogConfig.from_properties(props, broker=BrokerConfig(kafka_line=line))
 
 
 @contextmanager
@@ -77,12 +87,13 @@ def build(base_offset: int, records, *, magic: int, codec: str = "none") -> byte
                          partition_leader_epoch=0 if magic >= 2 else -1)
 
 
-def append(d: Path, props: dict, batches: list[bytes], now: int) -> None:
-    """Append as a follower at ``now``; the segments written carry ``now`` as their mtime, as a broker leaves them."""
+def append(d: Path, props: dict, batches: list[bytes], now: int, *, line: str | None = None) -> None:
+    """Append as a follower at ``now`` (as the broker of Kafka ``line`` does, default 3.9); the segments written
+    carry ``now`` as their mtime, as a broker leaves them."""
     from ..log import Log, SimulatedClock
     from ..log.clock import set_mtime_ms
     from ..log.files import offset_from_file_name
-    log = Log(d, _config(props), SimulatedClock(now), clean_shutdown=True)
+    log = Log(d, _config(props, line), SimulatedClock(now), clean_shutdown=True)
     first_new = log.active_segment.base_offset
     for b in batches:
         log.append_as_follower(b)
@@ -92,11 +103,12 @@ def append(d: Path, props: dict, batches: list[bytes], now: int) -> None:
             set_mtime_ms(p, now)
 
 
-def clean(d: Path, props: dict, now: int, *, dedupe_buffer_size: int = 1 << 20):
-    """One pass of the cleaner thread at ``now`` (``Log.clean``): the :class:`~kafkafmt.log.cleaner.CleanResult`."""
+def clean(d: Path, props: dict, now: int, *, dedupe_buffer_size: int = 1 << 20, line: str | None = None):
+    """One pass of the cleaner thread at ``now`` (``Log.clean``; the cleaner of Kafka ``line``, default 3.9): the
+    :class:`~kafkafmt.log.cleaner.CleanResult`."""
     from ..log import Log, SimulatedClock
     from ..log.cleaner.offset_map import CleanerConfig
-    log = Log(d, _config(props), SimulatedClock(now), clean_shutdown=True)
+    log = Log(d, _config(props, line), SimulatedClock(now), clean_shutdown=True)
     try:
         return log.clean(now=now, cleaner=CleanerConfig(dedupe_buffer_size=dedupe_buffer_size))
     finally:
@@ -142,10 +154,11 @@ def holes_input(keys: int = 12, *, seed: int = 3, wrappers: int = 24, per_wrappe
     return out
 
 
-def holes_partition(d: Path, keys: int = 12):
-    """Write :func:`holes_input` into ``d`` at :data:`T0` and clean once 30 s later (``CleanResult``)."""
-    append(d, HOLES_PROPS, holes_input(keys), T0)
-    return clean(d, HOLES_PROPS, HOLES_CLEAN_AT)
+def holes_partition(d: Path, keys: int = 12, *, line: str | None = None):
+    """Write :func:`holes_input` into ``d`` at :data:`T0` and clean once 30 s later (``CleanResult``), as the
+    broker and cleaner of Kafka ``line`` do (default 3.9)."""
+    append(d, HOLES_PROPS, holes_input(keys), T0, line=line)
+    return clean(d, HOLES_PROPS, HOLES_CLEAN_AT, line=line)
 
 
 @lru_cache(maxsize=64)
@@ -239,6 +252,118 @@ def holes_panel():
                  holes_data, holes_view, title="A cleaned v1 gzip wrapper: holes and absolute offsets",
                  caption=holes_caption,
                  adapt={"wrapper": lambda v: {"options": list(range(len(cleaned_holes(v["keys"])[0]))) or [0]}})
+
+
+# ----------------------------------------------------------- holes as a real 0.10 cleaner left them
+HOLES_RELEASE = _compared.HOLES_RELEASE
+#: the line of :data:`HOLES_RELEASE`, whose rules ``kafkafmt clean --kafka-line`` applies
+HOLES_LINE = _kafka_lines.check_line(HOLES_RELEASE)
+#: what Kafka 0.10.2.2's own ``kafka.log.Log`` and cleaner thread left from :func:`holes_input` (12 keys), written
+#: at :data:`T0` and cleaned at :data:`HOLES_CLEAN_AT` (recorded once with kafkarig.old_cleaner;
+#: tests/history/test_holes_0_10_vs_kafka.py checks it against the release and ``kafkafmt clean`` against it)
+REAL_HOLES_FILE = Path(__file__).resolve().parent / "data" / f"holes-{HOLES_RELEASE}.json"
+
+
+def partition_files(root: Path) -> dict:
+    """What a cleaner comparison covers under log directory ``root``: every ``.log``, ``.index`` and
+    ``.timeindex`` file and ``cleaner-offset-checkpoint``, as ``{relative path: {"hex", "mtime_ms"}}``
+    (``mtime_ms`` for a ``.log`` only: the legacy tombstone horizon reads it)."""
+    from ..log.clock import mtime_ms
+    out = {}
+    for p in sorted(Path(root).rglob("*")):
+        if p.is_file() and (p.suffix in (".log", ".index", ".timeindex") or p.name == "cleaner-offset-checkpoint"):
+            out[p.relative_to(root).as_posix()] = {"hex": p.read_bytes().hex(),
+                                                  "mtime_ms": mtime_ms(p) if p.suffix == ".log" else None}
+    return out
+
+
+@lru_cache(maxsize=1)
+def real_holes() -> dict:
+    """The recorded result of :data:`HOLES_RELEASE`'s cleaner (:data:`REAL_HOLES_FILE`): its ``release``,
+    ``line``, the workload and times, and ``files`` as :func:`partition_files` gives them."""
+    import json
+    return json.loads(REAL_HOLES_FILE.read_text())
+
+
+def _holed(files: dict) -> list:
+    """The wrappers with a hole in the ``.log`` files of ``files``, in offset order."""
+    out = []
+    for name in sorted(n for n in files if n.endswith(".log")):
+        for b in MemoryRecords(bytes.fromhex(files[name]["hex"])).batches():
+            offs = [r.offset for r in b.records()]
+            if b.is_compressed and b.magic < 2 and any(y - x > 1 for x, y in zip(offs, offs[1:])):
+                out.append(b)
+    return out
+
+
+def real_holes_data(wrapper: int = 0) -> dict:
+    """Seed 004's holes as the real :data:`HOLES_RELEASE` cleaner left them: the ``wrapper``-th rebuilt wrapper
+    with a hole, its inner messages (:func:`inner_messages`), and the offsets of every holed wrapper."""
+    rec = real_holes()
+    holed = _holed(rec["files"])
+    w = holed[min(wrapper, len(holed) - 1)]
+    return {"release": rec["release"], "wrapper": w, "bytes": wrapper_bytes(w), "rows": inner_messages(w),
+            "holed": [[r.offset for r in b.records()] for b in holed],
+            "log_bytes": sum(len(f["hex"]) // 2 for n, f in rec["files"].items() if n.endswith(".log"))}
+
+
+def holes_on_line(line: str) -> dict:
+    """The files kafkafmt leaves from the recorded workload on Kafka ``line`` (written by its broker at
+    :data:`T0`, cleaned by its cleaner at :data:`HOLES_CLEAN_AT`), as :func:`partition_files` gives them."""
+    with new_partition() as d:
+        holes_partition(d, real_holes()["workload"]["keys"], line=line)
+        return partition_files(d.parent)
+
+
+def holes_by_line(lines=("0.10.2", "3.9")) -> list[dict]:
+    """One row for the real release and one per kafkafmt line: the holed wrappers' inner offsets, the cleaned
+    ``.log`` bytes and whether every file (bytes, ``.log`` mtimes) is the real release's."""
+    real = real_holes()
+    rows = [{"cleaner": f"Kafka {real['release']} (real)", "holed wrappers' offsets": _offsets(real["files"]),
+             "cleaned .log bytes": _log_bytes(real["files"]), f"files identical to {real['release']}'s": "—"}]
+    for line in lines:
+        files = holes_on_line(line)
+        rows.append({"cleaner": f"kafkafmt --kafka-line {line}", "holed wrappers' offsets": _offsets(files),
+                     "cleaned .log bytes": _log_bytes(files),
+                     f"files identical to {real['release']}'s": "yes" if files == real["files"] else
+                     "no: " + ", ".join(sorted(n for n in set(files) | set(real["files"])
+                                               if files.get(n) != real["files"].get(n)))})
+    return rows
+
+
+def _offsets(files: dict) -> str:
+    return "; ".join(",".join(str(r.offset) for r in b.records()) for b in _holed(files))
+
+
+def _log_bytes(files: dict) -> int:
+    return sum(len(f["hex"]) // 2 for n, f in files.items() if n.endswith(".log"))
+
+
+# ------------------------------------------------------------- what each release's cleaner does
+def _cell(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if v is None:
+        return "—"
+    if isinstance(v, tuple):
+        return " / ".join(str(x) for x in v)
+    return str(v)
+
+
+def cleaner_lines_table(lines=None) -> list[dict]:
+    """What each release's cleaner does differently: one row per cleaner row of :mod:`kafkafmt.kafka_lines`
+    (:data:`kafkafmt.log.cleaner.compared.CLEANER_KEYS_SHOWN`), its value on each line, the releases and
+    KIPs/JIRAs that changed it, and the real releases on which it was compared byte for byte
+    (:func:`kafkafmt.log.cleaner.compared.checked_on`, derived from the comparisons the tests run)."""
+    lines = tuple(lines or _kafka_lines.KAFKA_LINES)
+    out = []
+    for key in _compared.CLEANER_KEYS_SHOWN:
+        rows = _kafka_lines.rows(key)
+        checked = _compared.checked_on(key)
+        out.append({"row": key, **{line: _cell(_kafka_lines.value(key, line)) for line in lines},
+                    "changed in": "; ".join(f"{r.release} ({r.source})" for r in rows),
+                    "checked on": ", ".join(checked) if checked else "not compared"})
+    return out
 
 
 # ----------------------------------------------------------------------------------- tombstones

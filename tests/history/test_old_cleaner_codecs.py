@@ -20,6 +20,7 @@ import pytest
 from kafkafmt.cli import main
 from kafkafmt.compression import compress, decompress, kafka_line_codecs
 from kafkafmt.constants import RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
+from kafkafmt.log.cleaner import compared
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
 from old_release_fixtures import releases_or_skip
 
@@ -31,7 +32,7 @@ PROPS = {"cleanup.policy": "compact", "segment.bytes": "4096", "min.cleanable.di
          "file.delete.delay.ms": "0", "delete.retention.ms": "100"}
 MAX_MESSAGE = 1000012
 #: release → (line, record version written)
-RELEASES = {"0.9.0.1": ("0.9", 0), "0.10.0.1": ("0.10.0", 1), "0.10.2.2": ("0.10.2", 1), "1.1.1": ("1.1", 2)}
+RELEASES = compared.LZ4_RELEASES
 
 
 #: every value ends with these 12 bytes after a random one: a set's last 12 bytes repeat the previous value's, a

@@ -26,6 +26,7 @@ import pytest
 
 from kafkafmt.cli import main
 from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
+from kafkafmt.log.cleaner import compared
 from kafkafmt.records import MemoryRecordsBuilder, end_txn_marker
 from old_release_fixtures import releases_or_skip
 
@@ -35,49 +36,10 @@ PROPS = {"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.di
          "file.delete.delay.ms": "0", "delete.retention.ms": "100"}
 MAX_MESSAGE = 1000012  # message.max.bytes of these releases
 
-#: workload name -> (record version, codec, distinct keys, dedupe buffer bytes[, topic settings beside PROPS])
-WORKLOADS = {
-    "v1-format-0.10.2": (1, "none", 9, 1 << 20, {"message.format.version": "0.10.2"}),  # leader-epoch-checkpoint
-    # KAFKA-4298 on 0.10.0: a wrapper rebuilt in the topic's format, not its own, fails
-    "v0-gzip-format-0.9.0": (0, "gzip", 9, 1 << 20, {"message.format.version": "0.9.0"}),
-    "v1-gzip-format-0.9.0": (1, "gzip", 9, 1 << 20, {"message.format.version": "0.9.0"}),
-    "v0": (0, "none", 9, 1 << 20),
-    "v0-gzip": (0, "gzip", 9, 1 << 20),
-    "v1": (1, "none", 9, 1 << 20),
-    "v1-gzip": (1, "gzip", 9, 1 << 20),
-    "v0-small-map": (0, "none", 150, 960),  # a map of 36 keys: several partial passes
-    "v1-small-map": (1, "none", 150, 960),
-    "v2": (2, "none", 9, 1 << 20),
-    "v2-gzip": (2, "gzip", 9, 1 << 20),
-    "v2-small-map": (2, "none", 150, 960),
-    "v0-v1": ((0, 1), "none", 9, 1 << 20),  # v0 then v1 in one partition
-    "v0-v1-gzip": ((0, 1), "gzip", 9, 1 << 20),
-    "v0-v1-v2": ((0, 1, 2), "none", 9, 1 << 20),
-    "v0-v1-v2-gzip": ((0, 1, 2), "gzip", 9, 1 << 20),
-    "txn": ("txn", "none", 8, 1 << 20),
-    "txn-gzip": ("txn", "gzip", 8, 1 << 20),
-    "v0-tiny-map": (0, "none", 150, 480),  # 18 keys: 0.9 refuses a segment, 0.10.0 cannot map the first
-    "v1-tiny-map": (1, "none", 150, 480),
-}
-
-#: release -> (line, the workloads byte-identical today)
-RELEASES = {
-    "0.9.0.1": ("0.9", ("v0", "v0-gzip", "v0-small-map", "v0-tiny-map")),
-    "0.10.0.1": ("0.10.0", ("v0", "v1", "v0-small-map", "v1-small-map", "v1-tiny-map", "v0-gzip", "v1-gzip",
-                            "v0-gzip-format-0.9.0", "v1-gzip-format-0.9.0")),
-    "0.10.1.1": ("0.10.1", ("v1", "v0-gzip", "v1-gzip", "v1-small-map", "v1-tiny-map", "v0-gzip-format-0.9.0")),
-    "0.10.2.2": ("0.10.2", ("v0", "v1", "v1-gzip", "v0-gzip", "v0-small-map", "v1-small-map", "v1-tiny-map", "v0-v1",
-                            "v0-v1-gzip")),
-    "0.11.0.3": ("0.11", ("v0", "v1", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
-                          "v0-v1-v2-gzip", "txn", "txn-gzip")),
-    "1.1.1": ("1.1", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
-                      "v0-v1-v2-gzip", "txn", "txn-gzip")),
-    "1.0.2": ("1.0", ("v2", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2-gzip", "txn")),
-    "2.0.1": ("2.0", ("v2", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2-gzip", "txn")),
-    "2.1.1": ("2.1", ("v2", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2-gzip", "txn")),
-    "2.8.2": ("2.8", ("v0", "v1-gzip", "v2", "v2-gzip", "v2-small-map", "v1-format-0.10.2", "v0-v1-v2",
-                      "v0-v1-v2-gzip", "txn", "txn-gzip")),
-}
+#: the workloads (record version, codec, distinct keys, dedupe buffer bytes[, topic settings beside PROPS]) and
+#: release -> (line, the workloads byte-identical today): kafkafmt.log.cleaner.compared's tables, from which notebook
+#: 09 derives on which real release each row of kafka_lines was checked
+WORKLOADS, RELEASES = compared.WORKLOADS, compared.RELEASES
 
 
 def batch(offset: int, records, magic: int, codec: str) -> bytes:

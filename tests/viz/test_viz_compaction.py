@@ -154,3 +154,59 @@ def test_old_format_panel():
     assert "still holds 30 v1 records" in _text(p)
     p.set(cold_keys=10, codec="none")
     assert "still holds 10 v1 records" in _text(p) and p.error is None
+
+
+# ------------------------------------------------------- the real 0.10.2.2 holes, the cleaner's rows by line
+def test_holes_by_line_puts_kafkafmt_beside_the_real_release():
+    rows = compaction.holes_by_line()
+    real, line_0_10_2, line_3_9 = rows
+    assert real["cleaner"] == "Kafka 0.10.2.2 (real)"
+    assert real["holed wrappers' offsets"] == "; ".join(
+        ",".join(map(str, offs)) for offs in compaction.real_holes_data()["holed"])
+    # kafkafmt on the 0.10.2 line leaves every recorded file (tests/history/test_holes_0_10_vs_kafka.py, by the CLI)
+    assert line_0_10_2["files identical to 0.10.2.2's"] == "yes"
+    assert line_3_9["holed wrappers' offsets"] == real["holed wrappers' offsets"]
+
+
+def test_holes_by_line_names_the_files_that_differ(monkeypatch):
+    """A cleaner leaving another file (here: another modification time) is reported file by file, not as
+    agreement."""
+    rec = compaction.real_holes()
+    files = dict(rec["files"])
+    name = next(n for n in files if n.endswith(".log") and files[n]["hex"])
+    files[name] = {**files[name], "mtime_ms": files[name]["mtime_ms"] + 1}
+    monkeypatch.setattr(compaction, "real_holes", lambda: {**rec, "files": files})
+    row = compaction.holes_by_line(("0.10.2",))[1]
+    assert row["files identical to 0.10.2.2's"] == f"no: {name}"
+
+
+def test_cleaner_lines_table_one_row_per_cleaner_row():
+    from kafkafmt import kafka_lines
+    from kafkafmt.log.cleaner import compared
+    table = compaction.cleaner_lines_table()
+    assert [r["row"] for r in table] == list(compared.CLEANER_KEYS_SHOWN)
+    # every row of area cleaner (and every codec row) is in the table
+    shown = {r["row"] for r in table}
+    assert {c.key for c in kafka_lines.changes() if c.area in ("cleaner", "codec")} <= shown
+    by = {r["row"]: r for r in table}
+    assert by["cleaner.map_reach"]["0.9"] == "whole segments" and by["cleaner.map_reach"]["0.10.1"] == \
+        "record that fills the map"
+    assert by["cleaner.legacy_to_v2"]["3.9"] == "no" and by["cleaner.legacy_to_v2"]["4.4"] == "yes"
+    assert by["codec.gzip_stream"]["0.10.2"] == "1024 / 0"
+    assert "KAFKA-4298" in by["cleaner.legacy_rebuild_magic"]["changed in"]
+
+
+def test_checked_on_follows_the_comparisons_run():
+    """"checked on" is derived from the tables the comparisons take: no transactions before 0.11, lz4 compared
+    on 0.9.0.1, 0.10.0.1, 0.10.2.2 and 1.1.1 only, snappy only by the jar oracles."""
+    from kafkafmt.log.cleaner import compared
+    assert compared.checked_on("cleaner.txn_metadata_scope")[0] == "0.11.0.3"
+    assert compared.checked_on("codec.lz4_java") == ("0.9.0.1", "0.10.0.1", "0.10.2.2", "1.1.1", "3.9.2", "4.4.0")
+    assert compared.checked_on("codec.snappy_java") == ("3.9.2", "4.4.0")
+    assert "0.9.0.1" in compared.checked_on("cleaner.map_reach")  # v0-small-map, v0-tiny-map
+    assert "0.10.0.1" not in compared.checked_on("cleaner.time_index_offset")  # no time index on 0.10.0
+    # a release compared on no workload is on no row
+    everything = {r for k in compared.CLEANER_KEYS_SHOWN for r in compared.checked_on(k)}
+    assert everything == set(compared.RELEASES) | set(compared.JAR_RELEASES)
+    row = {r["row"]: r for r in compaction.cleaner_lines_table()}["codec.zstd_jni"]
+    assert row["checked on"] == "3.9.2, 4.4.0"
