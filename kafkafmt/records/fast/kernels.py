@@ -132,6 +132,40 @@ def _v2_headers(data, p, rend, count):
 
 
 @inline
+def _v2_record(data, p, end):
+    """One v2 record's framing from ``p`` (``DefaultRecord.readFrom``): ``(end of the record, attributes,
+    timestamp delta, offset delta, key position, key length, value position, value length, headers position,
+    header count)``, the end -1 when the record overruns ``end``, its headers overrun or do not fill it, or a
+    length is out of range (lengths -1 for null keys and values)."""
+    body_len, p = read_varint(data, p, end)
+    if p < 0 or body_len < 0 or body_len > end - p:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    rend = p + body_len
+    if p >= rend:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    attributes = data[p]  # unused by Kafka's reader, kept for the record view
+    ts_delta, p = read_varlong(data, p + 1, rend)
+    if p < 0:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    offset_delta, p = read_varint(data, p, rend)
+    if p < 0:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    kpos, klen, p = _sized(data, p, rend)
+    if p < 0:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    vpos, vlen, p = _sized(data, p, rend)
+    if p < 0:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    nh, p = read_varint(data, p, rend)
+    if p < 0 or nh < 0 or nh > rend - p:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    hpos = p
+    if _v2_headers(data, p, rend, nh) != rend:
+        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    return rend, attributes, ts_delta, offset_delta, kpos, klen, vpos, vlen, hpos, nh
+
+
+@inline
 def _v2_sequence(base_seq, offset_delta):
     """``DefaultRecordBatch.incrementSequence(baseSequence, offsetDelta)`` for ``offset_delta >= 0``, wrapping
     past ``Integer.MAX_VALUE`` to 0; -1 (NO_SEQUENCE) when the batch has no base sequence."""
@@ -180,21 +214,15 @@ def _append_value(dest, offsets, row, used, nulls, data, pos, length):
 def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_append_times, base_sequences,
               batch_ids, first, last, row, out, wire, copy_keys, copy_values, key_dest, value_dest, used, key_offsets,
               value_offsets):
-    """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``).
+    """Decode the records of v2 batches ``first..last-1`` (records areas ``data[starts[b]:ends[b]]``); write rows
+    from ``row`` on; return ``(failed batch or -1, next row)``.  ``log_append_times[b]``: the batch maxTimestamp
+    of a LogAppendTime batch, else ``INT64_MIN`` (``base_timestamps[b]`` applies).  Control batches never reach
+    it.  ``wire=False`` leaves out what only ``Record`` objects read (attributes, position, size, deltas).
 
-    ``log_append_times[b]`` is the batch maxTimestamp for LogAppendTime batches, else the sentinel
-    ``INT64_MIN`` with ``base_timestamps[b]`` applying.  Writes rows from ``row`` on; returns
-    ``(failed batch or -1, next row)``.  Control batches never reach this kernel.  ``wire=False``
-    leaves out the wire details only ``Record`` objects need (attributes, position, size, magic,
-    deltas): a table does not read them, and fewer writes per record are measurably faster.
-
-    ``copy_keys``/``copy_values``: each record's key/value bytes are also appended to ``key_dest`` /
-    ``value_dest`` from ``used[0]`` / ``used[1]`` on, while the record is in the CPU's first-level cache
-    (a second pass over the rows re-reads them; measured ~30% of a table's decode), and the Arrow offsets
-    written (``key_offsets[row + 1]``: the bytes used after the row's key; a null adds none and one to
-    ``used[2]``, ``used[3]`` for values); then the row's key/value positions are not written.  ``used``
-    moves only past whole decoded batches: a failed batch's bytes and rows are overwritten by the next ones.
-    """
+    ``copy_keys``/``copy_values``: each key/value is appended to ``key_dest``/``value_dest`` from
+    ``used[0]``/``used[1]`` while in the first-level cache (a second pass measured ~30% of a decode), with its
+    Arrow offset (``key_offsets[row + 1]``; a null adds one to ``used[2]``/``used[3]``), instead of its
+    position.  ``used`` moves only past whole batches: a failed batch's bytes and rows are overwritten."""
     lat_none = np.int64(INT64_MIN)
     key_used = used[0]
     value_used = used[1]
@@ -212,26 +240,10 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
         row0 = row
         for i in range(count):
             rstart = p
-            body_len, p = read_varint(data, p, end)
-            if p < 0 or body_len < 0 or body_len > end - p:
+            rend, attributes, ts_delta, offset_delta, kpos, klen, vpos, vlen, hpos, nh = _v2_record(data, p, end)
+            if rend < 0:
                 return b, row0
-            rend = p + body_len
-            if p >= rend:
-                return b, row0
-            attributes = data[p]  # unused by Kafka's reader, kept for the record view
-            p += 1
-            ts_delta, p = read_varlong(data, p, rend)
-            if p < 0:
-                return b, row0
-            offset_delta, p = read_varint(data, p, rend)
-            if p < 0:
-                return b, row0
-            kpos, klen, p = _sized(data, p, rend)
-            if p < 0:
-                return b, row0
-            vpos, vlen, p = _sized(data, p, rend)
-            if p < 0:
-                return b, row0
+            p = rend
             out[F_KEY_LEN, row] = klen
             out[F_VALUE_LEN, row] = vlen
             # (written out here, not in a helper taking the arrays: numba's inlining would then count references
@@ -254,14 +266,8 @@ def decode_v2(data, starts, ends, counts, base_offsets, base_timestamps, log_app
                 value_offsets[row + 1] = value_used
             else:
                 out[F_VALUE_POS, row] = vpos
-            nh, p = read_varint(data, p, rend)
-            if p < 0 or nh < 0 or nh > rend - p:
-                return b, row0
-            out[F_HEADERS_POS, row] = p
+            out[F_HEADERS_POS, row] = hpos
             out[F_HEADERS_COUNT, row] = nh
-            p = _v2_headers(data, p, rend, nh)
-            if p != rend:
-                return b, row0
             out[F_OFFSET, row] = base_offset + offset_delta  # int64: wraps as Java's long
             if lat != lat_none:
                 out[F_TIMESTAMP, row] = lat
