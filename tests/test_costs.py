@@ -159,18 +159,20 @@ def test_a_consumer_mix_adds_each_generations_share_and_4_4_refuses_the_old_ones
         predict_mix(log, line="1.1", shares={3: 1}, mb_per_s=1, table=TABLE)
 
 
-def test_a_0_10_merged_conversion_gets_codec_bytes_from_the_converted_wrappers():
+def test_a_0_10_merged_conversion_counts_the_codec_bytes_it_decompressed_and_compressed():
     from kafkafmt.broker.fetch import fetch
     rows = [(1_700_000_000_000 + i, b"k%d" % i, b"v" * 100) for i in range(50)]
     log = build_records(rows, magic=1, compression="gzip")
     r = fetch(log, topic_config=_config("0.10.2"), fetch_version=1, fetch_offset=0)
-    assert r.to_magic == 0 and r.cost.compressions == 1 and r.cost.bytes_compressed == 0  # the gap filled below
+    keys = 10 * 2 + 40 * 3                                    # k0..k9: 2 bytes, k10..k49: 3
+    # decompressed: the v1 wrapper's inner set, 50 messages of 12 (offset, size) + 22 (crc, magic, attributes,
+    # timestamp, key and value sizes) + key + 100-byte value; compressed: the v0 set written (no timestamp: 14)
+    v1_inner, v0_inner = 50 * (12 + 22 + 100) + keys, 50 * (12 + 14 + 100) + keys
+    assert r.to_magic == 0 and (r.cost.decompressions, r.cost.compressions) == (1, 1)
+    assert (r.cost.bytes_decompressed, r.cost.bytes_compressed) == (v1_inner, v0_inner)
     c = Counts.from_fetch_result(r, "0.10.2")
-    # the v0 inner set: 50 messages of 12 (offset, size) + 14 (crc, magic, attributes, key and value sizes)
-    # + 2-byte key (k0..k9: 2, k10..k49: 3) + 100-byte value
-    inner = 50 * (12 + 14 + 100) + 10 * 2 + 40 * 3
-    assert c.reencoded_bytes == inner
-    assert c.codec_bytes == {"gzip": 2 * inner}
+    assert c.reencoded_bytes == v0_inner
+    assert c.codec_bytes == {"gzip": v1_inner + v0_inner}
     assert c.conversion == "eager"
 
 

@@ -526,12 +526,17 @@ def _merged_down_conversion(batches, target: int, cost: ConversionCost, stats: V
     """``AbstractRecords.toMessageFormat`` (0.10.x, row ``fetch.down_conversion_output``): every record of the
     slice, below the fetch offset too, converted and written into one message set with the codec of the first
     entry (each record keeps its offset; v0 drops the timestamp): each compressed entry decompressed, the
-    set compressed once (``cost``)."""
-    records = [(r.offset, r.timestamp, r.key, r.value) for b in batches for r in b.records()]
+    set compressed once (``cost``: ``bytes_decompressed`` the compressed entries' inner messages,
+    ``bytes_compressed`` the output's inner message set, as :func:`down_convert` counts them)."""
+    records = []
+    for b in batches:
+        inner = list(b.records())
+        records += [(r.offset, r.timestamp, r.key, r.value) for r in inner]
+        if b.compression != CompressionType.NONE:
+            cost.decompressions += 1
+            cost.bytes_decompressed += sum(r.size for r in inner)
     if not records:
         return b""
-    cost.decompressions += sum(1 for b in batches if b.compression != CompressionType.NONE)
-    cost.compressions += int(batches[0].compression != CompressionType.NONE)
     cost.records_touched += len(records)
     cost.batches_rebuilt += 1
     stats.num_converted_records += len(records)
@@ -539,7 +544,11 @@ def _merged_down_conversion(batches, target: int, cost: ConversionCost, stats: V
     builder = MemoryRecordsBuilder(target, batches[0].compression, ts_type, records[0][0])
     for offset, ts, key, value in records:
         builder.append_with_offset(offset, ts if target > 0 else NO_TIMESTAMP, key, value)
-    return builder.build()
+    out = builder.build()
+    if batches[0].compression != CompressionType.NONE:
+        cost.compressions += 1
+        cost.bytes_compressed += builder.uncompressed_bytes
+    return out
 
 
 def _zero_copy(config: LogConfig, result: FetchResult, slice_: bytes) -> FetchResult:

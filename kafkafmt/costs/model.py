@@ -85,22 +85,13 @@ class Counts:
         reencoded = 0
         if not result.zero_copy and result.records:
             sizes: dict[str, int] = {}
-            inflated = 0
             for b in MemoryRecords(result.records).batches():
                 name = b.compression.kafka_name
                 sizes[name] = sizes.get(name, 0) + b.size_in_bytes
-                if name != "none" and b.magic < 2 and not (cost.bytes_decompressed or cost.bytes_compressed):
-                    inflated += len(b.decompressed_value())
             total = sum(sizes.values()) or 1
             work = cost.bytes_decompressed + cost.bytes_compressed
-            compressed = cost.bytes_compressed
-            if inflated:
-                # the 0.10.x merged conversion (AbstractRecords.toMessageFormat) counts codec calls but no codec
-                # bytes: the converted wrappers' inner message sets stand for both (decompressed from the source,
-                # compressed into the output)
-                work, compressed = 2 * inflated, inflated
             codec_bytes = {k: round(work * v / total) for k, v in sizes.items() if k != "none"}
-            reencoded = compressed + round(len(result.records) * sizes.get("none", 0) / total)
+            reencoded = cost.bytes_compressed + round(len(result.records) * sizes.get("none", 0) / total)
         chunk = 0
         if conversion == "lazy" and result.records:
             chunk = min(len(result.records), -(-len(result.records) * LAZY_CHUNK_BYTES // max(cost.bytes_read, 1)))
