@@ -552,6 +552,12 @@ CHANGES: tuple[LineChange, ...] = (
          "v2 only", "KAFKA-7897", "Log.initializeLeaderEpochCache (2.0.1 keeps the file, 2.1.1 and 2.8.2 delete it)",
          "2.1.1"),
     # --- the cleaner (read by the log cleaner) ----------------------------------------------------
+    _row("cleaner.keep_whole_wrapper", "cleaner", "a compressed v0/v1 wrapper whose inner messages are all "
+         "retained is written back as it was (before: every compressed set with a retained message is "
+         "recompressed, so a set kept whole takes the bytes of the release's own codec, whatever client wrote it)",
+         "0.10.0", False, True, "KIP-31/KIP-32 follow-up, KAFKA-3259, KAFKA-3253",
+         "LogCleaner.cleanInto (0.9.0.1: compressMessages for every set with a retained message; 0.10.0.1: "
+         "writeOriginalMessageSet)"),
     _row("cleaner.map_reach", "cleaner", "how far one pass reaches: the dirty segments whose offsets all fit the "
          "offset map beside the keys already in it are mapped whole (a segment of more offsets than the map holds "
          "is refused: 'N messages in segment … but offset map can fit only M'), the pass ends after the last of "

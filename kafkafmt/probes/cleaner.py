@@ -1,9 +1,10 @@
 """What a cleaner pass over a partition would do differently on other Kafka lines (``kafkafmt clean``).
 
 The rows of area ``cleaner`` of :mod:`kafkafmt.kafka_lines` (and ``log.leader_epoch_cache``) that matter for
-the partition's data: the v0/v1 batches a 4.x cleaner rewrites as v2 (KAFKA-13093), the magic a rebuilt
-wrapper takes (KAFKA-4298) and whether an empty ``leader-epoch-checkpoint`` stays (KIP-101, KAFKA-7897) only
-where there are v0/v1 batches; how v2 tombstones expire (KIP-534) only where there are v2 batches; how far
+the partition's data: the v0/v1 batches a 4.x cleaner rewrites as v2 (KAFKA-13093), whether a wrapper kept
+whole is recompressed (0.9, before the KIP-31/KIP-32 follow-up), the magic a rebuilt wrapper takes
+(KAFKA-4298) and whether an empty ``leader-epoch-checkpoint`` stays (KIP-101, KAFKA-7897) only where there
+are v0/v1 batches; how v2 tombstones expire (KIP-534) only where there are v2 batches; how far
 one pass reaches (KAFKA-3587, KAFKA-3894) and which emptied batch is kept (KAFKA-17076, KAFKA-20452) on any
 compacted partition.  Read-only: the segments are only read.
 """
@@ -69,6 +70,11 @@ def _horizon_note(value, v2: int) -> str:
             "batch bytes untouched")
 
 
+def _whole_note(value) -> str:
+    return ("a compressed v0/v1 wrapper whose messages are all kept is written back as it was" if value else
+            "every compressed v0/v1 wrapper with a message kept is recompressed, even one kept whole")
+
+
 def _rebuild_note(value) -> str:
     return ("a rebuilt compressed v0/v1 wrapper keeps its own magic" if value == "wrapper's own" else
             "a rebuilt compressed v0/v1 wrapper takes the topic's message format: one of another magic fails the pass")
@@ -87,6 +93,7 @@ def cleaner_line_notes(line: str, magics: Counter) -> list[str]:
     notes = []
     v2 = sum(n for m, n in magics.items() if m >= 2)
     keys = [("cleaner.legacy_to_v2", lambda v: _legacy_note(v, legacy)),
+            ("cleaner.keep_whole_wrapper", _whole_note),
             ("cleaner.legacy_rebuild_magic", _rebuild_note),
             ("log.leader_epoch_cache", _epoch_note)] if legacy else []
     if v2:

@@ -11,17 +11,20 @@ block of each release before 2.1 is one liblz4 1.10 would not write.
 """
 from __future__ import annotations
 
+import gzip
 import random
 import shutil
 from pathlib import Path
 
 import pytest
 
+from kafkafmt import kafka_lines
 from kafkafmt.cli import main
 from kafkafmt.compression import compress, decompress, kafka_line_codecs
 from kafkafmt.constants import RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
 from kafkafmt.log.cleaner import compared
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder
+from kafkafmt.records.legacy import encode_legacy_entry
 from old_release_fixtures import releases_or_skip
 
 pytestmark = [pytest.mark.java]
@@ -114,3 +117,69 @@ def test_the_rebuilt_blocks_are_the_release_s_lz4(cleaned):
             inner = decompress(CompressionType.LZ4, payload, magic=bt.magic)
             differ += compress(CompressionType.LZ4, inner, magic=bt.magic, line="3.9") != payload
     assert differ > 0, version
+
+
+# --------------------------------------------- a set kept whole: 0.9.0.1 recompresses it, 0.10.0 writes it back
+FOREIGN_PROPS = {**PROPS, "segment.bytes": "1024"}
+
+
+def foreign_gzip_sets(n: int = 12, per: int = 4, keys: int = compared.WORKLOADS["foreign-gzip"][2],
+                      seed: int = 5) -> list[tuple[int, bytes]]:
+    """``n`` v0 gzip sets of ``per`` messages (absolute inner offsets, as a 0.9 leader stores them) whose value
+    is Python's gzip at level 9 (header XFL 2, OS 255), not the JDK's GZIPOutputStream: bytes no release writes
+    itself, so a set a cleaner recompresses changes even when it keeps every message."""
+    rnd, out, off = random.Random(seed), [], 0
+    for i in range(n):
+        inner = b"".join(encode_legacy_entry(off + j, 0, 0, -1, b"k%d" % rnd.randrange(keys), b"v%d" % (off + j))
+                         for j in range(per))
+        payload = gzip.compress(inner, compresslevel=9, mtime=0)
+        out.append((T0 + i * 10, encode_legacy_entry(off + per - 1, 0, int(CompressionType.GZIP), -1, None, payload)))
+        off += per
+    return out
+
+
+@pytest.fixture(scope="module", params=list(compared.FOREIGN_GZIP_RELEASES))
+def foreign_cleaned(request, tmp_path_factory):
+    version = request.param
+    releases_or_skip(version)
+    from kafkarig.old_cleaner import OldCleaner
+    line = compared.FOREIGN_GZIP_RELEASES[version]
+    props = FOREIGN_PROPS if line == "0.9" else {**FOREIGN_PROPS, "message.format.version": "0.9.0"}  # KAFKA-4298
+    root = tmp_path_factory.mktemp(f"old-cleaner-foreign-{version}")
+    a, b = root / "kafka", root / "kafkafmt"
+    with OldCleaner(version) as kafka:
+        end = kafka.write(a / "t-0", props, foreign_gzip_sets())
+        shutil.copytree(a, b, copy_function=shutil.copy2)
+        before = {bt.last_offset: bytes(bt.raw) for p in sorted((a / "t-0").glob("*.log"))
+                  for bt in MemoryRecords(p.read_bytes()).batches()}
+        kafka.clean(a / "t-0", now=NOW, props=props, recovery_point=end, dedupe_buffer_size=1 << 20,
+                    max_message_size=MAX_MESSAGE)
+    return version, line, props, a, b, before
+
+
+def test_kafkafmt_cleans_foreign_gzip_sets_as_the_release(foreign_cleaned, capsys):
+    """Row cleaner.keep_whole_wrapper: 0.9's cleanInto recompresses every set with a retained message, 0.10.0's
+    writes a set kept whole back as it was; ``kafkafmt clean --kafka-line`` leaves the release's bytes."""
+    version, line, props, theirs, copy, _ = foreign_cleaned
+    args = ["clean", str(copy / "t-0"), "--now", str(NOW), "--kafka-line", line,
+            "-c", "log.cleaner.dedupe.buffer.size=1048576", "-c", f"message.max.bytes={MAX_MESSAGE}"]
+    for k, v in props.items():
+        args += ["-c", f"{k}={v}"]
+    assert main(args) == 0, capsys.readouterr().err
+    mine, real = state(copy), state(theirs)
+    assert sorted(n for n in set(mine) | set(real) if mine.get(n) != real.get(n)) == []
+
+
+def test_a_set_kept_whole_is_recompressed_only_by_0_9(foreign_cleaned):
+    """Kept honest: the release's own cleaner kept some sets whole; 0.9.0.1 gave those new bytes, 0.10.0.1 none."""
+    version, line, _, theirs, _, before = foreign_cleaned
+    whole = {}
+    for log in sorted((theirs / "t-0").glob("*.log")):
+        if int(log.stem) >= max(int(p.stem) for p in (theirs / "t-0").glob("*.log")):
+            continue  # the active segment is never cleaned
+        for bt in MemoryRecords(log.read_bytes()).batches():
+            if len(list(bt.records())) == 4:
+                whole[bt.last_offset] = bytes(bt.raw) != before[bt.last_offset]
+    assert whole, "no set kept whole in the cleaned range: the workload misses its point"
+    rewritten = not kafka_lines.value("cleaner.keep_whole_wrapper", line)
+    assert set(whole.values()) == {rewritten}, (version, whole)

@@ -415,8 +415,9 @@ def _filter_one(flt: SegmentFilter, b, arr) -> tuple[bytes, int]:
     """One batch by the per-batch path: the bulk scan where it applies, else the reference filter."""
     # the bulk scan keeps each magic as it is and follows KIP-534 for v2; a line that rewrites v0/v1 as v2
     # (row cleaner.legacy_to_v2), or one before KIP-534 (row cleaner.delete_horizon), takes the filter's path
-    # (and one rebuilding v0/v1 wrappers in the topic's format, row cleaner.legacy_rebuild_magic)
-    legacy_path = flt.legacy_to_v2 or flt.rebuild_magic is not None
+    # (and one rebuilding v0/v1 wrappers in the topic's format, row cleaner.legacy_rebuild_magic, or every
+    # compressed one, row cleaner.keep_whole_wrapper)
+    legacy_path = flt.legacy_to_v2 or flt.rebuild_magic is not None or flt.recompress_kept
     scan = None if (b.magic < 2 and legacy_path) or (b.magic >= 2 and not flt.delete_horizon) else _scan(b, arr)
     if scan is None:
         return flt.filter_batch(b)
@@ -569,6 +570,7 @@ def _line_rules(log, first_uncleanable: int) -> dict:
             "delete_horizon": kafka_lines.value("cleaner.delete_horizon", line),
             "txn_per_segment": kafka_lines.value("cleaner.txn_metadata_scope", line) == "segment",
             "time_index_by_record": kafka_lines.value("cleaner.time_index_offset", line) == "record",
+            "recompress_kept": not kafka_lines.value("cleaner.keep_whole_wrapper", line),
             "rebuild_magic": (log.config.to_magic if kafka_lines.value("cleaner.legacy_rebuild_magic", line)
                               == "message format" else None)}
 

@@ -3,7 +3,8 @@
 
 The tables here are the ones the comparisons run: ``tests/history/test_old_cleaners_vs_kafka.py`` (each old
 release's own ``kafka.log.Log`` and cleaner thread, ``conformance/old-cleaner/OldCleaner.java``) takes
-:data:`WORKLOADS` and :data:`RELEASES`, ``tests/history/test_old_cleaner_codecs.py`` takes :data:`LZ4_RELEASES`,
+:data:`WORKLOADS` and :data:`RELEASES`, ``tests/history/test_old_cleaner_codecs.py`` takes :data:`LZ4_RELEASES` and
+:data:`FOREIGN_GZIP_RELEASES`,
 ``tests/history/test_holes_0_10_vs_kafka.py`` :data:`HOLES_RELEASE`; Kafka 3.9.2's and 4.4.0's cleaners (the jar
 oracles of ``tests/log/test_log_cleaner_vs_kafka.py`` and ``test_log_cleaner44_vs_kafka.py``) run every record
 version and codec, transactions and small offset maps (:data:`JAR_RELEASES`).  :func:`checked_on` derives from
@@ -15,8 +16,8 @@ from __future__ import annotations
 from ...kafka_lines import check_line, order, rows
 from .table import BYTES_PER_ENTRY
 
-__all__ = ["WORKLOADS", "RELEASES", "LZ4_RELEASES", "HOLES_RELEASE", "JAR_RELEASES", "CLEANER_KEYS_SHOWN",
-           "exercises", "checked_on", "comparisons"]
+__all__ = ["WORKLOADS", "RELEASES", "LZ4_RELEASES", "FOREIGN_GZIP_RELEASES", "HOLES_RELEASE", "JAR_RELEASES",
+           "CLEANER_KEYS_SHOWN", "exercises", "checked_on", "comparisons"]
 
 #: workload name -> (record version(s) or "txn", codec, distinct keys, dedupe buffer bytes[, topic settings])
 #: (the workloads of tests/history/test_old_cleaners_vs_kafka.py: 60 appends of 3 records, 1 in 6 a tombstone)
@@ -44,6 +45,9 @@ WORKLOADS = {
     "v1-tiny-map": (1, "none", 150, 480),
     # tests/history/test_old_cleaner_codecs.py: 30 lz4 sets of 8 records over 200 keys, one pass
     "lz4": ("release", "lz4", 200, 1 << 20),
+    # tests/history/test_old_cleaner_codecs.py: 12 v0 gzip sets of 4 records over 30 keys, compressed by Python's
+    # gzip (not the JDK's GZIPOutputStream), some kept whole
+    "foreign-gzip": (0, "gzip", 30, 1 << 20),
     # tests/history/test_holes_0_10_vs_kafka.py: notebook 09's 24 v1 gzip wrappers of 6 records over 12 keys
     "holes": (1, "gzip", 12, 1 << 20, {"message.format.version": "0.10.2"}),
     # the jar oracles: every record version and codec, transactions, small maps (tests/log)
@@ -72,6 +76,9 @@ RELEASES = {
 #: release -> (line, record version its lz4 sets are written in): the ``lz4`` workload
 LZ4_RELEASES = {"0.9.0.1": ("0.9", 0), "0.10.0.1": ("0.10.0", 1), "0.10.2.2": ("0.10.2", 1), "1.1.1": ("1.1", 2)}
 
+#: release -> line: the ``foreign-gzip`` workload
+FOREIGN_GZIP_RELEASES = {"0.9.0.1": "0.9", "0.10.0.1": "0.10.0"}
+
 #: the release whose cleaner's result of the ``holes`` workload is kept as package data
 #: (``kafkafmt/viz/data/holes-0.10.2.2.json``, notebook 09)
 HOLES_RELEASE = "0.10.2.2"
@@ -80,8 +87,9 @@ HOLES_RELEASE = "0.10.2.2"
 JAR_RELEASES = {"3.9.2": "3.9", "4.4.0": "4.4"}
 
 #: the rows notebook 09's table shows: the cleaner's, the leader epoch cache's and the codecs'
-CLEANER_KEYS_SHOWN = ("cleaner.map_reach", "cleaner.legacy_rebuild_magic", "cleaner.time_index_offset",
-                      "cleaner.txn_metadata_scope", "cleaner.delete_horizon", "cleaner.retain_last_batch",
+CLEANER_KEYS_SHOWN = ("cleaner.map_reach", "cleaner.keep_whole_wrapper", "cleaner.legacy_rebuild_magic",
+                      "cleaner.time_index_offset", "cleaner.txn_metadata_scope", "cleaner.delete_horizon",
+                      "cleaner.retain_last_batch",
                       "cleaner.legacy_to_v2", "log.leader_epoch_cache", "codec.gzip_stream", "codec.lz4_java",
                       "codec.snappy_java", "codec.snappy_block", "codec.zstd_jni")
 
@@ -108,6 +116,7 @@ def exercises(workload: str, key: str, line: str) -> bool:
     return {
         "cleaner.map_reach": small_map,
         "cleaner.legacy_rebuild_magic": legacy and bool(compressed),
+        "cleaner.keep_whole_wrapper": legacy and bool(compressed),
         "cleaner.time_index_offset": 1 in magics and bool(compressed) and line not in ("0.9", "0.10.0"),
         "cleaner.txn_metadata_scope": "txn" in magics,
         "cleaner.delete_horizon": v2,
@@ -126,6 +135,7 @@ def comparisons() -> list[tuple[str, str, str]]:
     """Every ``(release, line, workload)`` compared byte for byte with the release's own cleaner."""
     out = [(r, line, w) for r, (line, ws) in RELEASES.items() for w in ws]
     out += [(r, line, "lz4") for r, (line, _) in LZ4_RELEASES.items()]
+    out += [(r, line, "foreign-gzip") for r, line in FOREIGN_GZIP_RELEASES.items()]
     out.append((HOLES_RELEASE, check_line(HOLES_RELEASE), "holes"))
     out += [(r, line, "every version and codec") for r, line in JAR_RELEASES.items()]
     return out

@@ -145,7 +145,8 @@ class SegmentFilter:
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
                  txn: CleanedTransactionMetadata, last_records: dict[int, LastRecord], stats: CleanerStats,
                  legacy_to_v2: bool = False, retain_batch_ending_at: int | None = None, delete_horizon: bool = True,
-                 rebuild_magic: int | None = None, txn_per_segment: bool = False, time_index_by_record: bool = False):
+                 rebuild_magic: int | None = None, txn_per_segment: bool = False, time_index_by_record: bool = False,
+                 recompress_kept: bool = False):
         """``legacy_to_v2``: retained v0/v1 entries are rewritten as v2 batches (Kafka 4.x, KAFKA-13093);
         ``retain_batch_ending_at``: the batch whose next offset is this one is kept even when empty
         (KAFKA-17076, the offset Kafka 4.4 passes: the high watermark, KAFKA-20452); ``delete_horizon``:
@@ -155,13 +156,16 @@ class SegmentFilter:
         KAFKA-4298; None: the wrapper's own), one of another magic than its inner messages failing;
         ``txn_per_segment``: ``txn`` starts afresh with each segment of a group (before KAFKA-8335);
         ``time_index_by_record``: the cleaned segment's time index maps its largest timestamp to the first
-        record holding it, not to its batch's last offset (0.10.1, before KAFKA-4390)."""
+        record holding it, not to its batch's last offset (0.10.1, before KAFKA-4390); ``recompress_kept``: a
+        compressed v0/v1 wrapper is rebuilt even when every inner message is retained (0.9's ``cleanInto``,
+        before the KIP-31/KIP-32 follow-up wrote such a set back as it was)."""
         self.map = offset_map
         self.legacy_to_v2 = legacy_to_v2
         self.delete_horizon = delete_horizon
         self.rebuild_magic = rebuild_magic
         self.txn_per_segment = txn_per_segment
         self.time_index_by_record = time_index_by_record
+        self.recompress_kept = recompress_kept
         self.retain_batch_ending_at = retain_batch_ending_at
         self.now = now
         self.delete_retention_ms = delete_retention_ms
@@ -234,7 +238,9 @@ class SegmentFilter:
         self.stats.bytes_read += batch.size_in_bytes
         if retention == DELETE:
             return b"", -1
-        retained, write_original, tombstones, max_offset = [], True, False, -1
+        retained, tombstones, max_offset = [], False, -1
+        # 0.9: every compressed set is recompressed (row cleaner.keep_whole_wrapper)
+        write_original = not (self.recompress_kept and batch.is_compressed and batch.magic < 2)
         for r in batch.records():
             self.stats.messages_read += 1
             if self.should_retain_record(batch, r):

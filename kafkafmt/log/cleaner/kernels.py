@@ -997,8 +997,8 @@ class FilterRun:
         self.prm[P_LATEST_OFFSET] = flt.map.latest_offset
         self.prm[P_MAX_RECORDS] = current_limits().max_records_per_batch
         # v0/v1 entries compiled unless the line rewrites them as v2 (cleaner.legacy_to_v2) or rebuilds their
-        # wrappers in the topic's format (cleaner.legacy_rebuild_magic)
-        self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 or flt.rebuild_magic is not None else 1
+        # wrappers in the topic's format (cleaner.legacy_rebuild_magic) or every wrapper (cleaner.keep_whole_wrapper)
+        self.prm[P_LEGACY] = 0 if flt.legacy_to_v2 or flt.rebuild_magic is not None or flt.recompress_kept else 1
         self.prm[P_LEGACY_TOMBSTONES] = 1 if flt.retain_legacy_deletes else 0
         # v2 tombstones by their batch's delete horizon (KIP-534), else by the segment's mtime (row
         # cleaner.delete_horizon)
