@@ -73,7 +73,7 @@ RELEASES = {
                       "v0-v1-v2-gzip", "txn", "txn-gzip")),
 }
 
-#: release -> (line, record version its lz4 sets are written in): the ``lz4`` workload
+#: the ``lz4`` workload, release -> (line, record version its lz4 sets are written in)
 LZ4_RELEASES = {"0.9.0.1": ("0.9", 0), "0.10.0.1": ("0.10.0", 1), "0.10.2.2": ("0.10.2", 1), "1.1.1": ("1.1", 2)}
 
 #: release -> line: the ``foreign-gzip`` workload
