@@ -76,7 +76,7 @@ RELEASES = {
 #: the ``lz4`` workload, release -> (line, record version its lz4 sets are written in)
 LZ4_RELEASES = {"0.9.0.1": ("0.9", 0), "0.10.0.1": ("0.10.0", 1), "0.10.2.2": ("0.10.2", 1), "1.1.1": ("1.1", 2)}
 
-#: release -> line: the ``foreign-gzip`` workload
+#: the ``foreign-gzip`` workload, release -> line
 FOREIGN_GZIP_RELEASES = {"0.9.0.1": "0.9", "0.10.0.1": "0.10.0"}
 
 #: the release whose cleaner's result of the ``holes`` workload is kept as package data
