@@ -19,7 +19,8 @@ segment files for the fetch costs).
     starting there still sees (KIP-32's "might see earlier messages"; :func:`offsets_for_times`)
 ``conversion_costs``
     per segment and fetch version: the fetch path's cost model
-    (:func:`kafkafmt.broker.fetch.fetch`): bytes, records rebuilt, recompressions
+    (:func:`kafkafmt.broker.fetch.fetch`): bytes, records rebuilt, recompressions, and the broker CPU and
+    memory :mod:`kafkafmt.costs` predicts for that request from costs measured on real brokers
 ``compaction``
     per compacted partition: records, keys, bytes and tombstones before and after the
     cleaner's passes on a copy, tombstones waiting and their horizon, the oldest retained
@@ -211,17 +212,40 @@ _COST_FIELDS = ("bytes_read", "bytes_out", "bytes_decompressed", "bytes_compress
 
 
 def conversion_costs(data: bytes, topic_config, *, versions: Iterable[int] | None = None,
-                     timed: bool = False) -> list[dict]:
+                     timed: bool = False, table=None) -> list[dict]:
     """Per fetch version, what serving ``data`` (one segment, from its first offset) costs the broker,
     from :func:`kafkafmt.broker.fetch.fetch`'s cost model.  With ``timed`` each row also has
-    ``cpu_time_ns`` (a measurement: keep it apart from the counts)."""
+    ``cpu_time_ns`` (a measurement: keep it apart from the counts).
+
+    Each row also carries the broker's predicted cost of that request on the topic's Kafka line
+    (:func:`kafkafmt.costs.predict` with ``table``, default the measured :func:`kafkafmt.costs.load_table`):
+    ``predicted_cpu_s``, ``predicted_memory_bytes`` (the whole converted response when eager, one chunk when
+    lazy, KIP-283; 0 for zero-copy) and ``cost_measured_on``, the release whose measured costs priced it.  They
+    are null when the fetch answered an error or the table cannot price it (no table, a codec it lacks)."""
     from ..broker.fetch import fetch
+    from ..costs import Counts, load_table, predict
+    from ..errors import ConfigError
+    line = topic_config.broker.kafka_line
+    if table is None:
+        try:
+            table = load_table()
+        except ConfigError:
+            table = None
     out = []
     for v in (versions if versions is not None else fetch_version_classes()):
         res = fetch(data, topic_config=topic_config, fetch_version=v)
         c = res.cost.to_dict()
         row = {"fetch_version": v, "to_magic": res.to_magic, "zero_copy": res.zero_copy, "error": res.error,
-               **{k: int(c[k]) for k in _COST_FIELDS}}
+               **{k: int(c[k]) for k in _COST_FIELDS},
+               "predicted_cpu_s": None, "predicted_memory_bytes": None, "cost_measured_on": None}
+        if table is not None and not res.error and not res.connection_closed:
+            try:
+                p = predict(Counts.from_fetch_result(res, line), line, table)
+            except ConfigError:  # a codec the measured table does not price
+                p = None
+            if p is not None:
+                row.update(predicted_cpu_s=p.cpu_s, predicted_memory_bytes=int(p.memory_bytes),
+                           cost_measured_on=p.measured_on)
         if timed:
             row["cpu_time_ns"] = int(c["cpu_time_ns"])
         out.append(row)
@@ -306,7 +330,8 @@ _OFT_SCHEMA = {"topic": "string", "partition": "int", "target": "long", "answer_
                "answer_timestamp": "long", "earlier_records": "long", "last_earlier_offset": "long",
                "offset_span": "long", "max_early_ms": "long"}
 _COST_SCHEMA = {"topic": "string", "partition": "int", "base_offset": "long", "fetch_version": "int", "to_magic": "int",
-                "zero_copy": "boolean", "error": "string", **{k: "long" for k in _COST_FIELDS}}
+                "zero_copy": "boolean", "error": "string", **{k: "long" for k in _COST_FIELDS},
+                "predicted_cpu_s": "double", "predicted_memory_bytes": "long", "cost_measured_on": "string"}
 
 
 def _retention(config) -> tuple[int, int]:

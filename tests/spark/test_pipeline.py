@@ -128,6 +128,42 @@ def test_conversion_costs_per_fetch_version():
     assert [r["error"] for r in zstd] == ["UNSUPPORTED_COMPRESSION_TYPE", None]
 
 
+def _line_config(line: str, props=None) -> LogConfig:
+    from kafkafmt.config import BrokerConfig
+    return LogConfig.from_properties(props or {}, broker=BrokerConfig(kafka_line=line))
+
+
+def test_conversion_costs_carry_the_predicted_broker_cost_of_each_generation():
+    """Each row priced by kafkafmt.costs on the topic's line: a fixed table, so every figure is by hand."""
+    from kafkafmt.costs import CostTable, ReleaseCosts
+    table = CostTable({"1.1.1": ReleaseCosts("1.1.1", zero_copy_s_per_byte=1e-9, reencode_s_per_record=2e-7,
+                                             reencode_s_per_byte=4e-9, codec_s_per_byte={"lz4": 6e-9}),
+                       "2.8.2": ReleaseCosts("2.8.2", zero_copy_s_per_byte=5e-10, reencode_s_per_record=1e-7,
+                                             reencode_s_per_byte=3e-9, codec_s_per_byte={"lz4": 5e-9})},
+                      machine="test", load="0", date="2026-01-01")
+    b = MemoryRecordsBuilder(2, CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+    for i in range(3):
+        b.append(1000 + i, b"k", b"v" * 10)
+    data = b.build()
+    v1 = 3 * (12 + 22 + 1 + 10)   # the v1 set a 0.10 consumer gets: offset, size, v1 header, key, value
+    rows = {r["fetch_version"]: r for r in conversion_costs(data, _line_config("1.1"), versions=[1, 3, 4], table=table)}
+    assert rows[3]["bytes_out"] == v1 and rows[3]["cost_measured_on"] == "1.1.1"
+    assert rows[3]["predicted_cpu_s"] == pytest.approx(1e-9 * len(data) + 2e-7 * 3 + 4e-9 * v1)
+    assert rows[3]["predicted_memory_bytes"] == v1            # eager: the whole converted response held
+    assert rows[4]["predicted_cpu_s"] == pytest.approx(1e-9 * len(data)) and rows[4]["predicted_memory_bytes"] == 0
+    lazy = {r["fetch_version"]: r for r in conversion_costs(data, _line_config("2.8"), table=table)}
+    assert lazy[3]["cost_measured_on"] == "2.8.2"
+    assert lazy[3]["predicted_cpu_s"] == pytest.approx(5e-10 * len(data) + 1e-7 * 3 + 3e-9 * v1)
+    # a codec the table does not price, and a request the line refuses: no prediction, not a guess
+    g = MemoryRecordsBuilder(2, CompressionType.GZIP, TimestampType.CREATE_TIME, 0)
+    g.append(1000, b"k", b"v")
+    gz = {r["fetch_version"]: r for r in conversion_costs(g.build(), _line_config("1.1"), versions=[3, 4], table=table)}
+    assert gz[3]["predicted_cpu_s"] is None and gz[3]["records_touched"] == 1
+    assert gz[4]["predicted_memory_bytes"] == 0     # zero-copy needs no codec cost
+    refused = conversion_costs(data, _line_config("4.4"), versions=[1], table=table)[0]
+    assert refused["predicted_cpu_s"] is None and refused["cost_measured_on"] is None
+
+
 # ------------------------------------------------------------------------------------------------
 # on a generated log
 @pytest.fixture(scope="module")
@@ -195,6 +231,14 @@ def test_pipeline_on_spark(small_logs, spark, tmp_path):
     direct = partition_tables(_direct_records(small_logs, "clicks", 1), files[(files["topic"] == "clicks") & (
         files["partition"] == 1)], topic_settings(small_logs)["clicks"], targets=10, window=21)
     costs = pq.read_table(out / "conversion_costs.parquet").to_pandas()
+    # each segment and consumer generation priced on the topic's line (3.9 here) with the measured table
+    zc = costs[costs["zero_copy"]]
+    assert len(zc) and (zc["predicted_memory_bytes"] == 0).all() and (zc["cost_measured_on"] == "3.9.2").all()
+    down = costs[~costs["zero_copy"] & costs["error"].isna() & costs["predicted_cpu_s"].notna()]
+    assert len(down) and (down["predicted_memory_bytes"] > 0).all()
+    per_read = zc.groupby(["topic", "partition", "base_offset"])["predicted_cpu_s"].max()
+    assert (down.set_index(["topic", "partition", "base_offset"])["predicted_cpu_s"] > per_read.reindex(
+        down.set_index(["topic", "partition", "base_offset"]).index)).all()   # converting costs more than sendfile
     for name, frame in (("segments", seg), ("conversion_costs", costs)):
         got = frame[(frame["topic"] == "clicks") & (frame["partition"] == 1)].reset_index(drop=True)
         pd.testing.assert_frame_equal(got, direct[name].reset_index(drop=True), check_dtype=False)
