@@ -73,6 +73,8 @@ def lab(tmp_path_factory):
     (ROOT / "build" / "derived").mkdir(parents=True, exist_ok=True)
     (work / "build").mkdir()
     (work / "build" / "derived").symlink_to(ROOT / "build" / "derived", target_is_directory=True)
+    (work / "docs" / "_data").mkdir(parents=True)  # notebook 05's measured tables (kafkafmt.viz.broker_price)
+    (work / "docs" / "_data" / "bench").symlink_to(ROOT / "docs" / "_data" / "bench", target_is_directory=True)
     settings = home / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')

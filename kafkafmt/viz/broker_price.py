@@ -68,12 +68,11 @@ def record_line(doc: dict) -> str:
 
 
 def bench_dir(root: str | Path | None = None) -> Path:
-    """``docs/_data/bench`` of the checkout above ``root`` (default: the working directory, e.g. ``notebooks/``),
-    else of the checkout kafkafmt itself is imported from (a copy of the notebooks opened elsewhere)."""
+    """``docs/_data/bench`` of the checkout above ``root`` (default: the working directory, e.g. ``notebooks/``;
+    a copy of the notebooks opened elsewhere links its own ``docs/_data/bench`` to the checkout's, as it links
+    ``build/derived``)."""
     from .derived import project_root
-    here = project_root(root) / "docs" / "_data" / "bench"
-    package = Path(__file__).resolve().parents[2] / "docs" / "_data" / "bench"
-    return here if here.is_dir() or root is not None or not package.is_dir() else package
+    return project_root(root) / "docs" / "_data" / "bench"
 
 
 def measured(name: str, root: str | Path | None = None) -> Measured:

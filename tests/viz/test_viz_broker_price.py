@@ -2,6 +2,7 @@
 broker, no timing: the predictions are checked against sums done by hand and against the rules they follow)."""
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -145,7 +146,13 @@ def test_the_findings_read_the_measured_ratios(tmp_path):
         bp.fetch_finding("lz4", _checkout(tmp_path, {"conversion_fetch": bad}))
 
 
-def test_a_notebook_copy_outside_the_checkout_reads_kafkafmt_s_own_tables(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no checkout above: the tables of the checkout kafkafmt is imported from
-    from pathlib import Path
-    assert bp.bench_dir() == Path(bp.__file__).resolve().parents[2] / "docs" / "_data" / "bench"
+def test_a_notebook_copy_outside_the_checkout_reads_the_tables_it_links(tmp_path, monkeypatch):
+    """A copy of the notebooks (JupyterLab's in the browser test) links docs/_data/bench to the checkout's; without
+    the link, one clear error naming where it looked and what to run (never the package's own folders)."""
+    monkeypatch.chdir(tmp_path)  # no checkout above
+    with pytest.raises(ConfigError, match=f"no measured table at {re.escape(str(tmp_path))}.*make bench-conversion"):
+        bp.measured("conversion_fetch")
+    checkout = Path(__file__).resolve().parents[2] / "docs" / "_data" / "bench"
+    (tmp_path / "docs" / "_data").mkdir(parents=True)
+    (tmp_path / "docs" / "_data" / "bench").symlink_to(checkout, target_is_directory=True)
+    assert bp.measured("conversion_fetch").rows == json.loads((checkout / "conversion_fetch.json").read_text())["rows"]
