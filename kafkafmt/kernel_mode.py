@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["interpreted", "use_interpreted", "forced"]
+__all__ = ["interpreted", "use_interpreted", "forced", "as_python", "njit"]
 
 #: the module whose import fixes the choice (it decorates every kernel)
 _JIT_MODULE = "kafkafmt.records.fast.jit"
@@ -49,3 +49,34 @@ def use_interpreted(yes: bool = True) -> bool:
     if _JIT_MODULE not in sys.modules:
         _interpreted = yes
     return interpreted() == yes
+
+
+def as_python(fn):
+    """``fn`` run by the interpreter as numba runs it compiled: a Python ``int`` argument is an ``int64`` (as
+    numba types it, so that arithmetic on it wraps and converts as in the compiled code), and integer
+    arithmetic wraps without a word (numpy warns of an overflow in a scalar operation; the kernels rely on
+    the wrap, as the compiled code does)."""
+    import functools
+
+    import numpy as np
+
+    @functools.wraps(fn)
+    def run(*args):
+        args = tuple(np.int64(a) if type(a) is int else a for a in args)
+        with np.errstate(over="ignore"):
+            return fn(*args)
+    run.py_func = fn
+    return run
+
+
+def njit(**options):
+    """``numba.njit(**options)`` when this process's kernels run compiled; when they run interpreted, the
+    function as :func:`as_python` runs it, and numba is never imported.  For the kernels below the records
+    floor (the codecs' block compressors, :mod:`kafkafmt.compression.lz4_block` and ``snappy_block``), which
+    cannot use :mod:`kafkafmt.records.fast.jit`'s decorators; the mode is read when a kernel is decorated."""
+    def decorate(fn):
+        if interpreted():
+            return as_python(fn)
+        from numba import njit as numba_njit
+        return numba_njit(**options)(fn)
+    return decorate

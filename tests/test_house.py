@@ -215,8 +215,9 @@ FLOOR = {"ground": 1, "codecs": 2, "records": 3, "broker": 4, "log": 5, "gen": 6
          "audit": 6, "probes": 6, "costs": 6, "viz": 7, "tools": 8}
 #: imports the architecture allows between parts of one floor: Spark reads the audit, and the pipeline reads
 #: the generator's manifest (kafkafmt-gen.json) and its topic settings (gen.workload_file.log_config)
-#: and the audit reads topic settings the same way (gen.workload_file.log_config)
-SIDEWAYS = {("spark", "audit"), ("spark", "gen"), ("audit", "gen")}
+#: and the audit reads topic settings the same way (gen.workload_file.log_config); the pipeline's conversion costs
+#: carry kafkafmt.costs' prediction
+SIDEWAYS = {("spark", "audit"), ("spark", "gen"), ("audit", "gen"), ("spark", "costs")}
 #: import circles today (sorted module names); none since the KIP-33 comparison moved to kafkafmt.gen
 KNOWN_CIRCLES: list[list[str]] = []
 

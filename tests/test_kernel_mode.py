@@ -106,3 +106,36 @@ def test_the_command_line_cleans_and_audits_a_small_log_interpreted(logs, tmp_pa
                             cwd=tmp_path).stdout
     assert [json.loads(line) for line in (tmp_path / "a.json").read_text().splitlines()] == \
         [json.loads(line) for line in compiled.splitlines()]
+
+
+_CODEC_DRIVER = """
+import hashlib, json, sys
+import numpy as np
+from kafkafmt.compression import lz4_block, snappy_block
+rng = np.random.default_rng(7)
+inputs = [b"", b"a", bytes(range(256)) * 40, b"kafka " * 3000, rng.integers(0, 4, 70_000, dtype=np.uint8).tobytes(),
+          rng.integers(0, 256, 5_000, dtype=np.uint8).tobytes()]
+out = {}
+for i, data in enumerate(inputs):
+    for release in ("1.1.3", "1.1.10"):
+        out[f"snappy {release} {i}"] = hashlib.sha256(snappy_block.compress_raw(data, release)).hexdigest()
+    for name, compressor in sorted(lz4_block.RELEASES.items()):
+        out[f"lz4 {name} {i}"] = hashlib.sha256(lz4_block.compress_block(data[:65_536], compressor)).hexdigest()
+print(json.dumps({"digests": out, "numba": "numba" in sys.modules}))
+"""
+
+
+def test_the_codecs_block_compressors_write_the_same_bytes_interpreted(tmp_path):
+    """The release-exact lz4 and snappy block compressors (below the records floor: kernel_mode.njit) run as Python
+    in an interpreted process, without numba, and write the compiled kernels' bytes."""
+    runs = {}
+    for mode in ("compiled", "interpreted"):
+        env = {**os.environ, "KAFKAFMT_KERNELS": mode,
+               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+        p = subprocess.run([sys.executable, "-c", _CODEC_DRIVER], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs[mode] = json.loads(p.stdout)
+    assert (runs["compiled"]["numba"], runs["interpreted"]["numba"]) == (True, False)
+    compiled, interpreted = runs["compiled"]["digests"], runs["interpreted"]["digests"]
+    assert len(compiled) == 6 * (2 + 3) and [k for k in compiled if compiled[k] != interpreted[k]] == []

@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from ..kernel_mode import njit  # numba's, or the Python function in an interpreted process
 
 __all__ = ["LIBLZ4_OF_LZ4_JAVA", "OWN", "RELEASES", "FastCompressor", "compress_block", "fast_compressor"]
 

@@ -14,7 +14,8 @@ it stays in use for the lines that ship those.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..kernel_mode import njit  # numba's, or the Python function in an interpreted process
 
 __all__ = ["SNAPPY_OF_SNAPPY_JAVA", "compress_raw"]
 

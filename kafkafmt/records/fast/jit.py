@@ -21,10 +21,9 @@ how to give them a cache (``NUMBA_CACHE_DIR``).
 """
 from __future__ import annotations
 
-import functools
 import warnings
 
-from ...kernel_mode import interpreted
+from ...kernel_mode import as_python, interpreted
 
 #: the kernels of this process are the Python functions, run by the interpreter (no numba)
 INTERPRETED = interpreted()
@@ -39,7 +38,7 @@ _uncached: list[str] = []
 def kernel(fn):
     """A compiled function callable from Python, cached on disk when a cache directory is writable."""
     if INTERPRETED:
-        KERNELS[fn.__name__] = run = _interpreted(fn)
+        KERNELS[fn.__name__] = run = as_python(fn)
         return run
     try:
         compiled = njit(cache=True, nogil=True)(fn)
@@ -54,22 +53,6 @@ def kernel(fn):
         compiled = njit(nogil=True)(fn)
     KERNELS[fn.__name__] = compiled
     return compiled
-
-
-def _interpreted(fn):
-    """``fn`` run by the interpreter as numba runs it compiled: a Python ``int`` argument is an ``int64`` (as
-    numba types it, so that arithmetic on it wraps and converts as in the compiled code), and integer
-    arithmetic wraps without a word (numpy warns of an overflow in a scalar operation; the kernels rely on
-    the wrap, as the compiled code does)."""
-    import numpy as np
-
-    @functools.wraps(fn)
-    def run(*args):
-        args = tuple(np.int64(a) if type(a) is int else a for a in args)
-        with np.errstate(over="ignore"):
-            return fn(*args)
-    run.py_func = fn
-    return run
 
 
 def inner(fn):
