@@ -63,6 +63,10 @@ class Job:
     future: Future | None = field(default=None, repr=False)
 
 
+#: where jobs make their temporary directories, fixed at import: a test may point ``tempfile.tempdir`` at its
+#: own ``tmp_path`` for a while (monkeypatch) and a job starting in a lane's thread meanwhile must not land there
+_TMP_ROOT = tempfile.gettempdir()
+
 _jobs: dict[str, Job] = {}
 _lanes: dict[str, ThreadPoolExecutor] = {}
 _running: dict[str, subprocess.Popen] = {}
@@ -141,7 +145,7 @@ def _submit(j: Job) -> None:
 def _run(j: Job) -> Finished:
     if j.before is not None:
         j.before()
-    tmp = Path(tempfile.mkdtemp(prefix=f"kafkafmt-{j.name}-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"kafkafmt-{j.name}-", dir=_TMP_ROOT))
     _tmps.append(tmp)
     runs = []
     for argv in j.commands(tmp):
