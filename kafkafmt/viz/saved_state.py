@@ -11,6 +11,11 @@ has run.  Re-executing a notebook would rewrite every id even when nothing else 
 models: nbformat writes keys sorted), so :func:`stable_ids` renames them to ids derived from the notebook's
 name and each model's place in the notebook (:func:`model_order`), so that ``make notebooks`` writes the same
 file twice.
+
+A tqdm progress bar (``tqdm.notebook``: an HBox of an HTML description, a progress bar and an HTML text) saves its
+last text, ``3/3 [00:16<00:00, 9.27s/it]``: the elapsed time, the time left and the rate of that run.
+:func:`without_timings` drops that bracket (the count and the full bar stay), so a re-execution that computed
+the same thing saves the same state.
 """
 from __future__ import annotations
 
@@ -62,6 +67,31 @@ def model_order(nb: dict) -> list[str]:
     return order + rest
 
 
+#: the timing tqdm appends to a bar's text (``tqdm.format_meter``'s ``[{elapsed}<{remaining}, {rate}{postfix}]``;
+#: the notebook bar writes its spaces as U+2007 and escapes ``<``)
+TQDM_TIMING = re.compile(r"[\s\u2007]*\[\d[\d:]*(?:&lt;|<)[^\]]*\]")
+PROGRESS_MODELS = ("FloatProgressModel", "IntProgressModel")
+
+
+def without_timings(nb: dict) -> dict:
+    """``nb`` with the timing text of every saved tqdm bar removed (see the module doc): in each HBox that holds a
+    progress bar, the HTML children's ``value`` loses tqdm's ``[elapsed<remaining, rate]``.  Modifies and
+    returns ``nb``."""
+    state = saved_models(nb)
+    for model in state.values():
+        if model.get("model_name") != "HBoxModel":
+            continue
+        children = [state.get(str(c)[len(MODEL_REF):]) for c in model.get("state", {}).get("children", [])
+                    if str(c).startswith(MODEL_REF)]
+        if not any(c and c.get("model_name") in PROGRESS_MODELS for c in children):
+            continue
+        for c in children:
+            value = c and c.get("model_name") == "HTMLModel" and c.get("state", {}).get("value")
+            if isinstance(value, str):
+                c["state"]["value"] = TQDM_TIMING.sub("", value)
+    return nb
+
+
 def _renamed(value, ids: dict):
     if isinstance(value, str):
         if value.startswith(MODEL_REF) and value[len(MODEL_REF):] in ids:
@@ -93,7 +123,8 @@ def stable_ids(nb: dict, name: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kafkafmt.viz.saved_state",
-                                 description="Give the widget models saved in executed notebooks stable ids.")
+                                 description="Give the widget models saved in executed notebooks stable ids "
+                                             "and drop tqdm bars' timings.")
     ap.add_argument("notebooks", nargs="+", type=Path)
     args = ap.parse_args(argv)
     import nbformat
@@ -104,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             print(f"saved_state: cannot read {path}: {e}", file=sys.stderr)
             return 1
-        nbformat.write(stable_ids(nb, path.stem), str(path))
+        nbformat.write(stable_ids(without_timings(nb), path.stem), str(path))
     return 0
 
 

@@ -92,3 +92,46 @@ def test_the_command_rewrites_files_and_refuses_a_missing_one(tmp_path, capsys):
     assert saved_state.main([str(tmp_path / "missing.ipynb")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("saved_state: cannot read") and "Traceback" not in err
+
+
+def _tqdm_notebook(seconds: float, name: str = "derived tables (default)") -> dict:
+    """A notebook whose one output is a real ``tqdm.notebook`` bar of 3 steps that took ``seconds``, with the
+    state ipywidgets serialises for it (``ipywidgets.embed.dependency_state``) under its random ids."""
+    import time
+
+    from ipywidgets.embed import dependency_state
+    from tqdm.notebook import tqdm
+
+    bar = tqdm(total=3, desc=name)
+    for _ in range(3):
+        time.sleep(seconds / 3)
+        bar.update(1)
+    bar.close()
+    state = json.loads(json.dumps(dependency_state([bar.container])))
+    view = {"version_major": 2, "version_minor": 0, "model_id": bar.container.model_id}
+    return {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {WIDGET_VIEW: view}}]}],
+            "metadata": {"widgets": {WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}}}
+
+
+def test_a_tqdm_bar_saves_the_same_state_however_long_it_took():
+    from kafkafmt.viz.saved_state import without_timings
+
+    fast, slow = _tqdm_notebook(0.0), _tqdm_notebook(1.2)
+    texts = [m["state"]["value"] for m in fast["metadata"]["widgets"][WIDGET_STATE]["state"].values()
+             if m["model_name"] == "HTMLModel"]
+    assert any("it/s]" in t for t in texts)          # tqdm's own text carries the rate and the times
+    a, b = (stable_ids(without_timings(nb), "05-x") for nb in (fast, slow))
+    assert json.dumps(a) == json.dumps(b)
+    state = a["metadata"]["widgets"][WIDGET_STATE]["state"]
+    values = sorted(str(m["state"]["value"]).replace("\u2007", " ").strip() for m in state.values()
+                    if m["model_name"] in ("HTMLModel", "FloatProgressModel"))
+    assert values == ["3.0", "3/3", "derived tables (default): 100%"]   # the count and the full bar stay
+
+
+def test_html_outside_a_progress_bar_keeps_its_brackets():
+    from kafkafmt.viz.saved_state import without_timings
+
+    nb = _executed(["a" * 32, "b" * 32, "c" * 32, "d" * 32])
+    html = nb["metadata"]["widgets"][WIDGET_STATE]["state"]["b" * 32]
+    html["state"]["value"] = "fetch v3 [00:01&lt;00:02, 5 it/s]"
+    assert without_timings(copy.deepcopy(nb)) == nb
