@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "conformance")]
 
 from kafkafmt.records.builder import build_records  # noqa: E402
+from kafkarig.single_broker import SingleBroker  # noqa: E402
 
 OUT = ROOT / "build" / "bench"
 DOCS_DATA = ROOT / "docs" / "_data" / "bench"
@@ -216,74 +217,29 @@ class BenchError(RuntimeError):
     """A broker that does not start or answer, or a release this benchmark cannot run; one line."""
 
 
-class Broker:
-    """One broker of a release, started with ``jvm_opts``; ``pid``, ``port``, ``client()``, ``close()``."""
+class Broker(SingleBroker):
+    """One broker of a release started with ``jvm_opts`` and :data:`BROKER_OVERRIDES` by the rig
+    (:class:`~kafkarig.single_broker.SingleBroker`: KRaft for 4.4.0, the ``modern`` profile for 3.9.2, an
+    :class:`~kafkarig.oldcluster.OldCluster` for older releases); one that does not start is a :class:`BenchError`."""
 
     def __init__(self, version: str, jvm_opts: list[str], root: Path) -> None:
-        from kafkarig.broker import BrokerError, KafkaBroker, ZooKeeper
-        from kafkarig.kraft import KRaftBroker
-        from kafkarig.oldcluster import OldCluster
+        from kafkarig.broker import BrokerError
         from kafkarig.releases import ReleaseError
-
-        self.version = version
-        self._closers = []
         try:
-            if version == "4.4.0":
-                (root / "kraft").mkdir(parents=True)
-                b = KRaftBroker(root / "kraft", overrides=BROKER_OVERRIDES, jvm_opts=jvm_opts)
-                self._closers.append(b.close)
-                self.process, self.port = b.process, b.port
-            elif version == "3.9.2":
-                (root / "zk39").mkdir(parents=True)
-                zk = ZooKeeper(root / "zk39")
-                self._closers.append(zk.stop)
-                zk.start()
-                b = KafkaBroker(root / "zk39", zk, "modern", BROKER_OVERRIDES, jvm_opts=jvm_opts)
-                self._closers.insert(0, b.stop)
-                b.start()
-                self.process, self.port = b.process, b.port
-            else:
-                c = OldCluster(version, root=str(root / f"zk-{version}"))
-                self._closers.append(c.close)
-                b = c.add_broker(1, version, BROKER_OVERRIDES, start=False)
-                b.jvm_opts = list(jvm_opts)
-                b.start()
-                self.process, self.port = b.process, b.port
+            super().__init__(version, root, BROKER_OVERRIDES, profile="modern", jvm_opts=jvm_opts)
         except (BrokerError, ReleaseError, OSError) as e:
-            self.close()
             raise BenchError(f"Kafka {version}: {str(e).splitlines()[0]}") from e
 
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
     def client(self, timeout: float = 60.0):
-        from kafkarig.client import KafkaClient
-        return KafkaClient("127.0.0.1", self.port, client_id="costbench", timeout=timeout)
+        return super().client(timeout, client_id="costbench")
 
     def create_topic(self, name: str) -> None:
-        from kafkarig.oldcluster import metadata_v0
         if self.version in ("3.9.2", "4.4.0"):
             with self.client() as c:
                 err, msg = c.create_topic(name, {"retention.ms": "-1"})
                 if err not in (0, 36):
                     raise BenchError(f"Kafka {self.version}: CreateTopics {name}: error {err} {msg}")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # Metadata v0 auto-creates on old releases (auto.create.topics.enable)
-            md = metadata_v0(self.port, [name])
-            parts = md["topics"].get(name, {}).get("partitions", {})
-            if parts and all(p["leader"] >= 0 for p in parts.values()):
-                return
-            time.sleep(0.1)
-        raise BenchError(f"Kafka {self.version}: topic {name} has no leader after 60 s")
-
-    def close(self) -> None:
-        for close in self._closers:
-            try:
-                close()
-            except Exception:  # noqa: BLE001 - the others still stop
-                pass
-        self._closers = []
+        self.wait_leaders([name])  # Metadata v0 auto-creates on old releases (auto.create.topics.enable)
 
 
 def produce_all(broker: Broker, topic: str, sets: list[bytes], n_sets: int, version: int) -> tuple[Run, int]:

@@ -14,7 +14,8 @@ Everything here checks kafkafmt against the real Apache Kafka; nothing in ``kafk
   out; nothing is rewritten on the client side).
 * :mod:`kafkarig.broker`  start/stop ZooKeeper and a Kafka 3.9.2 broker from ``conformance/.cache/lib``
   on 127.0.0.1 (free ports, a temp dir, cleaned up whatever happens); :mod:`kafkarig.kraft` the same for
-  a Kafka 4.4.0 broker in KRaft combined mode.
+  a Kafka 4.4.0 broker in KRaft combined mode; :mod:`kafkarig.single_broker` one broker of any release
+  alone (KRaft, ZooKeeper or an old release's cluster), as the benchmarks and the live accounting start it.
 * :mod:`kafkarig.cases`, :mod:`kafkarig.runner`, :mod:`kafkarig.diffs`  the differential runner: the
   cases of ``conformance/cases/*.json`` against the broker AND kafkafmt, compared byte for byte;
   ``python conformance/run.py`` prints the report.

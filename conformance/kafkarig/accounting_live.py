@@ -30,11 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .broker import JVM_OPTS, LIB_DIR, BrokerError, KafkaBroker, ZooKeeper, free_port, java_missing_reason
+from .broker import BrokerError, free_port
 from .client import error_name
 from .javac import compiled
-from .oldcluster import OldCluster
 from .paths import REPO_ROOT
+from .single_broker import SingleBroker
 
 __all__ = ["RELEASES", "LINES", "case_names", "run_accounting", "Probe"]
 
@@ -151,52 +151,19 @@ def _jmx_opts(port: int) -> list[str]:
             "-Djava.rmi.server.hostname=127.0.0.1"]
 
 
-class _Broker:
-    """One broker of ``version`` with JMX (and JDWP) on, and its partition directories."""
+class _Broker(SingleBroker):
+    """One broker of ``version`` with JMX (and JDWP) on (:class:`~kafkarig.single_broker.SingleBroker`)."""
 
     def __init__(self, version: str, root: Path) -> None:
-        self.version = version
         self.jmx_port = free_port()
         self.jdwp_port = free_port() if version in JDWP_STATS else None
         opts = _jmx_opts(self.jmx_port)
         if self.jdwp_port:
             opts.append(f"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{self.jdwp_port}")
-        self._closers = []
-        try:
-            if version == "3.9.2":
-                reason = java_missing_reason()
-                if reason:
-                    raise BrokerError(reason)
-                zk = ZooKeeper(root)
-                self._closers.append(zk.stop)
-                zk.start()
-                b = KafkaBroker(root, zk, "legacy", BROKER, jvm_opts=[*JVM_OPTS, *opts])
-                self._closers.insert(0, b.stop)
-                b.start()
-            else:
-                c = OldCluster(version, root=str(root / f"zk-{version}"))
-                self._closers.append(c.close)
-                b = c.add_broker(1, version, BROKER, start=False)
-                b.jvm_opts = [*b.jvm_opts, *opts]
-                b.start()
-            self.broker = b
-        except BaseException:
-            self.close()
-            raise
-
-    def client(self):
-        return self.broker.client()
+        super().__init__(version, root, BROKER, profile="legacy", extra_jvm_opts=opts)
 
     def segment(self, topic: str) -> bytes:
-        return (self.broker.partition_dir(topic, 0) / f"{0:020d}.log").read_bytes()
-
-    def close(self) -> None:
-        for close in self._closers:
-            try:
-                close()
-            except Exception:  # noqa: BLE001 - the others still stop
-                pass
-        self._closers = []
+        return (self.partition_dir(topic, 0) / f"{0:020d}.log").read_bytes()
 
 
 def _records(magic: int, codec: str, n: int, value_size: int) -> bytes:
@@ -252,10 +219,10 @@ def _transactions(broker: _Broker, timeout: float = 90.0) -> None:
     """Topic tx written by :data:`TXN_SOURCE` with the broker's release's kafka-clients; returns once the log
     holds its :data:`TXN_BATCHES` batches (the coordinator writes the last marker after the commit returns)."""
     from kafkafmt.records import MemoryRecords
-    lib = LIB_DIR if broker.version == "3.9.2" else broker.broker.release.lib_dir
+    lib = broker.lib_dir
     classes = compiled("txn-producer", [TXN_SOURCE], lib)
     p = subprocess.run(["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}:{lib}/*", "TxnProducer",
-                        f"127.0.0.1:{broker.broker.port}", "tx", "2", "2"], capture_output=True, text=True,
+                        f"127.0.0.1:{broker.port}", "tx", "2", "2"], capture_output=True, text=True,
                        timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     if p.returncode != 0 or "committed" not in p.stdout:
         raise BrokerError(f"Kafka {broker.version}: the transactional producer failed ({p.returncode}): "
@@ -265,17 +232,6 @@ def _transactions(broker: _Broker, timeout: float = 90.0) -> None:
         if time.monotonic() > deadline:
             raise BrokerError(f"Kafka {broker.version}: topic tx has not its {TXN_BATCHES} batches after 30 s")
         time.sleep(0.1)
-
-
-def _wait_leaders(port: int, topics, timeout: float = 60.0) -> None:
-    from .oldcluster import metadata_v0
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        md = metadata_v0(port, list(topics))
-        if all(any(p["leader"] >= 0 for p in md["topics"].get(t, {}).get("partitions", {}).values()) for t in topics):
-            return
-        time.sleep(0.1)
-    raise BrokerError(f"no leader for {', '.join(topics)} after {timeout:.0f} s")
 
 
 def _one_release(version: str, root: Path) -> list[dict]:
@@ -296,7 +252,7 @@ def _one_release(version: str, root: Path) -> list[dict]:
                 err, msg = c.create_topic(topic, TOPIC_CONFIGS.get(topic, {}), version=2)
                 if err:
                     raise BrokerError(f"Kafka {version}: CreateTopics {topic}: error {err} {msg}")
-            _wait_leaders(broker.broker.port, topics)
+            broker.wait_leaders(topics)
             leo = {"p1": 0, "p2": 0}
             for name, topic, magic, codec, n, vsize, since in PRODUCES:
                 if not _has(version, since):
