@@ -86,6 +86,31 @@ def test_fit_recovers_the_costs_from_two_record_sizes():
     assert table.machine == "m"
 
 
+def test_fit_tells_the_cost_per_request_from_the_cost_per_byte_with_two_request_sizes():
+    truth = {"q": 6e-5, "z": 3e-10, "r": 2e-7}
+
+    def cell(nbytes, requests, records=0):
+        c = Counts(zero_copy=not records, conversion="lazy" if records else "none", bytes_read=nbytes,
+                   requests=requests, records_touched=records)
+        return FitCell("2.8.2", c, truth["q"] * requests + truth["z"] * nbytes + truth["r"] * records)
+
+    mib = 1 << 20
+    table = fit([cell(600 * mib, 600), cell(80 * mib, 1280), cell(100 * mib, 100, records=400_000)])
+    rc = table.releases["2.8.2"]
+    assert rc.request_s == pytest.approx(truth["q"])
+    assert rc.zero_copy_s_per_byte == pytest.approx(truth["z"])
+    assert rc.reencode_s_per_record == pytest.approx(truth["r"])   # after the requests and the read
+    p = predict(Counts(zero_copy=True, bytes_read=10 * mib, requests=160), "2.8", table)
+    assert p.parts["requests"] == pytest.approx(160 * truth["q"])
+    assert p.cpu_s == pytest.approx(160 * truth["q"] + 10 * mib * truth["z"])
+    # one request size: the requests and the bytes cannot be told apart, all goes per byte
+    one = fit([cell(600 * mib, 600), cell(300 * mib, 300)]).releases["2.8.2"]
+    assert one.request_s == 0 and one.zero_copy_s_per_byte == pytest.approx(truth["z"] + truth["q"] / mib)
+    # a table written before the cost per request was measured still loads (no request cost)
+    old = {k: v for k, v in rc.to_dict().items() if k != "request_s"}
+    assert CostTable.from_dict({"releases": {"2.8.2": old}}).releases["2.8.2"].request_s == 0
+
+
 def test_fit_needs_a_zero_copy_cell():
     with pytest.raises(ConfigError, match="no zero-copy cell"):
         fit([FitCell("1.1.1", Counts(zero_copy=False, records_touched=5), 1.0)])

@@ -3,6 +3,10 @@ real brokers.
 
 Where the price comes from (the seeds' "performance penalty because there is no zero-copy transfer"):
 
+* **Every request.**  Reading the request, finding the offset in the segment (``OffsetIndex`` and a scan of at
+  most ``index.interval.bytes``), the fetch session, the response header and its send: a fixed cost per
+  request whatever it carries (``KafkaApis.handleFetchRequest``).  It is what a zero-copy fetch mostly costs: the
+  bytes themselves are cheap.
 * **Zero-copy.**  A fetch whose format the consumer reads is answered from the log file with ``sendfile``
   (``FileRecords.writeTo``): the broker's CPU grows with the bytes sent, a little per byte.
 * **Down-conversion** (KIP-32, Kafka 0.10.0: a consumer older than the topic's format gets its records
@@ -13,8 +17,9 @@ Where the price comes from (the seeds' "performance penalty because there is no 
   at most 128 KiB of source per chunk), which bounds the memory, not the CPU.  Kafka 4.x converts nothing
   (KIP-724, KIP-896).
 
-The model: ``cpu = zero_copy_s_per_byte x bytes_read + reencode_s_per_record x records_touched
-+ reencode_s_per_byte x reencoded_bytes + codec_s_per_byte[codec] x (bytes_decompressed + bytes_compressed) / 2``,
+The model: ``cpu = request_s x requests + zero_copy_s_per_byte x bytes_read + reencode_s_per_record x
+records_touched + reencode_s_per_byte x reencoded_bytes + codec_s_per_byte[codec] x (bytes_decompressed +
+bytes_compressed) / 2`` (written once, :func:`predict`),
 each count exactly what :func:`kafkafmt.broker.fetch.fetch` reports for the request (its public
 :class:`~kafkafmt.broker.fetch.ConversionCost` and KIP-188 ``RecordConversionStats`` numbers), each cost a row of a
 :class:`CostTable` measured by ``make bench-conversion`` on one machine (kept as data, ``measured.json`` next to
@@ -130,13 +135,16 @@ class Counts:
 
 @dataclass(frozen=True)
 class ReleaseCosts:
-    """One release's broker, on one machine: seconds per operation (see the module doc for the formula)."""
+    """One release's broker, on one machine: seconds per operation (see the module doc for the formula).
+
+    ``request_s``: the fixed cost of one fetch request (0 in a table fitted before it was measured)."""
 
     release: str
     zero_copy_s_per_byte: float
     reencode_s_per_record: float = 0.0
     reencode_s_per_byte: float = 0.0
     codec_s_per_byte: Mapping[str, float] = field(default_factory=dict)
+    request_s: float = 0.0
 
     def to_dict(self) -> dict:
         return {**asdict(self), "codec_s_per_byte": dict(self.codec_s_per_byte)}
@@ -208,7 +216,7 @@ def predict(counts: Counts | Mapping, line: str, table: CostTable | None = None)
     line = kafka_lines.check_line(line)
     t = table or load_table()
     rc = t.for_line(line)
-    parts = {"read": rc.zero_copy_s_per_byte * c.bytes_read}
+    parts = {"requests": rc.request_s * c.requests, "read": rc.zero_copy_s_per_byte * c.bytes_read}
     if not c.zero_copy:
         parts["reencode_records"] = rc.reencode_s_per_record * c.records_touched
         parts["reencode_bytes"] = rc.reencode_s_per_byte * c.reencoded_bytes
@@ -291,7 +299,8 @@ class FitCell:
 def fit(cells: Iterable[FitCell], *, machine: str = "", load: str = "", date: str = "", source: str = "") -> CostTable:
     """Per-release costs from measured cells, in three steps per release (least squares, never negative):
 
-    1. ``zero_copy_s_per_byte``: the zero-copy cells' CPU over their bytes read;
+    1. ``request_s`` and ``zero_copy_s_per_byte``: the zero-copy cells' CPU over their requests and bytes read
+       (two request sizes are needed to tell them apart; with one, all goes per byte);
     2. ``reencode_s_per_record`` / ``reencode_s_per_byte``: the uncompressed conversions' CPU beyond the read,
        over records and bytes (two record sizes are needed to tell them apart; with one, all goes per record);
     3. ``codec_s_per_byte``: each codec's conversions' CPU beyond the read and the re-encoding, over half its
@@ -305,18 +314,24 @@ def fit(cells: Iterable[FitCell], *, machine: str = "", load: str = "", date: st
         zc = [c for c in cs if c.counts.zero_copy]
         if not zc:
             raise ConfigError(f"Kafka {release}: no zero-copy cell to fit the read cost")
-        z = _ratio([c.cpu_s for c in zc], [c.counts.bytes_read for c in zc])
+        z, per_request = _nnls2([(c.cpu_s, c.counts.bytes_read, c.counts.requests) for c in zc])
+
+        def base(c: FitCell) -> float:
+            return c.cpu_s - per_request * c.counts.requests - z * c.counts.bytes_read
+
         plain = [c for c in cs if not c.counts.zero_copy and not c.counts.codec_bytes]
-        rest = [(c.cpu_s - z * c.counts.bytes_read, c.counts.records_touched, c.counts.reencoded_bytes) for c in plain]
+        rest = [(base(c), c.counts.records_touched, c.counts.reencoded_bytes) for c in plain]
         per_record, per_byte = _nnls2(rest)
         codec_costs = {}
         for codec in CODECS[1:]:
             comp = [c for c in cs if not c.counts.zero_copy and c.counts.codec_bytes.get(codec)]
             if comp:
-                extra = [c.cpu_s - z * c.counts.bytes_read - per_record * c.counts.records_touched
-                         - per_byte * c.counts.reencoded_bytes for c in comp]
+                extra = [base(c) - per_record * c.counts.records_touched - per_byte * c.counts.reencoded_bytes
+                         for c in comp]
                 codec_costs[codec] = max(0.0, _ratio(extra, [c.counts.codec_bytes[codec] / 2 for c in comp]))
-        out[release] = ReleaseCosts(release, z, per_record, per_byte, codec_costs)
+        out[release] = ReleaseCosts(release, zero_copy_s_per_byte=z, reencode_s_per_record=per_record,
+                                    reencode_s_per_byte=per_byte, codec_s_per_byte=codec_costs,
+                                    request_s=per_request)
     return CostTable(out, machine, load, date, source)
 
 
@@ -340,7 +355,7 @@ def _nnls2(rows) -> tuple[float, float]:
         a, b = (sy1 * s22 - sy2 * s12) / det, (sy2 * s11 - sy1 * s12) / det
         if a >= 0 and b >= 0:
             return a, b
-    # one of them at zero: the better of the two one-term fits (one record size: per record)
+    # one of them at zero: the better of the two one-term fits (collinear rows: the first term)
     a = _ratio([r[0] for r in rows], [r[1] for r in rows])
     b = _ratio([r[0] for r in rows], [r[2] for r in rows])
     err_a = sum((r[0] - a * r[1]) ** 2 for r in rows)

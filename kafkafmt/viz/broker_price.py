@@ -211,7 +211,7 @@ def mix_costs(share_09: float, share_010: float, release: str, mb_per_s: float, 
         one = predict(per_request, line, t)
         row.update(served="zero-copy" if read.counts.zero_copy else f"down-converted to v{reads} "
                    f"({read.counts.conversion})",
-                   cpu_cores=p.cpu_s, conversion_cores=p.cpu_s - p.parts.get("read", 0.0),
+                   cpu_cores=p.cpu_s, conversion_cores=p.cpu_s - p.parts.get("read", 0.0) - p.parts.get("requests", 0.0),
                    converted_mb_per_s=read.counts.converted_bytes * k / 1e6, held_per_fetch_bytes=one.memory_bytes,
                    measured_on=p.measured_on)
         rows.append(row)
