@@ -10,7 +10,7 @@ run as ``benchmarks/dump_deep.py`` runs it; its jars in ``conformance/.cache/lib
 * ``--help``;
 * ``dump --deep`` of a small segment (the v2 headers sample, 264 bytes, as ``00000000000000000000.log``);
 * ``explain fetch`` of that segment for a fetch v3 client (down-converted to v1);
-* ``audit`` of a small log directory (about 1,000 records, ``kafkafmt gen``);
+* ``audit`` of a small log directory (about 1,000 records, ``kafkafmt gen --workload small-keyed``);
 * ``clean`` of that partition (a fresh copy per run, the copy not timed).
 
 The numba cache is the environment's own (warm after ``make setup``); small inputs never load it.  Writes
@@ -39,25 +39,9 @@ sys.path.insert(0, str(ROOT))
 from dump_deep import KAFKA_JVM_OPTS, LIB  # noqa: E402
 
 OUT = ROOT / "build" / "bench"
-#: the small log directory: about 1,000 keyed records with tombstones in small segments, uncleaned
-WORKLOAD = """\
-name: bench-cli
-seed: 3
-start_ms: 1700000000000
-duration_ms: 20000
-topics:
-  - name: users
-    partitions: 1
-    config:
-      segment.bytes: 16384
-    producers:
-      - name: profile
-        rate: 50
-        keys: 100
-        batch_records: [1, 3]
-        value_bytes: [20, 60]
-        tombstones: 0.1
-"""
+#: the small log directory: the shipped workload (kafkafmt/gen/shipped/small-keyed.yaml), about 1,000 keyed
+#: records with tombstones in small segments, uncleaned
+WORKLOAD = "small-keyed"
 TARGETS = {"--help": "<= 0.15 s", "dump --deep (small file)": "<= 0.25 s, <= 60 MiB"}
 
 
@@ -106,8 +90,7 @@ def main(argv=None) -> int:
         seg = work / "seg" / "00000000000000000000.log"
         seg.parent.mkdir()
         seg.write_bytes(sample_record_sets()["v2-headers.bin"][1])
-        (work / "w.yaml").write_text(WORKLOAD)
-        subprocess.run([py, "-m", "kafkafmt", "gen", "--workload", "w.yaml", "--out", "logs", "--jobs", "1",
+        subprocess.run([py, "-m", "kafkafmt", "gen", "--workload", WORKLOAD, "--out", "logs", "--jobs", "1",
                         "--quiet"], cwd=work, env={**env, "KAFKAFMT_KERNELS": "interpreted"}, check=True)
         logs, part = work / "logs", work / "clean" / "users-0"
 

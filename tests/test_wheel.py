@@ -22,29 +22,10 @@ import pytest
 
 import head_start
 import kafkafmt
-from wheel_install import home, installed_env
+from wheel_install import FIRST_USE_WORKLOAD, home, installed_env
 
 REPO = Path(kafkafmt.__file__).resolve().parent.parent
 PACKAGE = REPO / "kafkafmt"
-#: a keyed topic small enough to clean in a second, in several segments (written uncleaned: cleaned by the test)
-WORKLOAD = """\
-name: wheel-check
-seed: 3
-start_ms: 1700000000000
-duration_ms: 20000
-topics:
-  - name: users
-    partitions: 1
-    config:
-      segment.bytes: 4096
-    producers:
-      - name: profile
-        rate: 20
-        keys: 30
-        batch_records: [1, 3]
-        value_bytes: [20, 60]
-        tombstones: 0.1
-"""
 
 
 def _package_files() -> set[str]:
@@ -85,7 +66,7 @@ def test_the_wheel_holds_the_package_and_nothing_else(installed):
     assert {n.split("/")[0] for n in names - ours} == {wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
                                                        + ".dist-info"}
     assert any(n.startswith("kafkafmt/scenarios/data/") and n.endswith(".yaml") for n in ours)
-    assert {"kafkafmt/gen/shipped/default.yaml", "kafkafmt/gen/shipped/compacted.yaml"} <= ours
+    assert {f"kafkafmt/gen/shipped/{n}.yaml" for n in ("default", "compacted", FIRST_USE_WORKLOAD)} <= ours
 
 
 def test_kafkafmt_runs_from_the_wheel_outside_the_checkout(installed, tmp_path):
@@ -102,8 +83,8 @@ def test_kafkafmt_runs_from_the_wheel_outside_the_checkout(installed, tmp_path):
     assert dump.splitlines()[0] == "Dumping samples/mixed-magics.bin"
     assert [ln.split(" magic: ")[1][0] for ln in dump.splitlines() if " magic: " in ln] == ["0", "1", "2"]
 
-    (tmp_path / "wheel-check.yaml").write_text(WORKLOAD)
-    _kafkafmt(installed, tmp_path, "gen", "--workload", "wheel-check.yaml", "--out", "logs", "--jobs", "1", "--quiet")
+    # a keyed topic in several segments, written uncleaned, from the workload the wheel ships (by its name)
+    _kafkafmt(installed, tmp_path, "gen", "--workload", FIRST_USE_WORKLOAD, "--out", "logs", "--jobs", "1", "--quiet")
     before = sorted(p.name for p in (tmp_path / "logs" / "users-0").glob("*.log"))
     assert len(before) > 2, before
     out = _kafkafmt(installed, tmp_path, "clean", "logs/users-0", "--now", "1800000000000",

@@ -68,39 +68,22 @@ def build_and_install(build: Path) -> Path:
     return wheel
 
 
-#: about 1,000 keyed records with tombstones in one partition of small segments, written uncleaned
-FIRST_USE_WORKLOAD = """\
-name: first-use
-seed: 3
-start_ms: 1700000000000
-duration_ms: 20000
-topics:
-  - name: users
-    partitions: 1
-    config:
-      segment.bytes: 16384
-    producers:
-      - name: profile
-        rate: 50
-        keys: 100
-        batch_records: [1, 3]
-        value_bytes: [20, 60]
-        tombstones: 0.1
-"""
+#: the shipped workload the first clean is timed on (kafkafmt/gen/shipped/small-keyed.yaml: about 1,000 keyed
+#: records with tombstones in one partition of small segments, written uncleaned), read from the installed wheel
+FIRST_USE_WORKLOAD = "small-keyed"
 
 
 def first_clean(build: Path) -> dict:
     """The installed copy's first ``kafkafmt clean`` of a ~1,000-record partition with an empty numba cache, as on
     a machine where ``kafkafmt warmup`` never ran: its wall time, output, and the cache files it left (none
-    when it compiled nothing).  The partition is written by the installed ``gen`` with interpreted kernels (so
-    that nothing is compiled before the clean)."""
+    when it compiled nothing).  The partition is written by the installed ``gen`` from the workload the wheel
+    ships (:data:`FIRST_USE_WORKLOAD`) with interpreted kernels (so that nothing is compiled before the clean)."""
     site, env = installed_env()
     work = build / "first-use"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    (work / "w.yaml").write_text(FIRST_USE_WORKLOAD)
     kafkafmt = str(site / "bin" / "kafkafmt")
-    subprocess.run([kafkafmt, "gen", "--workload", "w.yaml", "--out", "logs", "--jobs", "1", "--quiet"], cwd=work,
+    subprocess.run([kafkafmt, "gen", "--workload", FIRST_USE_WORKLOAD, "--out", "logs", "--jobs", "1", "--quiet"], cwd=work,
                    env={**env, "KAFKAFMT_KERNELS": "interpreted"}, check=True, capture_output=True, timeout=600)
     cache = work / "empty-numba-cache"
     cache.mkdir()
