@@ -329,6 +329,22 @@ CHANGES: tuple[LineChange, ...] = (
     _row("metrics.fetch_conversion", "metrics", "a Fetch's conversion accounting published again, both the meter "
          "and TemporaryMemoryBytes (request metrics recorded after the callback)", "3.5", "none", "all",
          "KAFKA-14295, KAFKA-14743", "KafkaApis.updateConversionStats, SocketServer (3.5.0)"),
+    _row("metrics.conversion_time", "metrics", "RequestMetrics MessageConversionsTimeMs,request=Produce|Fetch: a "
+         "histogram updated once per Produce and per Fetch request, like TemporaryMemoryBytes, with the request's "
+         "conversion time in ms (Math.round): the time KafkaApis.updateRecordConversionStats took from a partition "
+         "that converted records, so exactly 0 when none did or when the stats are not published (a fetch's on "
+         "2.0-3.4, rows metrics.fetch_conversion); never restricted to converting requests (KAFKA-15133 proposed "
+         "it, not merged; 4.4.0 still updates it on every request); before: no such metric", "1.0", "none",
+         "every request", "KIP-188", "RequestChannel.Request.updateRequestMetrics (1.1.1, 2.8.2, 3.9), "
+         "org.apache.kafka.network.Request.updateRequestMetrics (4.4.0 bytecode)"),
+    _row("metrics.multi_partition", "metrics", "a request carrying several partitions: "
+         "KafkaApis.updateRecordConversionStats runs once per partition, in the order the broker's maps visit them "
+         "(a Produce's: kafkafmt.broker.request_order), and assigns the request's temporaryMemoryBytes (and its conversion time "
+         "when the partition converted records), so TemporaryMemoryBytes and MessageConversionsTimeMs show the last "
+         "partition visited (the *MessageConversionsPerSec meter, marked per partition, counts them all); then both "
+         "are added up over the partitions", "4.3", "last partition", "sum", "KAFKA-15894 (apache/kafka PR 21420)",
+         "KafkaApis.updateRecordsProcessingStats (1.1.1), updateRecordConversionStats (2.8.2, 3.9; 4.2.0 bytecode: "
+         "assigned; 4.3.0 bytecode: ladd)"),
     # --- the Java consumer of the release (what an application sees) -----------------------------
     _row("consumer.unparsable_fetch", "consumer", "what the Java consumer does with a fetched partition it "
          "cannot parse (e.g. v1 bytes read with the 0.9 layout): the parse ran inside the fetch response's "

@@ -34,8 +34,9 @@ import java.util.Map;
  * Usage: ConversionProbe JMX_PORT [JDWP_PORT STATS_CLASS]
  *
  * On each "read" line from stdin it prints one JSON line: for Produce and Fetch, the
- * RequestMetrics TemporaryMemoryBytes histogram's Count and Mean x Count (rounded: its sum) and the
- * BrokerTopicMetrics *MessageConversionsPerSec meter's Count (-1 when the MBean does not exist); with
+ * RequestMetrics TemporaryMemoryBytes histogram's Count and Mean x Count (rounded: its sum), the
+ * BrokerTopicMetrics *MessageConversionsPerSec meter's Count (-1 when the MBean does not exist) and the
+ * RequestMetrics MessageConversionsTimeMs histogram's Count and Mean x Count; with
  * JDWP, the sums over every call of STATS_CLASS.add(other) seen so far of the argument's
  * temporaryMemoryBytes and numRecordsConverted (the chunks LazyDownConversionRecordsSend counts), read
  * by a breakpoint. "quit" ends it (the breakpoints removed, the broker left running).
@@ -59,8 +60,9 @@ public final class ConversionProbe {
             for (String req : new String[]{"Produce", "Fetch"}) {
                 long[] h = histogram(mbs, "kafka.network:type=RequestMetrics,name=TemporaryMemoryBytes,request=" + req);
                 long meter = count(mbs, "kafka.server:type=BrokerTopicMetrics,name=" + req + "MessageConversionsPerSec");
+                long[] t = histogram(mbs, "kafka.network:type=RequestMetrics,name=MessageConversionsTimeMs,request=" + req);
                 sb.append('"').append(req).append("\": [").append(h[0]).append(", ").append(h[1]).append(", ")
-                  .append(meter).append("], ");
+                  .append(meter).append(", ").append(t[0]).append(", ").append(t[1]).append("], ");
             }
             synchronized (ConversionProbe.class) {
                 sb.append("\"jdwp\": [").append(vm == null ? -1 : hits).append(", ").append(tempBytes).append(", ")

@@ -1,15 +1,18 @@
 """Kafka's own conversion accounting (KIP-188), request by request, on real 1.1.1, 2.1.1, 2.8.2 and 3.9.2 brokers.
 
 One broker per release, one at a time, started with remote JMX (and, on 2.1.1 and 2.8.2, a JDWP agent); one
-partition per request and one request at a time (the broker keeps one value per request: KAFKA-15894).
+partition per request and one request at a time, but for three Produce requests of several partitions (whose
+temporary memory is the last partition's the broker visits: KAFKA-15894, row ``metrics.multi_partition``).
 Around each request :class:`Probe` (``conformance/accounting/ConversionProbe.java``, compiled with javac)
 reads:
 
 * **JMX**: ``kafka.network:type=RequestMetrics,name=TemporaryMemoryBytes,request=Produce|Fetch`` (a histogram
   updated once per request: the request's value is the change of Mean x Count, the Count growing by one)
   and ``kafka.server:type=BrokerTopicMetrics,name=Produce|FetchMessageConversionsPerSec`` (its Count grows by
-  the records converted): what the broker *publishes*, compared with
-  :func:`kafkafmt.broker.accounting.accounting` ``.published``;
+  the records converted), and ``RequestMetrics`` MessageConversionsTimeMs (its Count and Mean x Count: one
+  update per request, 0 where kafkafmt says the time is not published or nothing was converted): what the broker
+  *publishes*, compared with :func:`kafkafmt.broker.accounting.accounting` (a Produce of several partitions:
+  :func:`~kafkafmt.broker.accounting.request_accounting`) ``.published``;
 * **JDWP** (2.1.1, whose fetches publish the records converted but not the memory, and 2.8.2, whose fetches
   publish nothing, KAFKA-14295): a breakpoint on
   ``RecordConversionStats.add(other)``, called by ``LazyDownConversionRecordsSend.writeTo`` once per chunk it
@@ -67,6 +70,18 @@ PRODUCES = (
     ("produce v0 snappy into v1", "p1", 0, "snappy", 3, 20, None),
     ("produce v1 gzip into v1", "p1", 1, "gzip", 3, 20, None),
 )
+#: Produce requests of several partitions (KAFKA-15894): (name, produce version, [(topic, partition, magic, codec,
+#: records, value bytes)] in the request's order); each partition's conversion has its own temporary memory, so
+#: the one published names the partition the broker visited last (kafkafmt.broker.request_order): mp-1 on Scala
+#: 2.12 builds, mp-0 on 2.13; six-1 (2.12's immutable hash trie) and six-5; o1-0 (a v1 topic: nothing converted,
+#: 0 published) before 2.8, whose ProduceRequest parses into a java.util.HashMap, mx-0 from 2.8 (request order)
+MULTI_PRODUCES = (
+    ("produce v1 gzip into 3 partitions", 2, (("mp", 0, 1, "gzip", 2, 20), ("mp", 1, 1, "gzip", 3, 20),
+                                              ("mp", 2, 1, "gzip", 4, 20))),
+    ("produce v0 into 6 partitions", 1, tuple(("six", p, 0, "none", 6 - p, 20) for p in (5, 4, 3, 2, 1, 0))),
+    ("produce v1 into a v2 and a v1 topic", 2, (("mx", 0, 1, "none", 3, 20), ("o1", 0, 1, "none", 3, 20))),
+)
+MULTI_PARTITIONS = {"mp": 3, "six": 6}
 #: (name, topic, fetch version, fetch offset, partition max bytes, first release)
 FETCHES = (
     ("fetch v1 from 0", "f", 1, 0, 1 << 20, None),
@@ -97,7 +112,8 @@ LOGS = {
 }
 #: the log of topic big: batches of tiny records, each growing about 3.7x as v0 (chunks cut by the promise)
 BIG_BATCHES, BIG_RECORDS = 24, 2000
-TOPIC_CONFIGS = {"p1": {"message.format.version": "0.10.2"}, "f1": {"message.format.version": "0.10.2"}}
+TOPIC_CONFIGS = {"p1": {"message.format.version": "0.10.2"}, "f1": {"message.format.version": "0.10.2"},
+                 "o1": {"message.format.version": "0.10.2"}}
 PRODUCE_VERSION = {0: 1, 1: 2, 2: 3}
 
 
@@ -108,7 +124,8 @@ def _has(version: str, since: str | None) -> bool:
 
 def case_names() -> list[str]:
     """Every row :func:`run_accounting` returns, ``<release> <case>`` (for the tests' ids)."""
-    return [f"{v} {case[0]}" for v in RELEASES for case in (*PRODUCES, *FETCHES) if _has(v, case[-1])]
+    return [f"{v} {case[0]}" for v in RELEASES for case in (*PRODUCES, *MULTI_PRODUCES, *FETCHES)
+            if case in MULTI_PRODUCES or _has(v, case[-1])]
 
 
 class Probe:
@@ -188,6 +205,7 @@ def _delta(before: dict, after: dict, request: str) -> dict:
     b, a = before[request], after[request]
     return {"requests": a[0] - b[0], "temporary_memory_bytes": a[1] - b[1],
             "message_conversions": max(a[2], 0) - max(b[2], 0),
+            "time_requests": a[3] - b[3], "time_ms": a[4] - b[4],
             "jdwp_chunks": after["jdwp"][0] - before["jdwp"][0] if after["jdwp"][0] >= 0 else None,
             "jdwp_temporary_memory_bytes": after["jdwp"][1] - before["jdwp"][1],
             "jdwp_num_converted_records": after["jdwp"][2] - before["jdwp"][2]}
@@ -199,7 +217,7 @@ def _measured(probe: Probe, before: dict, request: str, timeout: float = 15.0) -
     deadline = time.monotonic() + timeout
     while True:
         d = _delta(before, probe.read(), request)
-        if d["requests"] >= 1 or time.monotonic() > deadline:
+        if (d["requests"] >= 1 and d["time_requests"] >= 1) or time.monotonic() > deadline:
             return d
         time.sleep(0.02)
 
@@ -234,8 +252,22 @@ def _transactions(broker: _Broker, timeout: float = 90.0) -> None:
         time.sleep(0.1)
 
 
+def _wait_partition_leaders(c, partitions, version: str, timeout: float = 30.0) -> None:
+    """Every partition of a multi-partition request led (a Fetch v1 of each answers NONE): the request
+    is then sent once, no retry."""
+    deadline = time.monotonic() + timeout
+    for t, p in partitions:
+        while True:
+            res = c.fetch(t, p, 0, version=1)
+            if res.error_code == 0:
+                break
+            if time.monotonic() > deadline:
+                raise BrokerError(f"Kafka {version}: partition {t}-{p} has no leader: {error_name(res.error_code)}")
+            time.sleep(0.05)
+
+
 def _one_release(version: str, root: Path) -> list[dict]:
-    from kafkafmt.broker.accounting import accounting
+    from kafkafmt.broker.accounting import accounting, request_accounting
     from kafkafmt.broker.fetch import fetch
     from kafkafmt.broker.validator import validate_messages_and_assign_offsets
 
@@ -247,13 +279,27 @@ def _one_release(version: str, root: Path) -> list[dict]:
     try:
         probe = Probe(broker.jmx_port, broker.jdwp_port, JDWP_STATS.get(version))
         with broker.client() as c:
-            topics = ("p2", "p1", *LOGS, "big", "tx")
+            topics = ("p2", "p1", *LOGS, "big", "tx", "mp", "six", "mx", "o1")
             for topic in topics:
-                err, msg = c.create_topic(topic, TOPIC_CONFIGS.get(topic, {}), version=2)
+                err, msg = c.create_topic(topic, TOPIC_CONFIGS.get(topic, {}), version=2,
+                                          partitions=MULTI_PARTITIONS.get(topic, 1))
                 if err:
                     raise BrokerError(f"Kafka {version}: CreateTopics {topic}: error {err} {msg}")
             broker.wait_leaders(topics)
             leo = {"p1": 0, "p2": 0}
+            for name, pv, parts in MULTI_PRODUCES:
+                data = {(t, p): _records(magic, codec, n, vsize) for t, p, magic, codec, n, vsize in parts}
+                models = {k: validate_messages_and_assign_offsets(b, _topic_config(line, k[0]), offset=0,
+                                                                   now=NOW + 10_000) for k, b in data.items()}
+                _wait_partition_leaders(c, [k for k in data], version)
+                before = probe.read()
+                res = c.produce_partitions([(t, p, b) for (t, p), b in data.items()], version=pv)
+                real = _measured(probe, before, "Produce")
+                acc = request_accounting(models, line)
+                errors = sorted({error_name(r.error_code) for r in res.values()})
+                rows.append({"case": f"{version} {name}", "request": "produce", "error": ",".join(errors),
+                             "model_error": "NONE", "computed": acc.computed, "published": acc.published,
+                             "real": real})
             for name, topic, magic, codec, n, vsize, since in PRODUCES:
                 if not _has(version, since):
                     continue

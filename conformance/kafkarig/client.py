@@ -404,6 +404,43 @@ class KafkaClient:
             r.int32()  # throttle_time_ms
         return topics[0][1][0]
 
+    def produce_partitions(self, parts, *, version: int, acks: int = -1,
+                           timeout_ms: int = 30000) -> dict[tuple[str, int], ProduceResult]:
+        """One Produce request of several partitions: ``parts`` is ``[(topic, partition, records), ...]`` in the
+        order they are written (one topic entry per run of the same topic); the answer per ``(topic, partition)``."""
+        if not 0 <= version <= 8:
+            raise ValueError(f"Produce v{version} is not implemented (0..8)")
+        runs: list[tuple[str, list]] = []
+        for topic, partition, records in parts:
+            if not runs or runs[-1][0] != topic:
+                runs.append((topic, []))
+            runs[-1][1].append((partition, records))
+        w = Writer()
+        if version >= 3:
+            w.string(None)
+        w.int16(acks).int32(timeout_ms)
+        w.array(runs, lambda w, run: w.string(run[0]).array(
+            run[1], lambda w, pr: w.int32(pr[0]).bytes_(pr[1])))
+        r = self.request(API_PRODUCE, version, w.getvalue())
+
+        def part(r):
+            index = r.int32()
+            res = ProduceResult(error_code=r.int16(), base_offset=r.int64(), version=version)
+            if version >= 2:
+                res.log_append_time = r.int64()
+            if version >= 5:
+                res.log_start_offset = r.int64()
+            if version >= 8:
+                res.record_errors = r.array(lambda r: (r.int32(), r.string())) or []
+                res.error_message = r.string()
+            return index, res
+
+        out = {}
+        for topic, answers in r.array(lambda r: (r.string(), r.array(part))):
+            for index, res in answers:
+                out[(topic, index)] = res
+        return out
+
     def produce_retrying(self, topic: str, partition: int, records: bytes, *, version: int,
                          retry_for: float = 20.0, **kw) -> ProduceResult:
         """:meth:`produce`, retrying the transient leadership errors of a freshly created topic."""

@@ -229,7 +229,8 @@ def test_produce_publishes_everything_from_1_0():
         acc = accounting(res, line)
         assert acc.request == "produce" and acc.published_as == "all"
         assert acc.published == {"temporary_memory_bytes": res.stats.temporary_memory_bytes,
-                                 "message_conversions": 3}
+                                 "message_conversions": 3, "histogram_updates": 1,
+                                 "message_conversions_time": "measured"}
 
 
 def test_a_line_without_kip_188_has_no_accounting():
@@ -255,7 +256,10 @@ def test_explain_fetch_prints_the_accounting(tmp_path, capsys):
     acc = json.loads(capsys.readouterr().out)["accounting"]
     assert acc["computed"]["num_converted_records"] == 40 and acc["computed"]["chunks_converted"] == 1
     assert acc["published"] == {"temporary_memory_bytes": acc["computed"]["temporary_memory_bytes"],
-                                "message_conversions": 40}
+                                "message_conversions": 40, "histogram_updates": 1,
+                                "message_conversions_time": "measured"}
+    assert acc["rows"]["metrics.multi_partition"] == {"value": "last partition", "source": "KAFKA-15894 (apache/kafka "
+                                                                                          "PR 21420)"}
     assert main(["explain", "fetch", str(f), "--fetch-version", "1", "--kafka-line", "0.10.2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["accounting"] is None
 
@@ -268,3 +272,24 @@ def test_explain_accounting_on_a_line_without_kip_188_is_one_line(tmp_path, caps
     cap = capsys.readouterr()
     assert cap.out == "" and cap.err.count("\n") == 1 and "Traceback" not in cap.err
     assert "Kafka 0.10.2 computes no conversion accounting" in cap.err
+
+
+def test_request_accounting_says_what_it_cannot_model():
+    """A Produce of several partitions (row metrics.multi_partition): bad input is one clear line each; from 4.3 the
+    published temporary memory is the sum (KAFKA-15894, 4.3.0's bytecode), whatever the order."""
+    from kafkafmt.broker import validate_messages_and_assign_offsets
+    from kafkafmt.broker.accounting import request_accounting
+    from kafkafmt.errors import ConfigError
+    res = {("t", p): validate_messages_and_assign_offsets(build([R(-1)] * (p + 1), magic=0), v2_topic("4.4"), now=NOW)
+           for p in range(3)}
+    acc = request_accounting(res, "4.4")
+    assert acc.published["temporary_memory_bytes"] == acc.computed["temporary_memory_bytes"] == \
+        sum(r.stats.temporary_memory_bytes for r in res.values())
+    assert acc.published["message_conversions"] == 6
+    for bad, match in (({}, "at least one partition"),
+                       ({("t", p): res[("t", 0)] for p in range(13)}, "at most 12 partitions"),
+                       ([(("t", 0), res[("t", 0)])] * 2, "each partition once")):
+        with pytest.raises(ConfigError, match=match):
+            request_accounting(bad, "2.8")
+    with pytest.raises(ConfigError, match="Scala 2.11, 2.12 and 2.13"):
+        request_accounting(res, "2.8", scala="3")

@@ -113,3 +113,49 @@ def test_transaction_markers_as_each_release_serves_them(run):
     assert from_marker["3.9.2"]["real"]["message_conversions"] == 4
     lone = {v: run[f"{v} fetch v3 of a lone transaction marker"]["real_size"] for v in ("1.1.1", "2.8.2", "3.9.2")}
     assert lone["1.1.1"] > 12 and lone["2.8.2"] == lone["3.9.2"] == 12
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_the_conversion_time_histogram_as_published(run, case):
+    """MessageConversionsTimeMs (row metrics.conversion_time): one update per request; exactly 0 where kafkafmt
+    says the time is not published or nothing was converted, the broker's own time (not predicted) otherwise."""
+    row = run[case]
+    real, published = row["real"], row["published"]
+    assert real["time_requests"] == published["histogram_updates"] == 1, row
+    if published["message_conversions_time"] == "zero":
+        assert real["time_ms"] == 0, row
+    else:
+        assert published["message_conversions_time"] == "measured" and real["time_ms"] >= 0, row
+
+
+def test_the_conversion_time_is_published_where_the_rows_say(run):
+    """Not vacuous: the large fetch's conversion takes milliseconds; 1.1.1 (eager) and 3.9.2 publish them, 2.1.1
+    and 2.8.2 record 0 (the lazy send's stats arrive after the request metrics: KAFKA-14743, KAFKA-14295)."""
+    big = {v: run[f"{v} large lazy fetch v1"] for v in ("1.1.1", "2.1.1", "2.8.2", "3.9.2")}
+    assert big["1.1.1"]["real"]["time_ms"] > 0 and big["3.9.2"]["real"]["time_ms"] > 0
+    assert big["2.1.1"]["real"]["time_ms"] == big["2.8.2"]["real"]["time_ms"] == 0
+    assert all(b["computed"]["num_converted_records"] > 0 for b in big.values())
+
+
+def test_a_produce_of_several_partitions_publishes_the_last_partition_s_memory(run):
+    """KAFKA-15894 (row metrics.multi_partition, before 4.3): the meter counts every partition's records, the
+    TemporaryMemoryBytes histogram shows the partition the broker's maps visit last (kafkafmt.broker.request_order):
+    of mp-0, mp-1, mp-2, mp-1 on the Scala 2.12 builds and mp-0 on 3.9.2's 2.13; of six partitions, six-1 (2.12's
+    immutable hash trie) and six-5; of a v2 and a v1 topic, the unconverted v1 partition (0 published) on 1.1.1 and
+    2.1.1 (their ProduceRequest's java.util.HashMap order), the converted one on 2.8.2 (the request's order) and
+    3.9.2."""
+    for v in ("1.1.1", "2.1.1", "2.8.2", "3.9.2"):
+        for name in ("produce v1 gzip into 3 partitions", "produce v0 into 6 partitions",
+                     "produce v1 into a v2 and a v1 topic"):
+            row = run[f"{v} {name}"]
+            parts = row["computed"]["partitions"]
+            assert row["real"]["message_conversions"] == sum(p["num_converted_records"] for p in parts)
+            assert row["real"]["temporary_memory_bytes"] == parts[-1]["temporary_memory_bytes"], row
+            assert len({p["temporary_memory_bytes"] for p in parts}) == len(parts), row  # which one is visible
+    last = {v: (run[f"{v} produce v1 gzip into 3 partitions"]["computed"]["partitions"][-1]["partition"],
+                run[f"{v} produce v0 into 6 partitions"]["computed"]["partitions"][-1]["partition"])
+            for v in ("1.1.1", "2.8.2", "3.9.2")}
+    assert last == {"1.1.1": (1, 1), "2.8.2": (1, 1), "3.9.2": (0, 5)}
+    mixed = {v: run[f"{v} produce v1 into a v2 and a v1 topic"]["real"]["temporary_memory_bytes"]
+             for v in ("1.1.1", "2.1.1", "2.8.2", "3.9.2")}
+    assert mixed["1.1.1"] == mixed["2.1.1"] == 0 < mixed["2.8.2"] == mixed["3.9.2"]
