@@ -213,12 +213,22 @@ def retention_finding(segments: pd.DataFrame, *, retention_ms: int) -> pd.DataFr
 # notebook 05: fetch costs over the pipeline's conversion_costs
 COST_COLUMNS = ("bytes_read", "bytes_out", "records_touched", "batches_rebuilt", "batches_copied",
                 "decompressions", "compressions")
+#: the pipeline's prediction of each row's broker cost (:func:`kafkafmt.spark.pipeline.conversion_costs`, priced by
+#: :func:`kafkafmt.costs.predict` with the measured table): null where the table cannot price it
+PREDICTED_COLUMNS = ("predicted_cpu_s", "predicted_memory_bytes", "cost_measured_on")
+
+
+def _measured_on(values: pd.Series):
+    names = sorted(set(values.dropna()))
+    return ", ".join(names) if names else None
 
 
 def fetch_costs(costs: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     """Per fetch version (over every segment of ``topic``, or of all topics): the cost counts summed,
     the segments served zero-copy, those answered with an error (e.g. ``UNSUPPORTED_COMPRESSION_TYPE``)
-    and the bytes sent per byte read."""
+    and the bytes sent per byte read; then, where the pipeline priced them (:data:`PREDICTED_COLUMNS`), the
+    predicted broker CPU summed (null when no segment was priced), the most memory one request holds and the
+    releases whose measured costs priced them."""
     c = costs if topic is None else costs[costs["topic"] == topic]
     if c.empty:
         raise ValueError(f"no topic {topic!r} in the pipeline's conversion costs")
@@ -228,6 +238,10 @@ def fetch_costs(costs: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     out.insert(1, "zero_copy_segments", g["zero_copy"].sum().astype("int64"))
     out.insert(2, "error_segments", g["error"].count())
     out["out_per_read"] = (out["bytes_out"] / out["bytes_read"]).round(3)
+    if set(PREDICTED_COLUMNS) <= set(c.columns):
+        out["predicted_cpu_s"] = g["predicted_cpu_s"].sum(min_count=1)
+        out["predicted_memory_bytes"] = g["predicted_memory_bytes"].max().astype("Int64")
+        out["cost_measured_on"] = g["cost_measured_on"].agg(_measured_on)
     return out.reset_index()
 
 
@@ -238,12 +252,47 @@ def conversion_finding(costs: pd.DataFrame) -> pd.DataFrame:
     for topic in sorted(costs["topic"].unique()):
         f = fetch_costs(costs, topic)
         old, new = f.iloc[0], f.iloc[-1]
-        rows.append({"topic": topic, "oldest_fetch": int(old["fetch_version"]),
-                     "records_touched_oldest": int(old["records_touched"]),
-                     "compressions_oldest": int(old["compressions"]), "out_per_read_oldest": float(old["out_per_read"]),
-                     "newest_fetch": int(new["fetch_version"]), "records_touched_newest": int(new["records_touched"]),
-                     "zero_copy_newest": f"{int(new['zero_copy_segments'])}/{int(new['segments'])}"})
+        row = {"topic": topic, "oldest_fetch": int(old["fetch_version"]),
+               "records_touched_oldest": int(old["records_touched"]),
+               "compressions_oldest": int(old["compressions"]), "out_per_read_oldest": float(old["out_per_read"]),
+               "newest_fetch": int(new["fetch_version"]), "records_touched_newest": int(new["records_touched"]),
+               "zero_copy_newest": f"{int(new['zero_copy_segments'])}/{int(new['segments'])}"}
+        if "predicted_cpu_s" in f.columns:
+            row.update(predicted_cpu_s_oldest=_float(old["predicted_cpu_s"]),
+                       predicted_memory_bytes_oldest=_int(old["predicted_memory_bytes"]),
+                       predicted_cpu_s_newest=_float(new["predicted_cpu_s"]),
+                       cost_measured_on=_measured_on(f["cost_measured_on"]))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _float(v):
+    return None if pd.isna(v) else float(v)
+
+
+def _int(v):
+    return None if pd.isna(v) else int(v)
+
+
+#: the predicted columns of :func:`conversion_finding` and :func:`fetch_costs` for people (labels, units)
+PREDICTED_LABELS = {"predicted_cpu_s_oldest": "predicted broker CPU (oldest)",
+                    "predicted_memory_bytes_oldest": "predicted memory per request (oldest)",
+                    "predicted_cpu_s_newest": "predicted broker CPU (newest)",
+                    "predicted_cpu_s": "predicted broker CPU", "predicted_memory_bytes": "predicted memory per request",
+                    "cost_measured_on": "costs measured on Kafka"}
+PREDICTED_UNITS = {"predicted_cpu_s_oldest": "s", "predicted_cpu_s_newest": "s", "predicted_cpu_s": "s",
+                   "predicted_memory_bytes_oldest": "bytes", "predicted_memory_bytes": "bytes"}
+
+
+def conversion_finding_table(costs: pd.DataFrame):
+    """:func:`conversion_finding` as a table for people (a cell's output): counts, then the pipeline's predicted broker CPU and
+    memory (:data:`PREDICTED_COLUMNS`) and the release whose measured costs priced them."""
+    from .tables import show
+    return show(conversion_finding(costs), labels={
+        "oldest_fetch": "oldest fetch version", "records_touched_oldest": "records re-encoded (oldest)",
+        "compressions_oldest": "recompressions (oldest)", "out_per_read_oldest": "bytes sent per byte read (oldest)",
+        "newest_fetch": "newest fetch version", "records_touched_newest": "records re-encoded (newest)",
+        "zero_copy_newest": "segments zero-copy (newest)", **PREDICTED_LABELS}, units=PREDICTED_UNITS)
 
 
 # ================================================================================================
@@ -329,7 +378,8 @@ def fetch_view(d: dict):
                                  (plots.GREY, "answered with an error")],
                          title=f"{tables.WORDS.get(m, m)} over the sample", xlabel="fetch request version",
                          ylabel=tables.metric_axis(m))
-    return fig, tables.table_html(t, units={"bytes_read": "bytes", "bytes_out": "bytes"})
+    return fig, tables.table_html(t, units={"bytes_read": "bytes", "bytes_out": "bytes", **PREDICTED_UNITS},
+                                  labels=PREDICTED_LABELS)
 
 
 def fetch_panel(conversions: pd.DataFrame, *, topic: str = "clicks"):
@@ -348,4 +398,5 @@ def fetch_panel(conversions: pd.DataFrame, *, topic: str = "clicks"):
 __all__ = ["deadlines_panel", "deadlines_view", "deadlines_caption", "fetch_panel", "fetch_view", "fetch_caption",
            "Derived", "TABLES", "MINUTE_MS", "load_derived", "build_derived", "java_home", "read_tables",
            "project_root", "partitions", "segment_deadlines", "retention_finding", "COST_COLUMNS", "fetch_costs",
-           "conversion_finding"]
+           "conversion_finding", "conversion_finding_table", "PREDICTED_COLUMNS", "PREDICTED_LABELS",
+           "PREDICTED_UNITS"]

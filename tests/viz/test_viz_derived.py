@@ -89,6 +89,34 @@ def test_conversion_finding_compares_oldest_and_newest_fetch():
     assert f.loc["z", "out_per_read_oldest"] == 0.0  # refused: nothing sent
 
 
+def _priced(costs):
+    """The pipeline's predicted columns on :func:`_costs` (topic a on 2.8: a lazy chunk; z's refused fetch unpriced)."""
+    c = costs.copy()
+    conv = ~c["zero_copy"] & c["error"].isna()
+    c["predicted_cpu_s"] = [0.002 if v else (0.0005 if e is None else None) for v, e in zip(conv, c["error"])]
+    c["predicted_memory_bytes"] = pd.array([1100 if v else (0 if e is None else None)
+                                            for v, e in zip(conv, c["error"])], dtype="Int64")
+    c["cost_measured_on"] = [None if e is not None else "2.8.2" for e in c["error"]]
+    return c
+
+
+def test_fetch_costs_and_the_finding_carry_the_pipelines_prediction():
+    f = derived.fetch_costs(_priced(_costs()), "a").set_index("fetch_version")
+    assert f.loc[3, "predicted_cpu_s"] == pytest.approx(0.004) and f.loc[17, "predicted_cpu_s"] == pytest.approx(0.001)
+    assert f.loc[3, "predicted_memory_bytes"] == 1100 and f.loc[17, "predicted_memory_bytes"] == 0  # one request's
+    assert set(f["cost_measured_on"]) == {"2.8.2"}
+    z = derived.fetch_costs(_priced(_costs()), "z").set_index("fetch_version")
+    assert pd.isna(z.loc[3, "predicted_cpu_s"]) and pd.isna(z.loc[3, "cost_measured_on"])  # refused: not priced
+    found = derived.conversion_finding(_priced(_costs())).set_index("topic")
+    assert found.loc["a", "predicted_cpu_s_oldest"] == pytest.approx(0.004)
+    assert found.loc["a", "predicted_cpu_s_newest"] == pytest.approx(0.001)
+    assert found.loc["a", "predicted_memory_bytes_oldest"] == 1100 and found.loc["a", "cost_measured_on"] == "2.8.2"
+    assert pd.isna(found.loc["z", "predicted_cpu_s_oldest"])
+    html = derived.conversion_finding_table(_priced(_costs())).data
+    assert "predicted broker CPU (oldest)" in html and "costs measured on Kafka" in html
+    assert "predicted_cpu_s" not in derived.fetch_costs(_costs(), "a").columns  # tables without a prediction
+
+
 def _write(directory, segments):
     directory.mkdir(parents=True)
     for t in derived.TABLES:
@@ -183,3 +211,12 @@ def test_05_fetch_costs_over_the_default_scenario(default_scenario):
     assert "answered with an error for every segment" in p.caption_html
     errors = conversions.loc[conversions["topic"].eq("audit") & conversions["fetch_version"].lt(4), "error"]
     assert set(errors) == {"UNSUPPORTED_COMPRESSION_TYPE"}
+    # the pipeline's predicted cost rides along: a down-conversion of clicks costs more than its zero-copy read,
+    # priced with a measured release's costs; audit's refused fetches are not priced
+    p.set(topic="clicks")
+    c = p.data["table"].set_index("fetch_version")
+    assert c["predicted_cpu_s"].iloc[0] > c["predicted_cpu_s"].iloc[-1] > 0
+    assert c["predicted_memory_bytes"].iloc[0] > 0 and c["predicted_memory_bytes"].iloc[-1] == 0
+    assert c["cost_measured_on"].str.match(r"\d+\.\d+\.\d+").all()
+    assert old["predicted_cpu_s"].isna().all()
+    assert "predicted broker CPU" in p.view_html()
