@@ -84,6 +84,16 @@ def register(sub) -> None:
                     help="ProduceRequest version, to apply ProduceRequest.validateRecords too")
     add_format(pp, json_alias=True, json_help="one object: outcome, trace steps")
     _add_accounting_flag(pp)
+    pp.add_argument("--partition", metavar="TOPIC:P", default="topic:0",
+                    help="FILE's partition (default topic:0); it decides, with --with, the order the broker visits "
+                         "the request's partitions")
+    pp.add_argument("--with", dest="with_partitions", action="append", default=[], metavar="TOPIC:P=FILE",
+                    help="another partition of the same Produce request (the same topic settings), repeatable: the "
+                         "accounting is then the request's, whose TemporaryMemoryBytes is the last visited "
+                         "partition's before Kafka 4.3 (KAFKA-15894, row metrics.multi_partition)")
+    pp.add_argument("--scala", choices=("2.11", "2.12", "2.13"), default=None,
+                    help="the broker's Scala build, which orders the request's partitions (default: 2.12 before "
+                         "the 3.0 line, 2.13 from it)")
     pp.add_argument("--output", "-o", metavar="OUT", help="write the bytes that would be appended to OUT")
     pp.set_defaults(func=run_produce)
 
@@ -131,30 +141,59 @@ def _add_accounting_flag(parser) -> None:
                              "what the broker spends, what its metrics show); an error on a line before 1.0")
 
 
+def _partition(text: str) -> tuple[str, int]:
+    topic, _, p = text.rpartition(":")
+    if not topic or not p.isdigit():
+        raise ConfigError(f"a partition is TOPIC:P (e.g. clicks:0), not {text!r}")
+    return topic, int(p)
+
+
+def _request(res, config: LogConfig, args):
+    """The request's :class:`~kafkafmt.broker.accounting.Accounting`: of FILE alone, or, with ``--with``, of the
+    Produce request of every partition named (``request_accounting``, KAFKA-15894)."""
+    from ..broker.accounting import accounting, request_accounting
+    from ..broker.validator import validate_messages_and_assign_offsets
+    line = config.broker.kafka_line
+    others = getattr(args, "with_partitions", None) or []
+    if not others:
+        return accounting(res, line)
+    parts = {_partition(args.partition): res}
+    for spec in others:
+        name, eq, path = spec.partition("=")
+        if not eq or not path:
+            raise ConfigError(f"--with takes TOPIC:P=FILE, not {spec!r}")
+        key = _partition(name)
+        if key in parts:
+            raise ConfigError(f"partition {key[0]}:{key[1]} is named twice in one Produce request")
+        parts[key] = validate_messages_and_assign_offsets(_read(path), config, offset=args.offset, now=args.now,
+                                                          origin=args.origin, partition_leader_epoch=args.leader_epoch,
+                                                          produce_version=args.produce_version)
+    return request_accounting(parts, line, getattr(args, "scala", None))
+
+
 def _accounting(res, config: LogConfig, args) -> dict | None:
     """The request's accounting as JSON (None before KIP-188); with ``--accounting`` on such a line, the
     ConfigError saying so."""
-    from ..broker.accounting import accounting, has_accounting
+    from ..broker.accounting import has_accounting
     line = config.broker.kafka_line
     if not has_accounting(line) and not args.accounting:
         return None
-    return accounting(res, line).to_dict()
+    return _request(res, config, args).to_dict()
 
 
-def _print_accounting(res, config: LogConfig, out) -> None:
-    from ..broker.accounting import accounting, has_accounting
+def _print_accounting(res, config: LogConfig, out, args=None) -> None:
+    from ..broker.accounting import has_accounting
     line = config.broker.kafka_line
     if has_accounting(line):
         print("", file=out)
-        for text in accounting(res, line).lines():
+        for text in _request(res, config, args).lines():
             print(text, file=out)
     else:
         print(f"\nKafka {line} computes no conversion accounting (KIP-188 came in Kafka 1.0)", file=out)
 
 
-def _accounting_lines(res, config: LogConfig) -> list[str]:
-    from ..broker.accounting import accounting
-    return accounting(res, config.broker.kafka_line).lines()
+def _accounting_lines(res, config: LogConfig, args=None) -> list[str]:
+    return _request(res, config, args).lines()
 
 
 def _predicted(res, config: LogConfig) -> tuple[dict | None, str]:
@@ -242,7 +281,7 @@ def run_produce(args, out=None) -> int:
     _write_output(args.output, res.records)
     acc = _accounting(res, config, args)
     if args.accounting:
-        print(_dump_json(acc) if args.json else "\n".join(_accounting_lines(res, config)), file=out)
+        print(_dump_json(acc) if args.json else "\n".join(_accounting_lines(res, config, args)), file=out)
         return 0
     if args.json:
         print(_dump_json({"outcome": "appended", **res.to_dict(), "accounting": acc,
@@ -257,7 +296,7 @@ def run_produce(args, out=None) -> int:
               "message_size_maybe_changed", "converted", "recompressed", "size", "num_converted_records",
               "temporary_memory_bytes"):
         print(f"  {k:<34} {d[k]}", file=out)
-    _print_accounting(res, config, out)
+    _print_accounting(res, config, out, args)
     if args.output:
         print(f"  wrote {len(res.records)} bytes to {args.output}", file=out)
     return 0

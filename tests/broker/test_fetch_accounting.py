@@ -293,3 +293,33 @@ def test_request_accounting_says_what_it_cannot_model():
             request_accounting(bad, "2.8")
     with pytest.raises(ConfigError, match="Scala 2.11, 2.12 and 2.13"):
         request_accounting(res, "2.8", scala="3")
+
+
+def test_explain_produce_with_several_partitions(tmp_path, capsys):
+    """The live rig's 'produce v1 gzip into 3 partitions' through the CLI: real 2.8.2 and 1.1.1 brokers published
+    mp-1's 395 bytes, 3.9.2 mp-0's 304 (tests/history/test_accounting_live.py); 4.3 on adds them up."""
+    import json
+
+    from kafkafmt.cli import main
+    from kafkafmt.constants import CompressionType, TimestampType
+    from kafkafmt.records import MemoryRecordsBuilder
+    files = []
+    for n in (2, 3, 4):
+        b = MemoryRecordsBuilder(1, CompressionType.GZIP, TimestampType.CREATE_TIME, 0)
+        for i in range(n):
+            b.append_with_offset(i, NOW + i, b"key-%d" % i, (b"v%d-" % i + b"x" * 20)[:20])
+        files.append(tmp_path / f"mp{n}.bin")
+        files[-1].write_bytes(b.build())
+    args = ["explain", "produce", str(files[0]), "--partition", "mp:0", "--with", f"mp:1={files[1]}",
+            "--with", f"mp:2={files[2]}", "--now", str(NOW + 10_000), "--accounting", "--json"]
+    published = {}
+    for line in ("2.8", "3.9", "4.4"):
+        assert main([*args, "--kafka-line", line]) == 0
+        acc = json.loads(capsys.readouterr().out)
+        published[line] = acc["published"]["temporary_memory_bytes"]
+        assert acc["computed"]["temporary_memory_bytes"] == 304 + 395 + 486 and acc["published"]["message_conversions"] == 9
+    assert published == {"2.8": 395, "3.9": 304, "4.4": 304 + 395 + 486}
+    assert main([*args[:-1], "--kafka-line", "2.8"]) == 0
+    assert "(TemporaryMemoryBytes is the last partition's, mp-1: KAFKA-15894" in capsys.readouterr().out
+    assert main(["explain", "produce", str(files[0]), "--with", f"mp1={files[1]}"]) != 0
+    assert "a partition is TOPIC:P" in capsys.readouterr().err
