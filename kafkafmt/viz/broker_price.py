@@ -28,6 +28,9 @@ from ..errors import ConfigError
 GENERATIONS = (("0.9", 1, 0), ("0.10", 3, 1), ("0.11+", None, 2))
 #: the benchmark tables notebook 05 shows (``docs/_data/bench/<name>.json``)
 BENCH_TABLES = ("conversion_fetch", "conversion_heap", "conversion_produce", "conversion_model")
+#: a measured table wider than this is shown in parts, each repeating its key columns (:func:`table_parts`): a
+#: page of 1200 pixels holds about nine numeric columns before the browser scrolls or cuts them
+MAX_COLUMNS = 9
 #: below this, a heap measurement of ``conversion_heap`` is the method's noise (benchmarks/conversion.py's note)
 NOISE_MB = 0.5
 #: the sample log the mix is priced on: 100 batches of 200 records (the benchmark's batch size), several
@@ -90,15 +93,31 @@ def measured(name: str, root: str | Path | None = None) -> Measured:
                     doc.get("note", ""), record_line(doc))
 
 
+def table_parts(m: Measured, max_columns: int = MAX_COLUMNS) -> list:
+    """``m``'s frame in parts no wider than ``max_columns``: its key columns (the leading text columns: release,
+    conversion, codec) in every part, the other columns in order, as many to a part as fit."""
+    frame = m.frame()
+    cols = list(frame.columns)
+    keys = 0
+    while keys < len(cols) and all(isinstance(v, str) for v in frame[cols[keys]]):
+        keys += 1
+    if len(cols) <= max_columns or keys == 0 or keys >= max_columns:
+        return [frame]
+    rest, step = cols[keys:], max_columns - keys
+    return [frame[cols[:keys] + rest[i:i + step]] for i in range(0, len(rest), step)]
+
+
 def show_measured(name: str, root: str | Path | None = None):
-    """:func:`measured` as a cell's output: the title, the table, the note and the run's record."""
+    """:func:`measured` as a cell's output: the title, the table (in parts when it is wider than a page,
+    :func:`table_parts`), the note and the run's record."""
     import html
 
     from IPython.display import HTML
 
     from .tables import table_html
     m = measured(name, root)
-    return HTML(f"<p><b>{html.escape(m.title)}</b></p>{table_html(m.frame())}"
+    tables = "".join(table_html(part) for part in table_parts(m))
+    return HTML(f"<p><b>{html.escape(m.title)}</b></p>{tables}"
                 f"<p style='color:#444'>{html.escape(m.note)}</p>"
                 f"<p style='color:#444'><b>Measured</b> by {html.escape(m.record)}.</p>")
 
@@ -117,7 +136,7 @@ def _times(x) -> str:
 
 def fetch_finding(codec: str = "lz4", root: str | Path | None = None) -> str:
     """Per measured release, what a 0.9 (to message format v0) and a 0.10 consumer (to v1) cost the broker
-    against a zero-copy read of the same ``codec`` log (the ratios of ``conversion_fetch``), in one sentence."""
+    against a zero-copy read of the same ``codec`` log (the ratios of ``conversion_fetch``), a release a line."""
     m = measured("conversion_fetch", root)
     rows = [r for r in zip(_column(m, "release"), _column(m, "conversion"), _column(m, "codec"),
                            _column(m, "x zero-copy (2)"), _column(m, "x zero-copy")) if r[2] == codec]
@@ -125,8 +144,8 @@ def fetch_finding(codec: str = "lz4", root: str | Path | None = None) -> str:
              if to0 is not None or to1 is not None]
     if not parts:
         raise ConfigError(f"no down-converted {codec} fetch was measured")
-    return (f"Measured broker CPU per GB served, {codec} log, a 0.9 consumer / a 0.10 consumer against a zero-copy "
-            f"read: {'; '.join(parts)}.")
+    return (f"Measured broker CPU per GB served from a {codec} log, against a zero-copy read "
+            f"(a 0.9 consumer / a 0.10 consumer):\n" + "\n".join(f"  {p}" for p in parts))
 
 
 def heap_finding(root: str | Path | None = None) -> str:
@@ -136,9 +155,9 @@ def heap_finding(root: str | Path | None = None) -> str:
                     _column(m, "held while in flight MB")))
     def held_mb(x) -> str:  # the benchmark's note: below 0.5 MB is the method's noise
         return "-" if x is None else f"{x} MB" if x >= NOISE_MB else f"under {NOISE_MB} MB (the method's noise)"
-    return "Heap held while one large down-converted fetch is in flight: " + "; ".join(
-        f"{release} ({conversion}) {held_mb(held)} for a {response} MB response"
-        for release, conversion, response, held in rows) + "."
+    return "Heap held while one large down-converted fetch is in flight:\n" + "\n".join(
+        f"  {release} ({conversion}) {held_mb(held)} for a {response} MB response"
+        for release, conversion, response, held in rows)
 
 
 def produce_finding(root: str | Path | None = None) -> str:
@@ -148,7 +167,7 @@ def produce_finding(root: str | Path | None = None) -> str:
     if ratio is None:
         raise ConfigError(f"the benchmark table {m.title!r} has no 0.9 / 0.10 ratio column")
     parts = [f"{codec} {_times(x)}" for codec, x in zip(_column(m, "codec"), _column(m, ratio)) if x is not None]
-    return ("Broker CPU per GB produced, a 0.9 broker recompressing every compressed set against a 0.10 broker "
+    return ("Broker CPU per GB produced, a 0.9 broker recompressing every compressed set against a 0.10 broker\n"
             f"setting only the wrapper offset (KIP-31): {', '.join(parts) or 'not measured'}.")
 
 

@@ -350,17 +350,31 @@ def _cell(v) -> str:
     return str(v)
 
 
+def by_line_runs(key: str, lines=None) -> str:
+    """A kafka_lines row's value on each line, consecutive lines with the same value merged into one run:
+    ``0.9: whole segments · 0.10.0: fully mapped segments · 0.10.1 – 4.4: record that fills the map``
+    (a table with a column per line is wider than a page and mostly repeats itself)."""
+    lines = tuple(lines or _kafka_lines.KAFKA_LINES)
+    runs: list[list] = []
+    for line in lines:
+        v = _cell(_kafka_lines.value(key, line))
+        if runs and runs[-1][2] == v:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line, v])
+    return " · ".join(f"{a}: {v}" if a == b else f"{a} – {b}: {v}" for a, b, v in runs)
+
+
 def cleaner_lines_table(lines=None) -> list[dict]:
     """What each release's cleaner does differently: one row per cleaner row of :mod:`kafkafmt.kafka_lines`
-    (:data:`kafkafmt.log.cleaner.compared.CLEANER_KEYS_SHOWN`), its value on each line, the releases and
-    KIPs/JIRAs that changed it, and the real releases on which it was compared byte for byte
+    (:data:`kafkafmt.log.cleaner.compared.CLEANER_KEYS_SHOWN`), its value by line (:func:`by_line_runs`), the
+    releases and KIPs/JIRAs that changed it, and the real releases on which it was compared byte for byte
     (:func:`kafkafmt.log.cleaner.compared.checked_on`, derived from the comparisons the tests run)."""
-    lines = tuple(lines or _kafka_lines.KAFKA_LINES)
     out = []
     for key in _compared.CLEANER_KEYS_SHOWN:
         rows = _kafka_lines.rows(key)
         checked = _compared.checked_on(key)
-        out.append({"row": key, **{line: _cell(_kafka_lines.value(key, line)) for line in lines},
+        out.append({"row": key, "by line": by_line_runs(key, lines),
                     "changed in": "; ".join(f"{r.release} ({r.source})" for r in rows),
                     "checked on": ", ".join(checked) if checked else "not compared"})
     return out

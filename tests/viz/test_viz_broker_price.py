@@ -107,6 +107,21 @@ def test_a_measured_table_carries_the_run_s_record(tmp_path):
     assert "Measured</b> by make bench-conversion on Xeon" in bp.show_measured("conversion_fetch", root).data
 
 
+def test_a_table_wider_than_a_page_is_shown_in_parts_with_its_keys(tmp_path):
+    """conversion_fetch's twelve columns (cut at the page's edge in the presentation) come in two parts, each led
+    by release, conversion and codec; a narrow table stays whole."""
+    cols = ["release", "conversion", "codec"] + [f"n{i}" for i in range(9)]
+    doc = {"title": "Fetch", **FACTS, "note": "", "columns": cols, "rows": [["1.1.1", "eager", "lz4", *range(9)]]}
+    m = bp.measured("conversion_fetch", _checkout(tmp_path, {"conversion_fetch": doc}))
+    parts = bp.table_parts(m)
+    assert [list(p.columns) for p in parts] == [cols[:3] + cols[3:9], cols[:3] + cols[9:]]
+    assert [p.iloc[0].tolist() for p in parts] == [["1.1.1", "eager", "lz4", 0, 1, 2, 3, 4, 5],
+                                                   ["1.1.1", "eager", "lz4", 6, 7, 8]]
+    assert len(bp.table_parts(m, max_columns=12)) == 1
+    html = bp.show_measured("conversion_fetch", tmp_path).data
+    assert html.count("<table") == 2 and html.count(">lz4<") == 2
+
+
 def test_a_missing_or_unknown_measured_table_is_one_clear_error(tmp_path):
     root = _checkout(tmp_path, {})
     with pytest.raises(ConfigError, match="run make bench-conversion"):
@@ -134,10 +149,10 @@ PRODUCE = {"title": "Produce", **FACTS, "note": "",
 
 def test_the_findings_read_the_measured_ratios(tmp_path):
     root = _checkout(tmp_path, {"conversion_fetch": FETCH, "conversion_heap": HEAP, "conversion_produce": PRODUCE})
-    assert bp.fetch_finding("lz4", root).endswith("against a zero-copy read: 1.1.1 (eager) 7.0× / 6.0×; "
-                                                  "2.8.2 (lazy) 5.5× / 5.0×.")  # 4.4.0 converts nothing: left out
-    assert bp.heap_finding(root).endswith("1.1.1 (eager) 41.5 MB for a 40.0 MB response; 2.8.2 (lazy) under 0.5 MB "
-                                          "(the method's noise) for a 40.0 MB response.")
+    assert bp.fetch_finding("lz4", root).endswith("(a 0.9 consumer / a 0.10 consumer):\n  1.1.1 (eager) 7.0× / 6.0×\n"
+                                                  "  2.8.2 (lazy) 5.5× / 5.0×")  # 4.4.0 converts nothing: left out
+    assert bp.heap_finding(root).endswith(":\n  1.1.1 (eager) 41.5 MB for a 40.0 MB response\n  2.8.2 (lazy) under 0.5 MB "
+                                          "(the method's noise) for a 40.0 MB response")
     assert bp.produce_finding(root).endswith("(KIP-31): gzip 10.0×.")
     with pytest.raises(ConfigError, match="no down-converted zstd fetch"):
         bp.fetch_finding("zstd", root)
