@@ -59,25 +59,31 @@ def dataset_name(magic: int, codec: str) -> str:
     return f"v{magic}-{codec}"
 
 
-def make_datasets(n: int, data_dir: Path) -> dict[str, Path]:
-    """Each dataset built once by kafkafmt's builder (Kafka's byte layout) and shared by every engine."""
+def write_batches(path: Path, records: list[tuple[int, bytes, bytes]], magic: int, codec: str) -> None:
+    """``records`` as CreateTime batches (or message sets) of :data:`PER_BATCH` records by kafkafmt's builder
+    (Kafka's byte layout), offsets from 0, written to ``path`` through a temporary file."""
     from kafkafmt.constants import CompressionType, TimestampType
     from kafkafmt.records import MemoryRecordsBuilder
+    parts = []
+    for s in range(0, len(records), PER_BATCH):
+        b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, s)
+        for ts, k, v in records[s:s + PER_BATCH]:
+            b.append(ts, k, v)
+        parts.append(b.build())
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(b"".join(parts))
+    tmp.replace(path)
+
+
+def make_datasets(n: int, data_dir: Path) -> dict[str, Path]:
+    """Each dataset built once by kafkafmt's builder (Kafka's byte layout) and shared by every engine."""
     data_dir.mkdir(parents=True, exist_ok=True)
     records = make_records(n)
     paths = {}
     for magic, codec in DATASETS:
         path = data_dir / f"{dataset_name(magic, codec)}-{n}.bin"
         if not path.exists():
-            parts = []
-            for s in range(0, n, PER_BATCH):
-                b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, s)
-                for ts, k, v in records[s:s + PER_BATCH]:
-                    b.append(ts, k, v)
-                parts.append(b.build())
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(b"".join(parts))
-            tmp.replace(path)
+            write_batches(path, records, magic, codec)
         paths[dataset_name(magic, codec)] = path
     return paths
 

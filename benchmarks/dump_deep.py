@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from bench import PER_BATCH, make_records  # noqa: E402
+from bench import make_records, write_batches  # noqa: E402
 
 OUT = ROOT / "build" / "bench"
 LIB = ROOT / "conformance" / ".cache" / "lib"
@@ -47,22 +47,11 @@ KAFKA_JVM_OPTS = ["-Xmx256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=2
 
 def make_segment(n: int, codec: str) -> Path:
     """``build/bench/dump/v2-<codec>-<n>/00000000000000000000.log`` (built once)."""
-    from kafkafmt.constants import CompressionType, TimestampType
-    from kafkafmt.records import MemoryRecordsBuilder
     path = OUT / "dump" / f"v2-{codec}-{n}" / "00000000000000000000.log"
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = make_records(n)
-    parts = []
-    for s in range(0, n, PER_BATCH):
-        b = MemoryRecordsBuilder(2, CompressionType.from_name(codec), TimestampType.CREATE_TIME, s)
-        for ts, k, v in records[s:s + PER_BATCH]:
-            b.append(ts, k, v)
-        parts.append(b.build())
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(b"".join(parts))
-    tmp.replace(path)
+    write_batches(path, make_records(n), 2, codec)
     return path
 
 
