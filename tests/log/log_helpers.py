@@ -1,4 +1,5 @@
-"""Helpers shared by the tests/log modules: building batches, batch boundaries, file snapshots."""
+"""Helpers shared by the tests/log modules: building batches, batch boundaries, file snapshots, cleaned
+partitions compared with Kafka's."""
 from __future__ import annotations
 
 import os
@@ -39,6 +40,27 @@ def boundaries(data: bytes) -> list[tuple[int, int, int, int]]:
 
 def dir_files(d: str | os.PathLike, suffixes=(".log", ".index", ".timeindex")) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(Path(d).iterdir()) if p.is_file() and p.name.endswith(suffixes)}
+
+
+def assert_cleaned_like_kafka(kafka: Path, fmt: Path, suffixes=(".log", ".index", ".timeindex"),
+                              logical=None) -> None:
+    """A partition cleaned by kafkafmt (``fmt``) against its copy cleaned by Kafka's cleaner (``kafka``): the same
+    segment files of ``suffixes``, byte for byte, the same ``.log`` modification times (the cleaner keeps the
+    last segment's of a group) and the same ``cleaner-offset-checkpoint`` beside them.  With ``logical`` (a
+    function of a ``.log``'s bytes), ``.log`` files whose bytes differ need only the same ``logical`` value."""
+    from kafkafmt.log.clock import mtime_ms
+    names = sorted(p.name for p in kafka.iterdir() if p.suffix in suffixes)
+    assert names == sorted(p.name for p in fmt.iterdir() if p.suffix in suffixes)
+    for n in names:
+        a, b = (kafka / n).read_bytes(), (fmt / n).read_bytes()
+        if n.endswith(".log"):
+            assert mtime_ms(kafka / n) == mtime_ms(fmt / n), n
+            if logical is not None and a != b:
+                assert logical(a) == logical(b), n
+                continue
+        assert a == b, n
+    ck = "cleaner-offset-checkpoint"
+    assert (kafka.parent / ck).read_text() == (fmt.parent / ck).read_text()
 
 
 def shm_or(tmp_path: Path) -> Path:

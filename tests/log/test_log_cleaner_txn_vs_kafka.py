@@ -18,9 +18,10 @@ import pytest
 from kafkafmt.constants import CompressionType, ControlRecordType, TimestampType
 from kafkafmt.log import Log, LogConfig, SimulatedClock
 from kafkafmt.log.cleaner.offset_map import CleanerConfig
-from kafkafmt.log.clock import mtime_ms, set_mtime_ms
+from kafkafmt.log.clock import set_mtime_ms
 from kafkafmt.log.files import offset_from_file_name
 from kafkafmt.records import MemoryRecords, MemoryRecordsBuilder, end_txn_marker
+from log_helpers import assert_cleaned_like_kafka
 
 T0 = 1_700_000_000_000
 PHASE_MS = 60_000
@@ -99,15 +100,7 @@ def _kafka_append(log_oracle, d: Path, batches: list[bytes], now: int) -> None:
 
 
 def _compare(kafka: Path, fmt: Path) -> None:
-    suffixes = (".log", ".index", ".timeindex", ".txnindex")
-    names = sorted(p.name for p in kafka.iterdir() if p.suffix in suffixes)
-    assert names == sorted(p.name for p in fmt.iterdir() if p.suffix in suffixes)
-    for n in names:
-        assert (kafka / n).read_bytes() == (fmt / n).read_bytes(), n
-        if n.endswith(".log"):
-            assert mtime_ms(kafka / n) == mtime_ms(fmt / n), n
-    ck = "cleaner-offset-checkpoint"
-    assert (kafka.parent / ck).read_text() == (fmt.parent / ck).read_text()
+    assert_cleaned_like_kafka(kafka, fmt, suffixes=(".log", ".index", ".timeindex", ".txnindex"))
 
 
 @pytest.mark.parametrize("codec", ["none", pytest.param("lz4", marks=pytest.mark.slow)])

@@ -2,26 +2,16 @@
 Kafka 3.9.2's own cleaner (conformance/oracle/CleanerOracle.java) on a copy of the partition."""
 from __future__ import annotations
 
+import os
 import shutil
-from pathlib import Path
+import sys
 
 import pytest
 
-from kafkafmt.errors import KafkaFmtError
-from kafkafmt.log.clock import mtime_ms
-from kafkafmt.viz import compaction
-
-
-def _compare(kafka: Path, fmt: Path) -> None:
-    suffixes = (".log", ".index", ".timeindex")
-    names = sorted(p.name for p in kafka.iterdir() if p.suffix in suffixes)
-    assert names == sorted(p.name for p in fmt.iterdir() if p.suffix in suffixes)
-    for n in names:
-        assert (kafka / n).read_bytes() == (fmt / n).read_bytes(), n
-        if n.endswith(".log"):
-            assert mtime_ms(kafka / n) == mtime_ms(fmt / n), n
-    ck = "cleaner-offset-checkpoint"
-    assert (kafka.parent / ck).read_text() == (fmt.parent / ck).read_text()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
+from kafkafmt.errors import KafkaFmtError  # noqa: E402
+from kafkafmt.viz import compaction  # noqa: E402
+from log_helpers import assert_cleaned_like_kafka  # noqa: E402
 
 
 @pytest.fixture
@@ -52,7 +42,7 @@ def kafka(monkeypatch, tmp_path):
         r = real(d, props, now, dedupe_buffer_size=dedupe_buffer_size)
         assert r.cleaned == k["cleaned"]
         if r.cleaned:
-            _compare(copy / d.name, d)
+            assert_cleaned_like_kafka(copy / d.name, d)
         passes.append(r.cleaned)
         return r
 
