@@ -91,3 +91,13 @@ def read(data: bytes):
 
 def batches(data: bytes):
     return list(MemoryRecords(data).batches())
+
+
+def source_compression(data: bytes) -> CompressionType:
+    """The ``sourceCompression`` a Kafka ``LogValidator`` is given for ``data``: the codec of its last compressed
+    batch, ``NONE`` when none is (as ``UnifiedLog.analyzeAndValidateRecords`` sets it)."""
+    src = CompressionType.NONE
+    for b in MemoryRecords(data).batches():
+        if b.compression != CompressionType.NONE:
+            src = b.compression
+    return src

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from broker_helpers import CT, LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2  # noqa: E402
+from broker_helpers import CT, LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, source_compression, v2  # noqa: E402
 from kafkafmt.broker import BrokerConfig, LogConfig  # noqa: E402
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.broker.fetch import down_convert  # noqa: E402
@@ -190,14 +190,6 @@ def _skip_key_value_cases():
 CASES = _cases()
 
 
-def _source(data: bytes) -> CompressionType:
-    src = CompressionType.NONE
-    for b in MemoryRecords(data).batches():
-        if b.compression != CompressionType.NONE:
-            src = b.compression
-    return src
-
-
 def _records_only(data: bytes) -> bool:
     return any(b.compression == CompressionType.SNAPPY for b in MemoryRecords(data).batches())
 
@@ -206,7 +198,7 @@ def _records_only(data: bytes) -> bool:
 def test_log_validator_matches_kafka(kafka_oracle, name, data, cfg, kw):
     origin = kw.get("origin", "CLIENT")
     ple = kw.get("ple", 5)
-    src = _source(data)
+    src = source_compression(data)
     tgt = cfg.target_compression(src)
     resp = kafka_oracle.request(
         "validate", bytes=data, toMagic=cfg.to_magic, sourceCompression=src.kafka_name,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker_helpers import LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, v2
+from broker_helpers import LAT, NOW, R, build, legacy_msg, legacy_wrapper, read, source_compression, v2
 from kafkafmt.broker import BrokerConfig, LogConfig
 from kafkafmt.broker import validate_messages_and_assign_offsets as validate
 from kafkafmt.config import ConfigError, format_value, topic_keys
@@ -62,17 +62,9 @@ def _cases():
 CASES = _cases()
 
 
-def _source(data: bytes) -> CompressionType:
-    src = CompressionType.NONE
-    for b in MemoryRecords(data).batches():
-        if b.compression != CompressionType.NONE:
-            src = b.compression
-    return src
-
-
 @pytest.mark.parametrize("name, data, cfg", CASES, ids=[c[0] for c in CASES])
 def test_log_validator_matches_kafka_4_4_0(oracle44, name, data, cfg):
-    src = _source(data)
+    src = source_compression(data)
     tgt = cfg.target_compression(src)
     assert cfg.to_magic == 2
     resp = oracle44.request(

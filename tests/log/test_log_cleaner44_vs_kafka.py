@@ -294,24 +294,6 @@ def test_converted_wrappers_keep_their_offsets(cleaner44, tmp_path):
     assert holes > 0
 
 
-CHILD44 = """
-import json, os, signal, sys, warnings
-warnings.simplefilter("ignore")
-from kafkafmt.config import BrokerConfig, LogConfig
-from kafkafmt.log import Log, SimulatedClock
-d, k, now, props = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
-steps = []
-def hook(step):
-    steps.append(step)
-    if len(steps) == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-log = Log(d, LogConfig.from_properties(props, broker=BrokerConfig(kafka_line="4.4")), SimulatedClock(now),
-          clean_shutdown=True)
-log.clean(now=now, hook=hook)
-print(json.dumps(steps))
-"""
-
-
 @pytest.mark.parametrize("magic,codec", [(1, "gzip"), (2, "none")])
 def test_kill_at_each_step(cleaner44, tmp_path, magic, codec):
     """kafkafmt's 4.4 cleaner killed (SIGKILL) after each step -- .cleaned written, .swap, each replaced segment
@@ -322,21 +304,21 @@ def test_kill_at_each_step(cleaner44, tmp_path, magic, codec):
     import signal
     import subprocess
 
+    from test_log_cleaner_crash import CHILD, _kafkafmt_records, _latest
     from test_log_cleaner_crash import _append as _append_crash
-    from test_log_cleaner_crash import _kafkafmt_records, _latest
     base = tmp_path / "base" / "t-0"
     _append_crash(base, 0, 30, T0, magic, codec)
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
     now, props = T0 + 3000, props44({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
                                       "file.delete.delay.ms": "0"})
-    full = subprocess.run([sys.executable, "-c", CHILD44, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
-                           "0", str(now), json.dumps(props)], capture_output=True, text=True, check=True)
+    full = subprocess.run([sys.executable, "-c", CHILD, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
+                           "0", str(now), json.dumps(props), "4.4"], capture_output=True, text=True, check=True)
     steps = json.loads(full.stdout)
     assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps) and steps.count("deleted") >= 2
     for k in range(1, len(steps) + 1):
         work = shutil.copytree(base.parent, tmp_path / f"k{k}")
-        r = subprocess.run([sys.executable, "-c", CHILD44, str(work / "t-0"), str(k), str(now), json.dumps(props)],
-                           capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(props),
+                            "4.4"], capture_output=True, text=True)
         assert r.returncode == -signal.SIGKILL, r.stderr
         kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
         theirs = cleaner44.records(kafka, now=now, config=props)["records"]

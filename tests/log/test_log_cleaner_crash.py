@@ -29,14 +29,17 @@ PROPS = {"cleanup.policy": "compact", "segment.bytes": "3000", "min.cleanable.di
 CHILD = textwrap.dedent("""
     import json, os, signal, sys, warnings
     warnings.simplefilter("ignore")
+    from kafkafmt.config import BrokerConfig
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     d, k, now, props = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+    line = sys.argv[5] if len(sys.argv) > 5 else None  # a Kafka line (4.4: test_log_cleaner44_vs_kafka)
     steps = []
     def hook(step):
         steps.append(step)
         if len(steps) == k:
             os.kill(os.getpid(), signal.SIGKILL)
-    log = Log(d, LogConfig.from_properties(props), SimulatedClock(now), clean_shutdown=True)
+    broker = BrokerConfig(kafka_line=line) if line else None
+    log = Log(d, LogConfig.from_properties(props, broker=broker), SimulatedClock(now), clean_shutdown=True)
     log.clean(now=now, hook=hook)
     print(json.dumps(steps))
 """)
