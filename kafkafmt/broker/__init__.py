@@ -11,6 +11,8 @@ Modules (each rule cites the Kafka class/method or seed section it comes from):
   + ``LogValidator``).
 * :mod:`.fetch` – :func:`fetch` / :func:`down_convert` (``KafkaApis.maybeConvertFetchedData``,
   ``RecordsUtil.downConvert``, ``LazyDownConversionRecords``) with conversion cost accounting.
+* :mod:`.accounting` – Kafka's own accounting of a conversion (KIP-188) and what each release publishes of it;
+  :mod:`.request_order` – the order a broker visits a Produce's partitions (KAFKA-15894).
 * :mod:`.consumer` – :func:`consumer_view` (what a consumer of a given generation reads).
 * :mod:`.idempotence` – seed 003's idempotence modes, the published variant and what Kafka shipped.
 * :mod:`.trace` – :class:`Trace` / :class:`Step` (each decision taken, with its Kafka source).

@@ -7,10 +7,12 @@ from 2.1) and up to sixteen Fetch requests (v0-v3; v2 and v1 topics; offsets ins
 bytes below the first entry, and one entry and a half; a zstd batch after a converted one, and at the fetch
 offset; two committed transactions written by the release's own Java producer, fetched from a marker and alone;
 a 430 KB fetch of tiny records whose v0/v1 form outgrows the promised size, so the lazy send stops
-converting), one partition per request, one request at a time.  For each request:
+converting), one partition per request, one request at a time; and three Produce requests of several partitions
+(3, 6 and 2: KAFKA-15894).  For each request:
 
 * what the broker **publishes** (JMX: the change of ``RequestMetrics`` TemporaryMemoryBytes' Mean x Count and
-  of ``BrokerTopicMetrics`` *MessageConversionsPerSec's Count) equals
+  of ``BrokerTopicMetrics`` *MessageConversionsPerSec's Count; ``RequestMetrics`` MessageConversionsTimeMs'
+  Count, one per request, and its value, 0 where predicted) equals
   :func:`kafkafmt.broker.accounting.accounting` ``.published`` on the release's line (rows
   ``metrics.fetch_conversion``: 2.1.1's fetches publish the records converted and a temporary memory of 0,
   2.8.2's nothing, KAFKA-14295);
