@@ -20,9 +20,8 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "log"))
 from kafkafmt.config import BrokerConfig  # noqa: E402
-from kafkafmt.log import Log, LogConfig, SimulatedClock  # noqa: E402
 from kafkarig.oracle import OracleError  # noqa: E402
-from log_helpers import batch  # noqa: E402
+from log_helpers import LogPair, batch, dir_files  # noqa: E402
 
 pytestmark = pytest.mark.java
 
@@ -31,30 +30,14 @@ B44 = BrokerConfig(kafka_line="4.4")
 
 
 def _files(d):
-    out = {}
-    for n in sorted(os.listdir(d)):
-        if n.endswith((".log", ".index", ".timeindex")) or n == "leader-epoch-checkpoint":
-            with open(os.path.join(d, n), "rb") as f:
-                out[n] = f.read()
-    return out
+    return dir_files(d, (".log", ".index", ".timeindex", "leader-epoch-checkpoint"))
 
 
-class Pair44:
+class Pair44(LogPair):
     """Kafka 4.4.0's UnifiedLog and kafkafmt's Log on the 4.4 line, driven together."""
 
     def __init__(self, oracle, base, props, t):
-        self.o, self.key = oracle, str(base)
-        self.props = {k: str(v) for k, v in {**props, "file.delete.delay.ms": 0}.items()}
-        self.cfg = LogConfig.from_properties(self.props, broker=B44)
-        self.kd, self.pd = base / "kafka" / "t-0", base / "kafkafmt" / "t-0"
-        self.clock = SimulatedClock(t)
-        self.o.call("time", ms=t)
-        self.o.call("open", log=self.key, dir=str(self.kd), config=self.props)
-        self.log = Log(self.pd, self.cfg, self.clock)
-
-    def set_time(self, t):
-        self.clock.set(t)
-        self.o.call("time", ms=t)
+        super().__init__(oracle, base, props, t, broker=B44)
 
     def both(self, op, fn, **kw):
         k_err = p_err = None

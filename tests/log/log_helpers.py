@@ -42,6 +42,28 @@ def dir_files(d: str | os.PathLike, suffixes=(".log", ".index", ".timeindex")) -
     return {p.name: p.read_bytes() for p in sorted(Path(d).iterdir()) if p.is_file() and p.name.endswith(suffixes)}
 
 
+class LogPair:
+    """A log oracle's ``UnifiedLog`` (Kafka's, over the rig's JSON-lines transport) and kafkafmt's ``Log``
+    opened side by side on one simulated time: Kafka's in ``base/kafka/t-0``, kafkafmt's in ``base/kafkafmt/t-0``,
+    both with the topic properties ``props`` (``file.delete.delay.ms`` 0) on ``broker`` (default: the default
+    line).  The tests' pairs (test_log_vs_kafka.Pair, test_kafka44_log_files.Pair44) drive and compare them."""
+
+    def __init__(self, oracle, base: Path, props: dict, t: int, broker=None) -> None:
+        from kafkafmt.log import Log, LogConfig, SimulatedClock
+        self.o, self.key = oracle, str(base)
+        self.props = {k: str(v) for k, v in {**props, "file.delete.delay.ms": 0}.items()}
+        self.cfg = LogConfig.from_properties(self.props, broker=broker)
+        self.kd, self.pd = base / "kafka" / "t-0", base / "kafkafmt" / "t-0"
+        self.clock = SimulatedClock(t)
+        self.o.call("time", ms=t)
+        self.o.call("open", log=self.key, dir=str(self.kd), config=self.props)
+        self.log = Log(self.pd, self.cfg, self.clock)
+
+    def set_time(self, t: int) -> None:
+        self.clock.set(t)
+        self.o.call("time", ms=t)
+
+
 def assert_cleaned_like_kafka(kafka: Path, fmt: Path, suffixes=(".log", ".index", ".timeindex"),
                               logical=None) -> None:
     """A partition cleaned by kafkafmt (``fmt``) against its copy cleaned by Kafka's cleaner (``kafka``): the same

@@ -17,7 +17,7 @@ import pytest
 from kafkafmt.layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from kafkafmt.log import DumpErrors, Log, LogConfig, SimulatedClock, dump_index, dump_time_index
 from kafkarig.jsonl_jvm import OracleError
-from log_helpers import batch
+from log_helpers import LogPair, batch, dir_files
 
 pytestmark = pytest.mark.java
 
@@ -25,30 +25,12 @@ T0 = 100_000_000
 
 
 def _files(d):
-    out = {}
-    for n in sorted(os.listdir(d)):
-        if n.endswith((".log", ".index", ".timeindex", ".deleted", ".swap", ".cleaned")) or n == "leader-epoch-checkpoint":
-            with open(os.path.join(d, n), "rb") as f:
-                out[n] = f.read()
-    return out
+    """The segment files (and the deleter's and cleaner's renamed ones) and the leader epoch checkpoint."""
+    return dir_files(d, (".log", ".index", ".timeindex", ".deleted", ".swap", ".cleaned", "leader-epoch-checkpoint"))
 
 
-class Pair:
+class Pair(LogPair):
     """Kafka's UnifiedLog and kafkafmt's Log, driven together."""
-
-    def __init__(self, oracle, base, props, t):
-        self.o, self.key = oracle, str(base)
-        self.props = {k: str(v) for k, v in {**props, "file.delete.delay.ms": 0}.items()}
-        self.cfg = LogConfig.from_properties(self.props)
-        self.kd, self.pd = base / "kafka" / "t-0", base / "kafkafmt" / "t-0"
-        self.clock = SimulatedClock(t)
-        self.o.call("time", ms=t)
-        self.o.call("open", log=self.key, dir=str(self.kd), config=self.props)
-        self.log = Log(self.pd, self.cfg, self.clock)
-
-    def set_time(self, t):
-        self.clock.set(t)
-        self.o.call("time", ms=t)
 
     def hw_to_leo(self):
         # a single-replica partition: the high watermark follows the log end offset (Partition does this)
