@@ -42,6 +42,7 @@ from . import snappy as snappy_codec
 from . import zstd as zstd_codec
 
 __all__ = ["compress", "kafka_line_codecs", "codec_line", "decompress", "decompress_buffer", "decompress_lz4_into",
+           "max_bytes_in_force",
            "check_codec_for_magic", "codec_of",
            "validate_level"]
 
@@ -131,7 +132,9 @@ def decompress(codec: CompressionType | int, data: bytes | memoryview, *, magic:
     return bytes(decompress_buffer(codec, data, magic=magic, max_bytes=max_bytes))
 
 
-def _max_bytes_in_force(max_bytes: int) -> int:
+def max_bytes_in_force(max_bytes: int) -> int:
+    """The decompression cap a call with ``max_bytes`` works under: the caller's, or, left at its default, the
+    limit in force (:func:`kafkafmt.limits.current_limits`)."""
     if max_bytes == DEFAULT_MAX_DECOMPRESSED_BYTES:  # not chosen by the caller: the limit in force
         max_bytes = current_limits().max_decompressed_bytes
     if max_bytes < 0:
@@ -146,7 +149,7 @@ def decompress_lz4_into(data: bytes | memoryview, reserve, *, magic: int = 2,
     message may differ from :func:`decompress`'s: callers that report errors re-run it."""
     check_codec_for_magic(CompressionType.LZ4, magic)
     try:
-        return lz4_codec.decompress_into(data, magic, _max_bytes_in_force(max_bytes), reserve)
+        return lz4_codec.decompress_into(data, magic, max_bytes_in_force(max_bytes), reserve)
     except KafkaFmtError:
         raise
     except Exception as e:  # a library error the codec module did not anticipate
@@ -166,7 +169,7 @@ def decompress_buffer(codec: CompressionType | int, data: bytes | memoryview, *,
     """
     ctype = codec_of(codec)
     check_codec_for_magic(ctype, magic)
-    max_bytes = _max_bytes_in_force(max_bytes)
+    max_bytes = max_bytes_in_force(max_bytes)
     if ctype is CompressionType.NONE:
         return bytes(data)
     try:

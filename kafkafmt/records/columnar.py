@@ -42,24 +42,27 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..compression import decompress_lz4_into
+from ..compression import decompress_lz4_into, max_bytes_in_force
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     LEGACY_COMPRESSION_CODEC_MASK,
     LOG_OVERHEAD,
+    MAGIC_VALUE_V2,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    V2_COMPRESSION_CODEC_MASK,
     V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
     CompressionType,
     TimestampType,
 )
-from ..crc import crc32
+from ..crc import crc32, crc32c
 from ..errors import KafkaFmtError
-from ..layout import LEGACY_V0, LEGACY_V1
-from ..limits import check_record_count
+from ..layout import DEFAULT_BATCH, DEFAULT_BATCH_CRC_START, LEGACY_V0, LEGACY_V1
+from ..limits import check_record_count, current_limits
 from . import fast
 from .batch import RecordBatch
 from .legacy import record_overhead
@@ -185,7 +188,8 @@ def records_table(source, *, topic: str | None = None, partition: int | None = N
         i = -1
         for span in walk:
             i += 1
-            taken = chunk.add_plain_and_run(i, span, walk, check_crc=True, raise_on_invalid=check_crc)
+            taken = chunk.add_plain_and_run(i, span, walk, check_crc=True, raise_on_invalid=check_crc) or \
+                chunk.add_v2_run(i, span, walk, check_crc=True, raise_on_invalid=check_crc)
             if taken:
                 i += taken - 1
             else:
@@ -228,6 +232,8 @@ def _meta(i: int, b: RecordBatch, valid: bool) -> tuple:
 
 
 _LAT_NONE = -2**63
+#: the arena argument of ``fast.v2_run`` for uncompressed batches
+_NO_ARENA = np.empty(0, np.uint8)
 #: marks a piece held in the chunk's arena (decompressed straight into it)
 _ARENA = object()
 _TS_TYPES = {t.value: t for t in TimestampType}
@@ -243,6 +249,10 @@ _GATHER_BYTES = 2 << 20
 #: a run's positions are sized for ``max_bytes`` plus one more message of any size
 _MAX_LEGACY_ENTRY_GUESS = 1 << 20
 _BATCH_DTYPES = [RECORD_SCHEMA.field(name).type.to_pandas_dtype() for name in _BATCH_COLUMNS]
+#: the codecs of the v2 batches one compiled pass reads (``fast.v2_run``); others go batch by batch
+_RUN_CODECS = (CompressionType.NONE, CompressionType.LZ4)
+#: v2 batches read by one ``fast.v2_run`` call at most (its ``heads`` matrix)
+_RUN_BATCHES = 1024
 
 
 class _Metas:
@@ -287,11 +297,15 @@ class _Metas:
         n = len(positions)
         const = lambda dtype, v: np.full(n, v, dtype=dtype)  # noqa: E731
         d = _BATCH_DTYPES
-        self.blocks.append((np.arange(index, index + n, dtype=d[0]), positions, magics, const(d[3], 0),
-                            const(d[4], NO_PRODUCER_ID), const(d[5], NO_PRODUCER_EPOCH),
-                            const(d[6], NO_PARTITION_LEADER_EPOCH), const(d[7], False), const(d[8], False),
-                            timestamps, const(d[10], True)))
-        self.n += n
+        self.append_columns((np.arange(index, index + n, dtype=d[0]), positions, magics, const(d[3], 0),
+                             const(d[4], NO_PRODUCER_ID), const(d[5], NO_PRODUCER_EPOCH),
+                             const(d[6], NO_PARTITION_LEADER_EPOCH), const(d[7], False), const(d[8], False),
+                             timestamps, const(d[10], True)))
+
+    def append_columns(self, cols: tuple) -> None:
+        """Batches given as one array per column (``_BATCH_COLUMNS`` order): a compiled run."""
+        self.blocks.append(cols)
+        self.n += len(cols[0])
 
     def columns(self) -> list[np.ndarray]:
         """Each column's values for every local batch id."""
@@ -301,6 +315,17 @@ class _Metas:
             for part, col in zip(parts, cols):
                 part.append(col)
         return [np.concatenate(p).astype(dt, copy=False) if p else np.empty(0, dt) for p, dt in zip(parts, _BATCH_DTYPES)]
+
+
+def _run_metas(index: int, heads: np.ndarray, valid: np.ndarray) -> tuple:
+    """The per-batch columns (``_BATCH_COLUMNS`` order) of a compiled run of v2 batches from its ``heads``."""
+    n = heads.shape[1]
+    d = _BATCH_DTYPES
+    attributes = heads[fast.H_ATTRIBUTES]
+    return (np.arange(index, index + n, dtype=d[0]), heads[fast.H_POSITION], np.full(n, MAGIC_VALUE_V2, d[2]),
+            (attributes & V2_COMPRESSION_CODEC_MASK).astype(d[3]), heads[fast.H_PID], heads[fast.H_EPOCH].astype(d[5]),
+            heads[fast.H_PLE].astype(d[6]), (attributes & V2_TRANSACTIONAL_FLAG_MASK) != 0, np.zeros(n, d[8]),
+            heads[fast.H_MAX_TS], valid)
 
 
 class _KernelCalls:
@@ -340,6 +365,8 @@ class _KernelCalls:
                 order.append(("ref", step[1]))
             elif kind == "v2":
                 row = self._run_v2(data, starts, step[1], step[2], out, row, order, wire)
+            elif kind == "v2run":
+                row = self._run_v2_run(data, starts, step, out, row, order, wire)
             elif kind == "plain":
                 row = self._run_plain(data, starts, step, out, row, order, wire)
             else:
@@ -375,16 +402,28 @@ class _KernelCalls:
                         for b in bs], dtype=np.int64)
         seqs = np.array([b.base_sequence for b in bs], dtype=np.int64)
         ids = np.array(locals_, dtype=np.int64)
+        return self._decode_v2(data, (st, en, counts, base_offsets, base_ts, lat, seqs), ids, out, row, order, wire)
+
+    def _run_v2_run(self, data, starts, step, out, row, order, wire: bool) -> int:
+        """A compiled run's batches (:meth:`add_v2_run`): its arrays, records areas placed where its piece is."""
+        _, local0, piece, (area_start, area_end, *rest) = step
+        at = starts[piece]
+        ids = np.arange(local0, local0 + len(area_start), dtype=np.int64)
+        return self._decode_v2(data, (area_start + at, area_end + at, *rest), ids, out, row, order, wire)
+
+    def _decode_v2(self, data, arrays: tuple, ids: np.ndarray, out, row, order, wire: bool) -> int:
+        """``fast.decode_v2`` over the batches of ``arrays`` (records areas' starts and ends in ``data``, counts,
+        base offsets, base timestamps, LogAppendTimes, base sequences); a batch it hands over goes to the
+        reference decoder."""
         dests = fast.NO_GATHER if self.gather is None else self.gather.kernel_args()  # the kernel copies keys, values
-        first, last = 0, len(bs)
+        first, last = 0, len(ids)
         while first < last:
-            failed, nxt = fast.decode_v2(data, st, en, counts, base_offsets, base_ts, lat, seqs, ids, first, last,
-                                         row, out, wire, *dests)
+            failed, nxt = fast.decode_v2(data, *arrays, ids, first, last, row, out, wire, *dests)
             if nxt > row:
                 row = self._commit(data, out, row, nxt, order, gathered=True)
             if failed < 0:
                 break
-            order.append(("ref", locals_[failed]))
+            order.append(("ref", int(ids[failed])))
             first = failed + 1
         return row
 
@@ -622,6 +661,75 @@ class _Chunk(_KernelCalls, _ArrowAssembly):
         self._add_plain_step(local, position, run_end, n)
         return n, run_end
 
+    def add_v2_run(self, index: int, span: BatchSpan, walk: BatchWalker, *, check_crc: bool = False,
+                   raise_on_invalid: bool = False) -> int:
+        """The v2 batches from ``span`` on that one compiled pass reads (``fast.v2_run``: uncompressed or lz4
+        batches of one codec, no control batch), with no Python step per batch but each one's CRC-32C (when
+        ``check_crc``; ``raise_on_invalid``: the run ends before an invalid one, and the batch path raises Kafka's
+        error); the walker resumes after them.  How many were taken (0: none, :meth:`add` takes ``span``)."""
+        if span.magic != MAGIC_VALUE_V2 or self.reference_only or span.size < RECORD_BATCH_OVERHEAD:
+            return 0
+        codec = DEFAULT_BATCH.get(self.source, span.position, "attributes") & V2_COMPRESSION_CODEC_MASK
+        if codec not in _RUN_CODECS:
+            return 0
+        used0 = self.arena_used
+        heads, run_end, arena_used = self._v2_heads(span.position, walk, codec)
+        valid = self._crcs_valid(heads) if check_crc else np.ones(heads.shape[1], np.bool_)
+        if raise_on_invalid and not valid.all():
+            n = int(np.argmin(valid))
+            run_end, arena_used = int(heads[fast.H_POSITION, n]), used0 + int(heads[fast.H_AREA_START, n])
+            heads, valid = heads[:, :n], valid[:n]
+        n = heads.shape[1]
+        if n == 0:
+            return 0
+        local = len(self.metas)
+        self.metas.append_columns(_run_metas(index, heads, valid))
+        if codec == CompressionType.LZ4:
+            piece = self._piece(_ARENA, used0, arena_used)
+            self.arena_used = arena_used
+        else:
+            piece = self._piece(self.source, span.position, run_end)
+        self.run_pieces.append((local, n, piece))
+        h = heads
+        lat = np.where(h[fast.H_ATTRIBUTES] & V2_TIMESTAMP_TYPE_MASK, h[fast.H_MAX_TS], _LAT_NONE)  # LogAppendTime
+        self.steps.append(("v2run", local, piece, tuple(np.ascontiguousarray(a) for a in (
+            h[fast.H_AREA_START], h[fast.H_AREA_END], h[fast.H_COUNT], h[fast.H_BASE_OFFSET], h[fast.H_BASE_TS], lat,
+            h[fast.H_BASE_SEQ]))))
+        self.capacity += int(h[fast.H_COUNT].sum())
+        walk.resume_at(run_end)
+        return n
+
+    def _v2_heads(self, position: int, walk: BatchWalker, codec: int) -> tuple[np.ndarray, int, int]:
+        """``fast.v2_run`` from ``position`` (the arena grown when an lz4 frame needs more room than it has):
+        the run's ``heads`` (one column per batch), where it ends, the arena bytes used after it."""
+        data = np.frombuffer(self.source, dtype=np.uint8)
+        data.flags.writeable = False
+        heads = np.empty((fast.N_HEAD_FIELDS, _RUN_BATCHES), np.int64)
+        lz4 = codec == CompressionType.LZ4
+        if lz4:
+            self._reserve(0)
+        arena = self.arena if lz4 else _NO_ARENA
+        max_bytes = max(self.chunk_bytes - self.pending_bytes, 1)
+        lz4_cap = max_bytes_in_force(self.opts.max_decompressed_bytes)
+        while True:
+            n, run_end, used, reason, need = fast.v2_run(
+                data, position, walk.end, codec, -1 if walk.max_message_size is None else walk.max_message_size,
+                current_limits().max_records_per_batch, max_bytes, heads, arena, self.arena_used, lz4_cap)
+            if reason != fast.RUN_ROOM or n:
+                break
+            self._reserve(need)
+            arena = self.arena
+        del data
+        return heads[:, :n], run_end, used
+
+    def _crcs_valid(self, heads: np.ndarray) -> np.ndarray:
+        """Whether each batch's stored CRC is the CRC-32C of its bytes from its attributes on
+        (``DefaultRecordBatch.isValid``)."""
+        with memoryview(self.source) as mv:
+            computed = [crc32c(mv[p + DEFAULT_BATCH_CRC_START:e]) for p, e in
+                        zip(heads[fast.H_POSITION].tolist(), heads[fast.H_END].tolist())]
+        return np.array(computed, np.int64) == heads[fast.H_CRC]
+
     def _add_plain_step(self, local: int, position: int, end: int, n: int = 1) -> None:
         """Uncompressed v0/v1 messages side by side are decoded by one kernel call."""
         last = self.steps[-1] if self.steps else None
@@ -822,7 +930,7 @@ def decode_records(source, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRE
         i = -1
         for span in walk:
             i += 1
-            taken = chunk.add_plain_and_run(i, span, walk)
+            taken = chunk.add_plain_and_run(i, span, walk) or chunk.add_v2_run(i, span, walk)
             if taken:
                 i += taken - 1
             else:

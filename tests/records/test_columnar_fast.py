@@ -507,3 +507,44 @@ def test_batch_the_kernel_hands_over_mid_group_keeps_the_batches_after_it():
             t = assert_same(data)
         assert t.column("key").to_pylist() == [b"k%d" % i for i in range(12)]
     assert_same_records(data)
+
+
+def test_compiled_run_of_v2_batches_agrees_with_the_reference():
+    """Runs of v2 batches read in one compiled pass (``fast.v2_run``, no Python step per batch): uncompressed
+    and lz4 runs side by side with a control batch between them, a batch with an invalid CRC inside a run
+    (raised at its position, or flagged), an lz4 batch over the decompression cap inside a run, runs cut by a
+    small chunk (the arena grown for the next lz4 frame) and by a full ``heads`` matrix: the reference's rows,
+    or its error at its position."""
+    from kafkafmt.limits import decode_limits
+
+    def v2(codec, base: int, value: bytes = b"v" * 50) -> bytes:
+        b = MemoryRecordsBuilder(2, codec, TimestampType.CREATE_TIME, base, producer_id=4, producer_epoch=2,
+                                 base_sequence=base)
+        for i in range(3):
+            b.append(1_000 + i, b"k%d" % (base + i), value + b"%d" % i, (Header("h", b"x"),) if i == 1 else ())
+        return b.build()
+
+    none = [v2(CompressionType.NONE, 3 * i) for i in range(6)]
+    lz4 = [v2(CompressionType.LZ4, 100 + 3 * i) for i in range(6)]
+    big = v2(CompressionType.LZ4, 200, b"abc" * 5_000)  # decompresses past the cap below
+    marker = end_txn_marker(base_offset=50, timestamp=9, partition_leader_epoch=1, producer_id=4,
+                            producer_epoch=2, control_type=ControlRecordType.COMMIT, coordinator_epoch=0)
+    data = b"".join(none[:3]) + b"".join(lz4[:3]) + marker + b"".join(none[3:]) + b"".join(lz4[3:]) + big + lz4[0]
+    bad = bytearray(data)
+    at = len(none[0]) + len(none[1]) - 5  # inside the second batch's last value: its CRC no longer matches
+    bad[at] ^= 0xFF
+    assert records_table(data).num_rows == 3 * 14 + 1
+    for run_batches in (2, 1024):
+        with mock.patch.object(columnar, "_RUN_BATCHES", run_batches):
+            for chunk_bytes in (100, 1 << 20):
+                assert_same(data, chunk_bytes=chunk_bytes)
+                fast = assert_same(bytes(bad), chunk_bytes=chunk_bytes)
+                assert fast[0] is CorruptRecordError and fast[2] == len(none[0])
+                flagged = assert_same(bytes(bad), check_crc=False, chunk_bytes=chunk_bytes)
+                assert flagged.column("crc_valid").to_pylist().count(False) == 3
+                with decode_limits(max_decompressed_bytes=2_000):
+                    fast = assert_same(data, chunk_bytes=chunk_bytes)
+                    big_at = len(data) - len(lz4[0]) - len(big)
+                    assert isinstance(fast, tuple) and big_at < fast[2] < big_at + len(big)  # the block's position
+            assert_same_records(data)
+            assert_same_records(bytes(bad))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...constants import (
+    HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     INT64_MIN,
     LEGACY_COMPRESSION_CODEC_MASK,
@@ -28,9 +29,14 @@ from ...constants import (
     MAGIC_VALUE_V2,
     NO_SEQUENCE,
     NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    V2_COMPRESSION_CODEC_MASK,
+    V2_CONTROL_FLAG_MASK,
+    CompressionType,
 )
-from ...layout import LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
+from ...layout import DEFAULT_BATCH, LEGACY_V0, LEGACY_V1, LEGACY_VALUE_LENGTH
 from .jit import inline, inner, kernel
+from .lz4_frame import lz4_frame_bound, lz4_frame_into
 
 # rows of the ``out`` matrix every kernel fills (one column per record)
 F_OFFSET, F_TIMESTAMP, F_TSTYPE, F_SEQUENCE, F_KEY_POS, F_KEY_LEN, F_VALUE_POS, F_VALUE_LEN, \
@@ -53,16 +59,35 @@ _HDR_V0 = LEGACY_V0.size  # offset of the key (after keyLength)
 _HDR_V1 = LEGACY_V1.size
 _VLEN = LEGACY_VALUE_LENGTH.size
 
+#: the v2 header fields :func:`v2_run` reads, each at its place in :data:`DEFAULT_BATCH`: rows ``H_*`` of its
+#: ``heads`` matrix (one column per batch), then where the batch lies and where its records area lies in its piece
+_HEAD_FIELDS = ("baseOffset", "partitionLeaderEpoch", "crc", "attributes", "baseTimestamp", "maxTimestamp",
+                "producerId", "producerEpoch", "baseSequence", "recordsCount")
+H_BASE_OFFSET, H_PLE, H_CRC, H_ATTRIBUTES, H_BASE_TS, H_MAX_TS, H_PID, H_EPOCH, H_BASE_SEQ, H_COUNT, \
+    H_POSITION, H_END, H_AREA_START, H_AREA_END = range(14)
+N_HEAD_FIELDS = 14
+_HEAD_AT = np.array([DEFAULT_BATCH.offset_of(f) for f in _HEAD_FIELDS], np.int64)
+_HEAD_SIZE = np.array([DEFAULT_BATCH.field(f).size for f in _HEAD_FIELDS], np.int64)
+_LENGTH_AT = DEFAULT_BATCH.offset_of("length")
+_ATTRIBUTES_AT = DEFAULT_BATCH.offset_of("attributes")
+_COUNT_AT = DEFAULT_BATCH.offset_of("recordsCount")
+_LZ4 = CompressionType.LZ4.value
+#: why :func:`v2_run` stopped: a batch it does not take (the walker and the per-batch path go on), its
+#: byte budget or ``heads`` full, or an arena too small for the next lz4 batch (grow it and call again)
+RUN_OTHER, RUN_BUDGET, RUN_ROOM = 0, 1, 2
+
 
 @inner
 def be_int(data, p, n):
-    """Big-endian signed integer of ``n`` (4 or 8) bytes at ``p``."""
+    """Big-endian signed integer of ``n`` (2, 4 or 8) bytes at ``p``."""
     v = np.int64(0)
     q = np.uint64(p)  # unsigned: no negative-index test per byte (positions are never negative)
     for i in range(n):
         v = (v << np.int64(8)) | np.int64(data[q + np.uint64(i)])
     if n == 4 and v >= 2**31:
         v -= np.int64(2**32)
+    elif n == 2 and v >= 2**15:
+        v -= np.int64(2**16)
     return v
 
 
@@ -644,3 +669,71 @@ def memory_spans(data, start, end, positions, sizes):
         k += 1
         p += size + LOG_OVERHEAD
     return k, p
+
+
+@inner
+def _v2_run_takes(data, p, end, max_message_size, max_records, codec):
+    """The whole v2 batch at ``p`` as the walker yields it (MEMORY rules, ``ByteBufferLogInputStream.nextBatch``)
+    and one :func:`v2_run` takes: its end, or -1 for anything else (too few bytes, a size the walker refuses or
+    below ``RECORD_BATCH_OVERHEAD``, another magic, a control batch, another codec than ``codec`` (none or lz4),
+    an lz4 batch over ``max_records``, an uncompressed one declaring more records than its bytes can hold)."""
+    if end - p < HEADER_SIZE_UP_TO_MAGIC:
+        return -1
+    size = be_int(data, p + _LENGTH_AT, 4)
+    if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
+        return -1
+    whole = size + LOG_OVERHEAD
+    if data[p + _MAGIC_AT] != MAGIC_VALUE_V2 or whole > end - p or whole < RECORD_BATCH_OVERHEAD:
+        return -1
+    attributes = be_int(data, p + _ATTRIBUTES_AT, 2)
+    if attributes & V2_CONTROL_FLAG_MASK or attributes & V2_COMPRESSION_CODEC_MASK != codec:
+        return -1
+    count = be_int(data, p + _COUNT_AT, 4)
+    if count < 0 or (codec == _LZ4 and count > max_records):
+        return -1
+    if codec != _LZ4 and count > (whole - RECORD_BATCH_OVERHEAD) // MIN_V2_RECORD:
+        return -1
+    return p + whole
+
+
+@kernel
+def v2_run(data, start, end, codec, max_message_size, max_records, max_bytes, heads, arena, arena_used, lz4_cap):
+    """The v2 batches of codec ``codec`` (none or lz4) that follow each other from ``start``, read in one pass
+    (no Python step per batch): each batch's header fields into ``heads`` (``H_*`` rows, read at
+    :data:`DEFAULT_BATCH`'s offsets; the stored CRC unchecked) and where its records area lies: in ``data``
+    (none, relative to ``start``) or decompressed into ``arena`` from ``arena_used`` (lz4, relative to
+    ``arena_used``, each frame at most ``lz4_cap`` bytes: :func:`lz4_frame_into`).  Stops before a batch
+    :func:`_v2_run_takes` refuses or an lz4 frame :func:`lz4_frame_into` refuses (the per-batch path then
+    decides, with Kafka's errors), after ``max_bytes`` of input or of output, or when ``heads`` is full.
+    Returns ``(count, end of the run, arena bytes used, RUN_* reason, arena bytes the next batch needs)``."""
+    k = 0
+    p = start
+    used0 = arena_used
+    while k < heads.shape[1]:
+        if p - start >= max_bytes or arena_used - used0 >= max_bytes:
+            break
+        q = _v2_run_takes(data, p, end, max_message_size, max_records, codec)
+        if q < 0:
+            return k, p, arena_used, RUN_OTHER, 0
+        if codec == _LZ4:
+            room = min(lz4_cap, arena.shape[0] - arena_used)
+            need = lz4_frame_bound(data, p + RECORD_BATCH_OVERHEAD, q)
+            if need > room and room < lz4_cap:
+                return k, p, arena_used, RUN_ROOM, min(need, lz4_cap)
+            n = lz4_frame_into(data, p + RECORD_BATCH_OVERHEAD, q, arena[arena_used:], room) if need >= 0 else -1
+            if n < 0:
+                return k, p, arena_used, RUN_OTHER, 0
+            heads[H_AREA_START, k] = arena_used - used0
+            arena_used += n
+            heads[H_AREA_END, k] = arena_used - used0
+        else:
+            heads[H_AREA_START, k] = p + RECORD_BATCH_OVERHEAD - start
+            heads[H_AREA_END, k] = q - start
+        for f in range(H_COUNT + 1):
+            heads[f, k] = be_int(data, p + _HEAD_AT[f], _HEAD_SIZE[f])
+        heads[H_CRC, k] &= 0xFFFFFFFF
+        heads[H_POSITION, k] = p
+        heads[H_END, k] = q
+        p = q
+        k += 1
+    return k, p, arena_used, RUN_BUDGET, 0

@@ -23,7 +23,7 @@ if not INTERPRETED:
     import llvmlite.binding as _llvm
     from numba import types
 
-__all__ = ["lz4_frame_into"]
+__all__ = ["lz4_frame_into", "lz4_frame_bound"]
 
 #: the frame descriptor Kafka writes for message format v1/v2, magic and header checksum included
 _HC_AT = LZ4_FRAME_HEADER.offset_of("HC")
@@ -132,14 +132,44 @@ _block = _block_interpreted if INTERPRETED else _block_liblz4 if _liblz4_linked(
 
 
 @inner
-def lz4_frame_into(src, p, end, dst, cap):
-    """The frame ``src[p:end]`` decoded into ``dst[:cap]``: the decoded length, or -1 (see the module docstring)."""
+def _blocks_start(src, p, end):
+    """Where the blocks of the frame at ``p`` start: after Kafka's frame descriptor, or -1 (any other)."""
     if end - p < _HC_AT + 1 + 4:
         return -1
     if (src[p] != _D0 or src[p + 1] != _D1 or src[p + 2] != _D2 or src[p + 3] != _D3 or src[p + 4] != _D4
             or src[p + 5] != _D5 or src[p + _HC_AT] != _D6):
         return -1
-    p += _HC_AT + 1
+    return p + _HC_AT + 1
+
+
+@inner
+def lz4_frame_bound(src, p, end):
+    """The most bytes the frame ``src[p:end]`` can decode to (a stored block its size, a compressed one at most
+    ``BLOCK_SIZE``), or -1 when :func:`lz4_frame_into` refuses its framing: the room to give it."""
+    p = _blocks_start(src, p, end)
+    if p < 0:
+        return -1
+    total = 0
+    while True:
+        if end - p < 4:
+            return -1
+        word = _u32le(src, p)
+        p += 4
+        if word == 0:
+            return total
+        size = word & (LZ4_FRAME_INCOMPRESSIBLE_MASK - 1)
+        if size > BLOCK_SIZE or end - p < size:
+            return -1
+        total += size if word & LZ4_FRAME_INCOMPRESSIBLE_MASK else BLOCK_SIZE
+        p += size
+
+
+@inner
+def lz4_frame_into(src, p, end, dst, cap):
+    """The frame ``src[p:end]`` decoded into ``dst[:cap]``: the decoded length, or -1 (see the module docstring)."""
+    p = _blocks_start(src, p, end)
+    if p < 0:
+        return -1
     q = 0
     while True:
         if end - p < 4:
