@@ -100,7 +100,7 @@ def _uvarint(data, p, end, max_bytes):
     while True:
         if p >= end:
             return raw, -1
-        b = data[p]
+        b = data[np.uint64(p)]  # unsigned: no negative-index test per byte (``p`` is never negative)
         p += 1
         raw |= np.uint64(b & 0x7F) << shift
         if b < 0x80:
@@ -156,6 +156,10 @@ def _v2_headers(data, p, rend, count):
     return p
 
 
+#: what :func:`_v2_record` returns for a record it does not take (its end -1)
+_V2_RECORD_FAILED = (-1, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+
 @inline
 def _v2_record(data, p, end):
     """One v2 record's framing from ``p`` (``DefaultRecord.readFrom``): ``(end of the record, attributes,
@@ -164,29 +168,29 @@ def _v2_record(data, p, end):
     length is out of range (lengths -1 for null keys and values)."""
     body_len, p = read_varint(data, p, end)
     if p < 0 or body_len < 0 or body_len > end - p:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     rend = p + body_len
     if p >= rend:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     attributes = data[p]  # unused by Kafka's reader, kept for the record view
     ts_delta, p = read_varlong(data, p + 1, rend)
     if p < 0:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     offset_delta, p = read_varint(data, p, rend)
     if p < 0:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     kpos, klen, p = _sized(data, p, rend)
     if p < 0:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     vpos, vlen, p = _sized(data, p, rend)
     if p < 0:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     nh, p = read_varint(data, p, rend)
     if p < 0 or nh < 0 or nh > rend - p:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     hpos = p
     if _v2_headers(data, p, rend, nh) != rend:
-        return -1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        return _V2_RECORD_FAILED
     return rend, attributes, ts_delta, offset_delta, kpos, klen, vpos, vlen, hpos, nh
 
 
