@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...constants import (
-    HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     INT64_MIN,
     LEGACY_COMPRESSION_CODEC_MASK,
@@ -678,10 +677,10 @@ def memory_spans(data, start, end, positions, sizes):
 @inner
 def _v2_run_takes(data, p, end, max_message_size, max_records, codec):
     """The whole v2 batch at ``p`` as the walker yields it (MEMORY rules, ``ByteBufferLogInputStream.nextBatch``)
-    and one :func:`v2_run` takes: its end, or -1 for anything else (too few bytes, a size the walker refuses or
+    and one :func:`v2_run` takes: its end, or -1 for anything else (fewer bytes than a v2 header, a size the walker refuses or
     below ``RECORD_BATCH_OVERHEAD``, another magic, a control batch, another codec than ``codec`` (none or lz4),
     an lz4 batch over ``max_records``, an uncompressed one declaring more records than its bytes can hold)."""
-    if end - p < HEADER_SIZE_UP_TO_MAGIC:
+    if end - p < RECORD_BATCH_OVERHEAD:  # not a whole v2 header
         return -1
     size = be_int(data, p + _LENGTH_AT, 4)
     if size < LEGACY_RECORD_OVERHEAD_V0 or (max_message_size >= 0 and size > max_message_size):
