@@ -15,6 +15,9 @@ import java.util.zip.GZIPOutputStream;
  *                   is not 0, the file written in writes of the sizes WRITES cycles through (comma-separated;
  *                   0: one write), as Kafka's writers write an entry's offset, size and message
  *   snappy:BLOCK    new SnappyOutputStream(out, BLOCK), the file written in one write (0: default block)
+ *   zstd:CLASS:OUTER:WRITES  new com.github.luben.zstd.CLASS(out) (zstd-jni's ZstdOutputStream, 2.1's writer, or
+ *                   ZstdOutputStreamNoFinalizer, 2.8's), behind a BufferedOutputStream(.., OUTER) when OUTER is not 0
+ *                   and a DataOutputStream, written as WRITES says (see gzip) and closed (flush, then end the frame)
  */
 public final class CodecDriver {
     public static void main(String[] args) throws Exception {
@@ -47,6 +50,20 @@ public final class CodecDriver {
                 case "snappy":
                     out = Snappy.compress(data, Integer.parseInt(mode[1]));
                     break;
+                case "zstd": {
+                    ByteArrayOutputStream bos = new ByteArrayOutputStream();
+                    OutputStream z = (OutputStream) Class.forName("com.github.luben.zstd." + mode[1])
+                        .getConstructor(OutputStream.class).newInstance(bos);
+                    int outer = Integer.parseInt(mode[2]);
+                    if (outer > 0) {
+                        z = new java.io.BufferedOutputStream(z, outer);
+                    }
+                    OutputStream s = new java.io.DataOutputStream(z);
+                    write(s, data, mode[3]);
+                    s.close();
+                    out = bos.toByteArray();
+                    break;
+                }
                 default:
                     throw new IllegalArgumentException("unknown mode " + args[0]);
             }

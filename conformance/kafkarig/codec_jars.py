@@ -1,5 +1,5 @@
-"""The compression libraries old Kafka releases shipped, run on the JVM: lz4-java's and snappy-java's jars and
-the JDK's ``GZIPOutputStream``, driven by ``conformance/codecs/CodecDriver.java``.
+"""The compression libraries old Kafka releases shipped, run on the JVM: lz4-java's, snappy-java's and zstd-jni's jars
+and the JDK's ``GZIPOutputStream``, driven by ``conformance/codecs/CodecDriver.java``.
 
 The jars come from Maven (``mvn dependency:get`` into ``~/.m2``, under the rig's Maven lock); the driver is
 compiled on first use against lz4-java 1.3.0 and snappy-java 1.1.2.6 (the calls it makes exist in every
@@ -18,7 +18,7 @@ from .javac import compiled
 from .paths import CONFORMANCE
 from .releases import ReleaseError, _maven_lock
 
-__all__ = ["M2", "artifact", "lz4_java_jar", "snappy_java_jar", "kafka_clients_pom", "run_driver"]
+__all__ = ["M2", "artifact", "lz4_java_jar", "snappy_java_jar", "zstd_jni_jar", "kafka_clients_pom", "run_driver"]
 
 M2 = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
 DRIVER = CONFORMANCE / "codecs" / "CodecDriver.java"
@@ -52,6 +52,10 @@ def lz4_java_jar(version: str) -> Path:
 
 def snappy_java_jar(version: str) -> Path:
     return artifact("org.xerial.snappy", "snappy-java", version)
+
+
+def zstd_jni_jar(version: str) -> Path:
+    return artifact("com.github.luben", "zstd-jni", version)
 
 
 def kafka_clients_pom(release: str) -> str:

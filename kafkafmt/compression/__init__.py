@@ -13,8 +13,9 @@ The compressed bytes are those of the Kafka line's own libraries (rows ``codec.*
 (:mod:`kafkafmt.compression.lz4_block`), snappy the chunk size the line's writers give
 ``SnappyOutputStream``; gzip is the JDK's zlib however the line drives ``GZIPOutputStream`` (row
 ``codec.gzip_stream``: the deflate bytes do not depend on those buffer sizes), snappy also the encoder of the
-snappy inside the line's snappy-java (:mod:`kafkafmt.compression.snappy_block`).  Not followed: the libzstd of
-each zstd-jni (the ``zstandard`` package's is used for every line).
+snappy inside the line's snappy-java (:mod:`kafkafmt.compression.snappy_block`); zstd the window the libzstd
+inside the line's zstd-jni declares, not its block encoder (:mod:`kafkafmt.compression.zstd`: libzstd 1.5.7's
+blocks, Kafka 4.4's; :func:`kafkafmt.compression.zstd.exact` says for which lines that is the line's bytes).
 
 Decompression is incremental and capped: past ``max_bytes`` of output it raises
 :class:`~kafkafmt.errors.DecompressionLimitError`.  A malformed or truncated stream raises
@@ -122,7 +123,7 @@ def compress(codec: CompressionType | int, data: bytes | memoryview, *, magic: i
                                      snappy_java=kafka_lines.value("codec.snappy_java", line))
     if ctype is CompressionType.LZ4:
         return lz4_codec.compress(data, magic, level, lz4_java=kafka_lines.value("codec.lz4_java", line))
-    return zstd_codec.compress(data, level)
+    return zstd_codec.compress(data, level, zstd_jni=kafka_lines.value("codec.zstd_jni", line))
 
 
 def decompress(codec: CompressionType | int, data: bytes | memoryview, *, magic: int = 2,

@@ -13,6 +13,14 @@ One zstd-jni quirk is kept: its ``frameFinished`` flag is only cleared when it r
 128 KiB + 3 piece of the source, so an incomplete frame that follows a complete one within
 the same piece ends the stream silently instead of failing.
 Decoding here is streaming, fed in small pieces so output never exceeds the cap by much.
+
+Which libzstd writes the frames: each Kafka line's zstd-jni bundles one (row ``codec.zstd_jni``,
+:data:`LIBZSTD_OF_ZSTD_JNI`); kafkafmt's is the ``zstandard`` package's (:data:`OWN`).  Of what differs between
+them kafkafmt follows the level-3 window a frame header declares (:data:`WINDOW_LOG`: libzstd 1.3.7, Kafka 2.1,
+declares 1 MiB where 1.4 and later declare 2 MiB), not the block encoder: its blocks are libzstd 1.5.7's, byte
+for byte those of Kafka 4.4's zstd-jni 1.5.7-17, while the libzstd 1.3.7, 1.4.9 and 1.5.6 of Kafka 2.1, 2.8 and
+3.9 encode many inputs (tens of bytes to 64 KiB) otherwise.  :func:`exact` says which; all checked against
+the zstd-jni jars, driven as each release's writer drives them (tests/compression/test_codec_lines.py).
 """
 from __future__ import annotations
 
@@ -21,6 +29,14 @@ import zstandard
 from kafkafmt.errors import CompressionFramingError, DecompressionLimitError, IllegalArgumentError
 
 DEFAULT_LEVEL = 3  # CompressionType.ZSTD.defaultLevel()
+#: the libzstd inside each zstd-jni a Kafka line ships (row ``codec.zstd_jni``; zstd-jni's version is libzstd's
+#: and a build number)
+LIBZSTD_OF_ZSTD_JNI = {"1.3.7-1": "1.3.7", "1.4.9-1": "1.4.9", "1.5.6-4": "1.5.6", "1.5.7-17": "1.5.7"}
+#: the libzstd whose frames :func:`compress` writes (the ``zstandard`` package's)
+OWN = ".".join(map(str, zstandard.ZSTD_VERSION))
+#: the window a libzstd's level 3 declares for a stream of unknown size (log2 bytes, ZSTD_defaultCParameters'
+#: first row: 20 in libzstd 1.3.7, 21 from 1.3.8/1.4 on), by libzstd release; absent: :data:`OWN`'s
+WINDOW_LOG = {"1.3.7": 20}
 MIN_LEVEL = -131072  # ZSTD_minCLevel() = -(1 << 17)
 MAX_LEVEL = 22  # ZSTD_maxCLevel()
 #: The largest output one input byte can produce: an RLE block is 4 bytes for <= 128 KiB.
@@ -40,10 +56,29 @@ def validate_level(level: int | None) -> int:
     return level
 
 
-def compress(data: bytes, level: int | None = None) -> bytes:
-    """One zstd frame as ``ZstdOutputStreamNoFinalizer`` writes it (continue, flush, end)."""
-    cctx = zstandard.ZstdCompressor(level=validate_level(level), write_checksum=False)
-    cobj = cctx.compressobj()
+def exact(zstd_jni: str | None) -> bool:
+    """Whether :func:`compress` writes the frames of zstd-jni ``zstd_jni`` byte for byte (its libzstd is
+    :data:`OWN`; None: kafkafmt's own)."""
+    return zstd_jni is None or LIBZSTD_OF_ZSTD_JNI[zstd_jni] == OWN
+
+
+_PARAMS: dict = {}
+
+
+def _compressor(level: int, zstd_jni: str | None):
+    """A new compressor (one per frame: a ZstdCompressor's context serves one stream at a time)."""
+    window = WINDOW_LOG.get(LIBZSTD_OF_ZSTD_JNI[zstd_jni]) if zstd_jni is not None else None
+    if window is None or level != DEFAULT_LEVEL:
+        return zstandard.ZstdCompressor(level=level, write_checksum=False)
+    if window not in _PARAMS:
+        _PARAMS[window] = zstandard.ZstdCompressionParameters.from_level(level, window_log=window, write_checksum=0)
+    return zstandard.ZstdCompressor(compression_params=_PARAMS[window])
+
+
+def compress(data: bytes, level: int | None = None, zstd_jni: str | None = None) -> bytes:
+    """One zstd frame as ``ZstdOutputStreamNoFinalizer`` writes it (continue, flush, end), declaring the window
+    of zstd-jni ``zstd_jni``'s libzstd (:data:`WINDOW_LOG`; None: kafkafmt's own)."""
+    cobj = _compressor(validate_level(level), zstd_jni).compressobj()
     if not data:
         # Nothing reaches the stream before close: zstd-jni's first call is ZSTD_e_end, so
         # the frame is single-segment with content size 0 (28b52ffd 20 00 010000).

@@ -9,7 +9,10 @@
   drive it (row ``codec.gzip_stream``: deflate buffer, a ``BufferedOutputStream`` in front, an entry written as
   offset, size and message);
 * snappy: the chunks a line's ``SnappyOutputStream`` cuts (row ``codec.snappy_block``) are snappy-java's: same
-  number, each holding the same input, and every line's snappy is its snappy-java's byte for byte.
+  number, each holding the same input, and every line's snappy is its snappy-java's byte for byte;
+* zstd: every frame's header (the window its libzstd declares) is the line's zstd-jni's, driven as the release's
+  writer drives it; the whole frames are where kafkafmt's libzstd is the zstd-jni's (``zstd.exact``: 4.4), and
+  are not on some inputs where it is not (2.1, 2.8, 3.9: their libzstd's block encoder is not modelled).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import pytest
 from ci_mode import skip_or_fail
 from kafkafmt import kafka_lines
 from kafkafmt.compression import compress, lz4_block
+from kafkafmt.compression import zstd as zstd_codec
 from kafkafmt.compression import snappy as snappy_codec
 from kafkafmt.constants import CompressionType
 from kafkafmt.records.builder import build_records
@@ -199,3 +203,33 @@ def _chunks(stream: bytes) -> list[tuple[int, bytes]]:
         pos += 4 + n
     assert stream[:16] == snappy_codec.XERIAL_HEADER
     return out
+
+
+#: how a line's writer opens zstd-jni: 2.1.1's CompressionType.ZSTD a bare ZstdOutputStream(out)
+#: (ZstdConstructors.OUTPUT); 2.8.2's ZstdFactory.wrapForOutput (and 3.x, 4.x's ZstdCompression) a
+#: ZstdOutputStreamNoFinalizer behind a 16 KiB BufferedOutputStream
+ZSTD_WRITER = {"2.1": ("ZstdOutputStream", 0)}
+ZSTD_LINES = [line for line in kafka_lines.KAFKA_LINES if kafka_lines.value("codec.zstd_jni", line)]
+
+
+@pytest.mark.parametrize("line", ZSTD_LINES)
+def test_zstd_of_each_line_against_its_zstd_jni(line, inputs):
+    """Every non-empty input: the frame header (magic, descriptor, window: libzstd 1.3.7 declares 1 MiB at level 3,
+    later ones 2 MiB) is the jar's; the whole frame is wherever ``zstd.exact`` says, and kept honest where it says
+    not (libzstd 1.3.7, 1.4.9 and 1.5.6 encode some of these inputs' blocks otherwise than kafkafmt's 1.5.7)."""
+    cj = _jars()
+    version = kafka_lines.value("codec.zstd_jni", line)
+    try:
+        jar = cj.zstd_jni_jar(version)
+    except Exception as e:
+        skip_or_fail(str(e))
+    cls, outer = ZSTD_WRITER.get(line, ("ZstdOutputStreamNoFinalizer", 16384))
+    sample = [d for d in inputs if d]
+    theirs = cj.run_driver(f"zstd:{cls}:{outer}:{KAFKA_WRITES}", [jar], sample)
+    ours = [compress(CompressionType.ZSTD, d, line=line) for d in sample]
+    assert [o[:6] for o in ours] == [t[:6] for t in theirs]
+    same = sum(o == t for o, t in zip(ours, theirs))
+    if zstd_codec.exact(version):
+        assert same == len(sample), (line, version)
+    else:
+        assert 0 < same < len(sample), (line, version, same)
