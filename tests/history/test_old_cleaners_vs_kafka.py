@@ -8,9 +8,12 @@ cleaner thread (``CleanerThread.cleanOrSleep``, 2.x ``cleanFilthiestLog``) clean
 modification time), ``.index``, ``.timeindex``, ``.txnindex``, ``leader-epoch-checkpoint`` and
 ``cleaner-offset-checkpoint`` must be byte-identical (or both sides refuse, with the same message).
 
-The workloads are uncompressed or gzip (whose bytes no lz4-java version decides: lz4 and snappy are
-tests/history/test_old_cleaner_codecs.py's); the passes are at ``T0 + 5 s`` and twice long after (tombstones
-and transaction markers on these lines live by their segment's modification time, row
+The workloads are uncompressed, gzip, snappy (each release's snappy-java rebuilding the wrappers with holes:
+rows ``codec.snappy_java``, ``codec.snappy_block``) or zstd (2.1.1 and 2.8.2: small batches, whose frames kafkafmt
+writes as their libzstd does, :mod:`kafkafmt.compression.zstd`); lz4 is tests/history/test_old_cleaner_codecs.py's.
+Some are on LogAppendTime topics (batches as the leader stamped them) or ``cleanup.policy=compact,delete``
+(retention by bytes or time in the same pass, KIP-71).  The passes are at ``T0 + 5 s`` and twice long after
+(tombstones and transaction markers on these lines live by their segment's modification time, row
 ``cleaner.delete_horizon``).  Where 0.10.0.1 throws (KAFKA-4298: a v0 wrapper rebuilt under
 message.format.version 0.10.0, a v1 one under 0.9.0) kafkafmt refuses with the release's message, the
 directory left as the release left it (the groups before swapped in, the checkpoint at the first dirty
@@ -42,18 +45,23 @@ MAX_MESSAGE = 1000012  # message.max.bytes of these releases
 WORKLOADS, RELEASES = compared.WORKLOADS, compared.RELEASES
 
 
-def batch(offset: int, records, magic: int, codec: str) -> bytes:
-    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), TimestampType.CREATE_TIME, offset,
-                             partition_leader_epoch=0 if magic >= 2 else -1)
+def batch(offset: int, records, magic: int, codec: str, log_append_time: int | None = None) -> bytes:
+    """``records`` as the leader stores them; with ``log_append_time`` as a leader of a LogAppendTime topic does
+    (an uncompressed v0/v1 message, a compressed wrapper or a v2 batch stamped with that time and type)."""
+    ts_type = TimestampType.CREATE_TIME if log_append_time is None else TimestampType.LOG_APPEND_TIME
+    b = MemoryRecordsBuilder(magic, CompressionType.from_name(codec), ts_type, offset,
+                             partition_leader_epoch=0 if magic >= 2 else -1,
+                             **({} if log_append_time is None else {"log_append_time": log_append_time}))
     for ts, k, v in records:
         b.append(ts, k, v)
     return b.build()
 
 
-def workload(magic, codec: str, keys: int, seed: int = 1) -> list[tuple[int, bytes]]:
+def workload(magic, codec: str, keys: int, seed: int = 1, log_append: bool = False) -> list[tuple[int, bytes]]:
     """60 appends of 3 records each (one message set per record when plain v0/v1), 1 in 6 a tombstone,
     10 ms apart: ``(append time, bytes)`` with consecutive offsets.  ``magic``: a record version, or
-    several one after the other (``(0, 1, 2)``: a third of the appends in each), or ``"txn"``."""
+    several one after the other (``(0, 1, 2)``: a third of the appends in each), or ``"txn"``.  ``log_append``:
+    stamped by a LogAppendTime leader at the append time, 1 ms after the records' own timestamps."""
     if magic == "txn":
         return transactions(codec, keys, seed)
     magics = magic if isinstance(magic, tuple) else (magic,)
@@ -64,8 +72,9 @@ def workload(magic, codec: str, keys: int, seed: int = 1) -> list[tuple[int, byt
         recs = [(ts, b"k%d" % rnd.randrange(keys), None if rnd.randrange(6) == 0 else b"v%d-%d" % (i, j))
                 for j in range(3)]
         sets = [[r] for r in recs] if codec == "none" and magic < 2 else [recs]
+        at = ts + 1 if log_append else ts
         for s in sets:
-            out.append((ts, batch(offset, s, magic, codec)))
+            out.append((at, batch(offset, s, magic, codec, at if log_append else None)))
             offset += len(s)
     return out
 
@@ -127,8 +136,9 @@ def phases(name: str) -> list[tuple[list[tuple[int, bytes]], tuple[int, ...]]]:
     """The workload as (appends, then the passes at these times) phases: one phase and :data:`PASSES`, or for
     transactions three phases of appends (the last closing every transaction), a pass after each and two more
     after the last, so markers meet later passes with their transactions emptied."""
-    magic, codec, keys = WORKLOADS[name][:3]
-    appends = workload(magic, codec, keys)
+    magic, codec, keys, _, *extra = WORKLOADS[name]
+    appends = workload(magic, codec, keys,
+                       log_append=(extra[0] if extra else {}).get("message.timestamp.type") == "LogAppendTime")
     if magic != "txn":
         return [(appends, PASSES)]
     third = len(appends) // 3

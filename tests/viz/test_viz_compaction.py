@@ -200,15 +200,16 @@ def test_cleaner_lines_table_one_row_per_cleaner_row():
 
 def test_checked_on_follows_the_comparisons_run():
     """"checked on" is derived from the tables the comparisons take: no transactions before 0.11, lz4 compared
-    on 0.9.0.1, 0.10.0.1, 0.10.2.2 and 1.1.1 only, snappy only by the jar oracles."""
+    on 0.9.0.1, 0.10.0.1, 0.10.2.2 and 1.1.1 only, snappy on every old release compared, zstd from 2.1.1."""
     from kafkafmt.log.cleaner import compared
     assert compared.checked_on("cleaner.txn_metadata_scope")[0] == "0.11.0.3"
     assert compared.checked_on("codec.lz4_java") == ("0.9.0.1", "0.10.0.1", "0.10.2.2", "1.1.1", "3.9.2", "4.4.0")
-    assert compared.checked_on("codec.snappy_java") == ("3.9.2", "4.4.0")
+    assert compared.checked_on("codec.snappy_java") == ("0.9.0.1", "0.10.0.1", "0.10.1.1", "0.10.2.2", "0.11.0.3",
+                                                        "1.1.1", "2.1.1", "2.8.2", "3.9.2", "4.4.0")
     assert "0.9.0.1" in compared.checked_on("cleaner.map_reach")  # v0-small-map, v0-tiny-map
     assert "0.10.0.1" not in compared.checked_on("cleaner.time_index_offset")  # no time index on 0.10.0
     # a release compared on no workload is on no row
     everything = {r for k in compared.CLEANER_KEYS_SHOWN for r in compared.checked_on(k)}
     assert everything == set(compared.RELEASES) | set(compared.JAR_RELEASES)
     row = {r["row"]: r for r in compaction.cleaner_lines_table()}["codec.zstd_jni"]
-    assert row["checked on"] == "3.9.2, 4.4.0"
+    assert row["checked on"] == "2.1.1, 2.8.2, 3.9.2, 4.4.0"
