@@ -24,8 +24,8 @@ import pytest
 from ci_mode import skip_or_fail
 from kafkafmt import kafka_lines
 from kafkafmt.compression import compress, lz4_block
-from kafkafmt.compression import zstd as zstd_codec
 from kafkafmt.compression import snappy as snappy_codec
+from kafkafmt.compression import zstd as zstd_codec
 from kafkafmt.constants import CompressionType
 from kafkafmt.records.builder import build_records
 
