@@ -28,9 +28,6 @@ from ..errors import ConfigError
 GENERATIONS = (("0.9", 1, 0), ("0.10", 3, 1), ("0.11+", None, 2))
 #: the benchmark tables notebook 05 shows (``docs/_data/bench/<name>.json``)
 BENCH_TABLES = ("conversion_fetch", "conversion_heap", "conversion_produce", "conversion_model")
-#: a measured table wider than this is shown in parts, each repeating its key columns (:func:`table_parts`): a
-#: page of 1200 pixels holds about nine numeric columns before the browser scrolls or cuts them
-MAX_COLUMNS = 9
 #: below this, a heap measurement of ``conversion_heap`` is the method's noise (benchmarks/conversion.py's note)
 NOISE_MB = 0.5
 #: the sample log the mix is priced on: 100 batches of 200 records (the benchmark's batch size), several
@@ -93,31 +90,16 @@ def measured(name: str, root: str | Path | None = None) -> Measured:
                     doc.get("note", ""), record_line(doc))
 
 
-def table_parts(m: Measured, max_columns: int = MAX_COLUMNS) -> list:
-    """``m``'s frame in parts no wider than ``max_columns``: its key columns (the leading text columns: release,
-    conversion, codec) in every part, the other columns in order, as many to a part as fit."""
-    frame = m.frame()
-    cols = list(frame.columns)
-    keys = 0
-    while keys < len(cols) and all(isinstance(v, str) for v in frame[cols[keys]]):
-        keys += 1
-    if len(cols) <= max_columns or keys == 0 or keys >= max_columns:
-        return [frame]
-    rest, step = cols[keys:], max_columns - keys
-    return [frame[cols[:keys] + rest[i:i + step]] for i in range(0, len(rest), step)]
-
-
 def show_measured(name: str, root: str | Path | None = None):
     """:func:`measured` as a cell's output: the title, the table (in parts when it is wider than a page,
-    :func:`table_parts`), the note and the run's record."""
+    :func:`kafkafmt.viz.tables.column_parts`), the note and the run's record."""
     import html
 
     from IPython.display import HTML
 
     from .tables import table_html
     m = measured(name, root)
-    tables = "".join(table_html(part) for part in table_parts(m))
-    return HTML(f"<p><b>{html.escape(m.title)}</b></p>{tables}"
+    return HTML(f"<p><b>{html.escape(m.title)}</b></p>{table_html(m.frame())}"
                 f"<p style='color:#444'>{html.escape(m.note)}</p>"
                 f"<p style='color:#444'><b>Measured</b> by {html.escape(m.record)}.</p>")
 

@@ -156,20 +156,50 @@ def _header(col: str, labels: Mapping[str, str]) -> str:
     return labels.get(col, WORDS.get(col, str(col).replace("_", " ")))
 
 
+#: a table wider than this is shown in parts (:func:`column_parts`): a notebook page of 1200 pixels holds about
+#: nine columns before the browser scrolls the table and a reader sees the last ones cut at its edge
+MAX_COLUMNS = 9
+
+
+def column_parts(frame, max_columns: int = MAX_COLUMNS) -> list:
+    """``frame`` in parts no wider than ``max_columns``, each led by its key columns (the leading text columns,
+    such as release, conversion and codec; at least the first column), the other columns in order."""
+    cols = list(frame.columns)
+    if len(cols) <= max_columns:
+        return [frame]
+    keys = 0
+    while keys < len(cols) and all(isinstance(v, str) or is_missing(v) for v in frame[cols[keys]]):
+        keys += 1
+    keys = keys if 1 <= keys <= max_columns // 2 else 1
+    rest, step = cols[keys:], max_columns - keys
+    return [frame[cols[:keys] + rest[i:i + step]] for i in range(0, len(rest), step)]
+
+
 def table_html(df, *, labels: Mapping[str, str] | None = None, times: Mapping[str, int | None] | Sequence[str] = (),
                units: Mapping[str, str] | None = None, outcomes: Sequence[str] | None = None,
-               title: str | None = None, max_cell_em: int = 26) -> str:
+               title: str | None = None, max_cell_em: int = 26, max_columns: int = MAX_COLUMNS) -> str:
     """A styled HTML table of ``df`` (a DataFrame, or a list of dicts); a non-default index becomes the first columns.
 
     ``times``: epoch-ms columns (a mapping gives each a reference time for the relative part);
     ``units``: column → ``ms``, ``±ms``, ``bytes`` or a unit suffix; ``outcomes``: columns whose cells
     are coloured by :func:`outcome_kind` (default: every text cell starting with an outcome symbol).
+    A table of more than ``max_columns`` columns is shown as tables of its :func:`column_parts`, one above the other.
     """
     import pandas as pd
-    from numpy import bool_ as np_bool
     frame = df if isinstance(df, pd.DataFrame) else pd.DataFrame(list(df))
     if not isinstance(frame.index, pd.RangeIndex) or frame.index.name is not None:
         frame = frame.reset_index()
+    parts = column_parts(frame, max_columns)
+    if len(parts) > 1:
+        return "".join(table_html(part, labels=labels, times=times, units=units, outcomes=outcomes,
+                                  title=title if n == 0 else None, max_cell_em=max_cell_em, max_columns=len(frame.columns))
+                       for n, part in enumerate(parts))
+    return _one_table(frame, labels=labels, times=times, units=units, outcomes=outcomes, title=title,
+                      max_cell_em=max_cell_em)
+
+
+def _one_table(frame, *, labels, times, units, outcomes, title, max_cell_em) -> str:
+    from numpy import bool_ as np_bool
     labels, units = dict(labels or {}), dict(units or {})
     times = dict(times) if isinstance(times, Mapping) else {c: None for c in times}
     cols = [str(c) for c in frame.columns]
@@ -212,5 +242,6 @@ def show(df, **kwargs):
     return HTML(table_html(df, **kwargs))
 
 
-__all__ = ["table_html", "show", "WORDS", "metric_axis", "confluence", "iso_time", "duration", "size", "number",
+__all__ = ["table_html", "column_parts", "MAX_COLUMNS", "show",
+           "WORDS", "metric_axis", "confluence", "iso_time", "duration", "size", "number",
            "outcome_kind", "CONFLUENCE", "MISSING"]

@@ -112,12 +112,13 @@ def test_a_table_wider_than_a_page_is_shown_in_parts_with_its_keys(tmp_path):
     by release, conversion and codec; a narrow table stays whole."""
     cols = ["release", "conversion", "codec"] + [f"n{i}" for i in range(9)]
     doc = {"title": "Fetch", **FACTS, "note": "", "columns": cols, "rows": [["1.1.1", "eager", "lz4", *range(9)]]}
+    from kafkafmt.viz.tables import column_parts
     m = bp.measured("conversion_fetch", _checkout(tmp_path, {"conversion_fetch": doc}))
-    parts = bp.table_parts(m)
+    parts = column_parts(m.frame())
     assert [list(p.columns) for p in parts] == [cols[:3] + cols[3:9], cols[:3] + cols[9:]]
     assert [p.iloc[0].tolist() for p in parts] == [["1.1.1", "eager", "lz4", 0, 1, 2, 3, 4, 5],
                                                    ["1.1.1", "eager", "lz4", 6, 7, 8]]
-    assert len(bp.table_parts(m, max_columns=12)) == 1
+    assert len(column_parts(m.frame(), max_columns=12)) == 1
     html = bp.show_measured("conversion_fetch", tmp_path).data
     assert html.count("<table") == 2 and html.count(">lz4<") == 2
 

@@ -71,3 +71,16 @@ def test_headers_align_with_their_columns_and_an_index_becomes_a_column():
 def test_hostile_text_is_escaped():
     page = tables.table_html([{"x": "<script>alert(1)</script>"}])
     assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_a_table_wider_than_a_page_comes_in_parts_led_by_its_keys():
+    """Fifteen columns (notebook 05's pipeline table) cut at a page's edge: shown as parts of at most nine, each led
+    by the key columns (the leading text columns, else the first), every cell once, the title once."""
+    wide = pd.DataFrame([{"path": "fetch", "actor": "broker", **{f"n{i}": i for i in range(13)}}])
+    page = tables.table_html(wide, title="wide")
+    assert page.count("<table") == 2 and page.count("<caption") == 1
+    assert _cells(page) == ["fetch", "broker", *map(str, range(7)), "fetch", "broker", *map(str, range(7, 13))]
+    numeric_first = pd.DataFrame([{f"c{i}": i for i in range(12)}])
+    assert [list(p.columns) for p in tables.column_parts(numeric_first)] == \
+        [[f"c{i}" for i in range(9)], ["c0", *[f"c{i}" for i in range(9, 12)]]]
+    assert tables.table_html(numeric_first.iloc[:, :9]).count("<table") == 1
