@@ -374,38 +374,16 @@ class KafkaClient:
     # -- Produce v0-v8 ----------------------------------------------------------------------------------
     def produce(self, topic: str, partition: int, records: bytes, *, version: int, acks: int = -1,
                 timeout_ms: int = 30000, transactional_id: str | None = None) -> ProduceResult:
-        """Send ``records`` verbatim in one Produce request and return the partition's answer."""
-        if not 0 <= version <= 8:
-            raise ValueError(f"Produce v{version} is not implemented (0..8)")
-        w = Writer()
-        if version >= 3:
-            w.string(transactional_id)
-        w.int16(acks).int32(timeout_ms)
-        w.array([None], lambda w, _: w.string(topic).array(
-            [None], lambda w, _: w.int32(partition).bytes_(records)))
-        r = self.request(API_PRODUCE, version, w.getvalue())
+        """Send ``records`` verbatim in one Produce request and return the partition's answer
+        (:meth:`produce_partitions` of one partition)."""
+        answers = self.produce_partitions([(topic, partition, records)], version=version, acks=acks,
+                                          timeout_ms=timeout_ms, transactional_id=transactional_id)
+        if len(answers) != 1:
+            raise ProtocolError(f"Produce: {len(answers)} partitions in the answer to one: {sorted(answers)}")
+        return next(iter(answers.values()))
 
-        def part(r):
-            res = ProduceResult(error_code=0, base_offset=-1, version=version)
-            r.int32()  # partition index
-            res.error_code = r.int16()
-            res.base_offset = r.int64()
-            if version >= 2:
-                res.log_append_time = r.int64()
-            if version >= 5:
-                res.log_start_offset = r.int64()
-            if version >= 8:
-                res.record_errors = r.array(lambda r: (r.int32(), r.string())) or []
-                res.error_message = r.string()
-            return res
-
-        topics = r.array(lambda r: (r.string(), r.array(part)))
-        if version >= 1:
-            r.int32()  # throttle_time_ms
-        return topics[0][1][0]
-
-    def produce_partitions(self, parts, *, version: int, acks: int = -1,
-                           timeout_ms: int = 30000) -> dict[tuple[str, int], ProduceResult]:
+    def produce_partitions(self, parts, *, version: int, acks: int = -1, timeout_ms: int = 30000,
+                           transactional_id: str | None = None) -> dict[tuple[str, int], ProduceResult]:
         """One Produce request of several partitions: ``parts`` is ``[(topic, partition, records), ...]`` in the
         order they are written (one topic entry per run of the same topic); the answer per ``(topic, partition)``."""
         if not 0 <= version <= 8:
@@ -417,7 +395,7 @@ class KafkaClient:
             runs[-1][1].append((partition, records))
         w = Writer()
         if version >= 3:
-            w.string(None)
+            w.string(transactional_id)
         w.int16(acks).int32(timeout_ms)
         w.array(runs, lambda w, run: w.string(run[0]).array(
             run[1], lambda w, pr: w.int32(pr[0]).bytes_(pr[1])))
