@@ -7,9 +7,9 @@ YAMLs, shipped workloads) and nothing of the test rig.  It is installed with ``p
 --target`` and run from another directory with ``PYTHONPATH`` naming only that target: the dependencies
 come from this environment, ``kafkafmt`` from the wheel (asserted), and the checkout is nowhere on the path.
 
-The compiled kernels of an installed copy are compiled by its own ``kafkafmt warmup`` in that job (a
-minute or more on a fresh machine); the copy is installed at a fixed place with the files' times of the
-wheel and a numba cache of its own beside it, so a later run after no kernel changed loads them.
+Every call of the installed copy here handles a small input, which the command line runs with interpreted
+kernels (:mod:`kafkafmt.kernel_mode`): the job compiles nothing (no ``kafkafmt warmup`` of the installed copy),
+and :func:`test_kafkafmt_runs_from_the_wheel_outside_the_checkout` asserts its numba cache stays empty.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _package_files() -> set[str]:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".nbi", ".nbc")}
 
 
-#: the wheel built and installed, its kernels compiled (tests/wheel_install.py), when the session begins
+#: the wheel built and installed, its first clean timed (tests/wheel_install.py), when the session begins
 head_start.job("wheel", module=__name__, fixture="installed", lane="cpu", cwd=REPO, timeout=1200,
                commands=lambda tmp: [[sys.executable, str(Path(__file__).with_name("wheel_install.py")), str(tmp)]])
 
@@ -93,6 +93,9 @@ def test_kafkafmt_runs_from_the_wheel_outside_the_checkout(installed, tmp_path):
     assert "\ncleaned offsets [0, " in out, out
     assert "cleaner-offset-checkpoint: " in out
     assert (tmp_path / "logs" / "cleaner-offset-checkpoint").read_text().splitlines()[2].startswith("users 0 ")
+    # small inputs: the command line ran every kernel interpreted, nothing was compiled into the copy's cache
+    cache = Path(env["NUMBA_CACHE_DIR"])
+    assert not [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")], sorted(cache.rglob("*"))[:5]
 
 
 def test_the_first_clean_after_an_install_compiles_nothing(installed):

@@ -18,6 +18,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..kernel_mode import use_interpreted
+    use_interpreted()  # a few KiB of samples: the kernels (snappy's block compressor) interpreted, never compiled
     from ..io import atomic_write
     from ..records.sample_sets import sample_record_sets
     samples = sample_record_sets(args.seed)
