@@ -8,6 +8,7 @@ check that can no longer fail is a failing test too.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -38,12 +39,20 @@ HEADER_OFFSETS = {constants.MAGIC_OFFSET, constants.HEADER_SIZE_UP_TO_MAGIC, con
 DEFINED = {k for k, v in vars(constants).items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
 
 
-def _sources() -> list[tuple[str, ast.Module]]:
+@functools.cache
+def _sources() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of the package, parsed once per session (the checks only read the trees)."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         out.append((rel, ast.parse(path.read_text(), filename=rel)))
-    return out
+    return tuple(out)
+
+
+@functools.cache
+def _nodes(tree: ast.Module) -> tuple[ast.AST, ...]:
+    """``ast.walk(tree)``, walked once per tree (several checks read every node of every module)."""
+    return tuple(ast.walk(tree))
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -103,7 +112,7 @@ def restated_constants(rel: str, tree: ast.Module) -> list[str]:
     if rel.split("/")[-1] in DEFINITIONS and "/" not in rel:
         return []
     found = []
-    for n in ast.walk(tree):
+    for n in _nodes(tree):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitAnd):
             for lit, other in ((n.left, n.right), (n.right, n.left)):
                 value = _int_literal(lit)
@@ -241,7 +250,7 @@ def module_imports(sources) -> dict[str, set[str]]:
         me = _module_name(rel)
         package = me.split(".") if rel.endswith("__init__.py") else me.split(".")[:-1]
         found = set()
-        for n in ast.walk(tree):
+        for n in _nodes(tree):
             if isinstance(n, ast.ImportFrom):
                 base = ".".join(package[:len(package) - n.level + 1] + ([n.module] if n.module else [])) \
                     if n.level else n.module
@@ -343,7 +352,7 @@ def rig_modules() -> set[str]:
 
 def _imported_tops(tree: ast.AST) -> set[str]:
     found = set()
-    for n in ast.walk(tree):
+    for n in _nodes(tree):
         if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
             found.add(n.module.split(".")[0])
         elif isinstance(n, ast.Import):
@@ -401,7 +410,7 @@ def checkout_paths(sources) -> list[str]:
     out = []
     for rel, tree in sources:
         depth = rel.count("/")  # directories between the module and the package root
-        for n in ast.walk(tree):
+        for n in _nodes(tree):
             if isinstance(n, ast.Name) and n.id in CHECKOUT_NAMES:
                 out.append(f"{rel}:{n.lineno}: the checkout's root {n.id}")
             climb = _file_climb(n)
@@ -501,7 +510,7 @@ VIEW_PARTS = ("viz/", "probes/")
 
 def builder_calls(sources) -> list[str]:
     """``"path:line"`` for every ``MemoryRecordsBuilder(...)`` made in a view or a probe."""
-    return [f"{rel}:{n.lineno}" for rel, tree in sources if rel.startswith(VIEW_PARTS) for n in ast.walk(tree)
+    return [f"{rel}:{n.lineno}" for rel, tree in sources if rel.startswith(VIEW_PARTS) for n in _nodes(tree)
             if isinstance(n, ast.Call) and _callee(n) == "MemoryRecordsBuilder"]
 
 
@@ -526,7 +535,7 @@ def _private(name: str) -> bool:
 def private_definitions(tree: ast.Module) -> set[str]:
     """The private names a module defines: functions, classes, module and class attributes, ``self._x``."""
     found = set()
-    for n in ast.walk(tree):
+    for n in _nodes(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(n.name)
         elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -548,7 +557,7 @@ def private_reads(sources) -> list[str]:
     every = set().union(*own.values())
     out = []
     for rel, tree in sources:
-        for n in ast.walk(tree):
+        for n in _nodes(tree):
             if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] == "kafkafmt"):
                 out += [f"{rel}:{n.lineno}: imports {a.name}" for a in n.names if _private(a.name)]
             elif isinstance(n, ast.Attribute) and _private(n.attr) and n.attr in every - own[rel] \
