@@ -37,9 +37,13 @@ LIB44_DIR = Path(os.environ.get("KAFKAFMT_KAFKA44_LIB", paths.LIB44_DIR))
 JVM_OPTS_44 = ["-Xmx512m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
                "-Djava.awt.headless=true"]
 
-#: broker settings of the one-node KRaft cluster (on top of the listeners, ids and log dir)
+#: broker settings of the one-node KRaft cluster (on top of the listeners, ids and log dir); controlled shutdown
+#: on: a stop then fences the broker in the metadata log, so a restart registers at once, where an unfenced
+#: registration kept its session and the restart was refused (DUPLICATE_BROKER_REGISTRATION) until
+#: broker.session.timeout.ms (9 s) ran out
 KRAFT_BROKER_CONFIG = {
     **SINGLE_NODE_CONFIG,
+    "controlled.shutdown.enable": "true",
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
 }
