@@ -68,7 +68,8 @@ def _records(d: Path) -> list[tuple[int, bytes, bytes | None]]:
 
 def _produce(bootstrap: str, topic: str, n: int, keys: int, pad: int = 0) -> int:
     kafka = import_or_skip("kafka")
-    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=max(600, 4 * pad))
+    # the broker fsyncs every append (log.flush.interval.messages=1): 16 padded records a batch, not 4
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=max(600, 16 * pad))
     try:
         futures = [producer.send(topic, key=b"key-%02d" % (i % keys), value=b"value-%04d" % i + b"." * pad,
                                  partition=0) for i in range(n)]
