@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -44,7 +45,22 @@ def _jars():
     if shutil.which("java") is None:
         skip_or_fail("Java 17 is not installed")
     from kafkarig import codec_jars
+    _prefetch(codec_jars)
     return codec_jars
+
+
+@functools.cache
+def _prefetch(cj) -> None:
+    """Every pom and jar these tests read, brought into the local Maven repository by one Maven run (one run
+    per artifact costs seconds each on a fresh machine); each test still gets its own through ``cj``, and one
+    Maven could not give fails or skips that test alone, as before."""
+    wanted = [cj.kafka_clients_pom_coordinates(r) for r in RELEASE_OF.values()] + list(cj.DRIVER_JARS)
+    for line in kafka_lines.KAFKA_LINES:
+        wanted.append(cj.lz4_java_coordinates(kafka_lines.value("codec.lz4_java", line)))
+        wanted.append(cj.snappy_java_coordinates(kafka_lines.value("codec.snappy_java", line)))
+        if kafka_lines.value("codec.zstd_jni", line):
+            wanted.append(cj.zstd_jni_coordinates(kafka_lines.value("codec.zstd_jni", line)))
+    cj.prefetch(wanted)
 
 
 def _pom_version(pom: str, artifact: str) -> str | None:
