@@ -104,11 +104,13 @@ def compile_java_client(version: str) -> Path:
                            f"{str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else e}") from e
 
 
-def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
+def java_client(version: str, args: list[str], *, timeout_ms: int = 15000, watchdog_margin_ms: int = 10000,
                 producer: dict[str, str] | None = None,
                 refused: Callable[[], str | None] | None = None) -> ClientRun:
     """Run one OldClient job (``produce ...`` / ``consume ...``) with ``version``'s kafka-clients; ``producer``:
-    configuration it adds to its producer's (:func:`producer_settings`).
+    configuration it adds to its producer's (:func:`producer_settings`).  The client's watchdog ends it
+    ``timeout_ms + watchdog_margin_ms`` after its start ("no answer from the broker within ... ms"); the margin
+    lets a consumer's own poll loop end first, a producer that expects no broker can make it smaller.
 
     ``refused``, asked every 0.1 s while the client runs, says why the broker refused it (what the broker
     logged), or None: then the client is stopped at once (its PID) and the run fails with that reason, without
@@ -121,12 +123,13 @@ def java_client(version: str, args: list[str], *, timeout_ms: int = 15000,
         tmp.write_text(CLIENT_LOG4J)
         tmp.replace(log4j)
     cmd = ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Doldclient.timeout.ms={timeout_ms}",
+           f"-Doldclient.watchdog.margin.ms={watchdog_margin_ms}",
            f"-Dlog4j.configuration=file:{log4j}",
            *(f"-Doldclient.producer.{k}={v}" for k, v in (producer or {}).items()),
            "-cp", f"{classes}:{rel.jar('kafka-clients')}:{rel.lib_dir}/*",
            "OldClient", *args]
     name = f"kafka-clients {rel.version}"
-    limit = timeout_ms / 1000 + 30
+    limit = (timeout_ms + watchdog_margin_ms) / 1000 + 20
     deadline = time.monotonic() + limit
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     while True:

@@ -39,7 +39,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class OldClient {
     private static final long TIMEOUT_MS = Long.getLong("oldclient.timeout.ms", 15000L);
     private static final String PRODUCER_PREFIX = "oldclient.producer.";
-    private static final long WATCHDOG_MARGIN_MS = 10000L;
+    // -Doldclient.watchdog.margin.ms: a producer-only run that expects no broker can ask for a smaller margin
+    private static final long WATCHDOG_MARGIN_MS = Long.getLong("oldclient.watchdog.margin.ms", 10000L);
 
     public static void main(String[] args) {
         // old clients may block for ever on metadata a broker never gives (poll and close ignore their

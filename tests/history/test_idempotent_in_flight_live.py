@@ -6,7 +6,8 @@ it speaks to any broker: 0.11.0.3 refuses anything but 1, 1.0 and later anything
 producer (:func:`kafkarig.oldclients.java_client`, the settings of :func:`kafkarig.oldclients.producer_settings`)
 is built once with the row's limit and once with one more, against a port where nothing listens: one more is
 a ``ConfigException`` naming the setting; the limit itself passes construction and fails later, on the
-missing broker.  Four client JVMs, side by side (about 10 s here).
+missing broker: its client's watchdog ends it 3 s + 2 s after its start (the default margin, 10 s, is for a
+consumer's poll loop).  Four client JVMs, side by side.
 """
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def runs():
             jobs[(v, in_flight)] = (limit, settings)
     with ThreadPoolExecutor(len(jobs)) as pool:
         futures = {k: pool.submit(java_client, k[0], ["produce", f"127.0.0.1:{port}", "t", "0", "none", "1", "0"],
-                                  timeout_ms=3000, producer=settings) for k, (_, settings) in jobs.items()}
+                                  timeout_ms=3000, watchdog_margin_ms=2000, producer=settings)
+                   for k, (_, settings) in jobs.items()}
         return {k: (jobs[k][0], f.result()) for k, f in futures.items()}
 
 
