@@ -16,12 +16,12 @@
 """
 from __future__ import annotations
 
-import functools
 import random
 import re
 
 import pytest
 
+import head_start
 from ci_mode import skip_or_fail
 from kafkafmt import kafka_lines
 from kafkafmt.compression import compress, lz4_block
@@ -39,21 +39,13 @@ RELEASE_OF = {"0.9": "0.9.0.1", "0.10.0": "0.10.0.1", "0.10.1": "0.10.1.1", "0.1
 assert set(RELEASE_OF) == set(kafka_lines.KAFKA_LINES)
 
 
-def _jars():
-    import shutil
-
-    if shutil.which("java") is None:
-        skip_or_fail("Java 17 is not installed")
-    from kafkarig import codec_jars
-    _prefetch(codec_jars)
-    return codec_jars
-
-
-@functools.cache
-def _prefetch(cj) -> None:
+def _prefetch() -> None:
     """Every pom and jar these tests read, brought into the local Maven repository by one Maven run (one run
-    per artifact costs seconds each on a fresh machine); each test still gets its own through ``cj``, and one
-    Maven could not give fails or skips that test alone, as before."""
+    per artifact costs seconds each on a fresh machine), in the ``live`` lane of tests/head_start.py from the
+    session's start; each test still gets its own through ``codec_jars``, and one Maven could not give fails
+    or skips that test alone, as before."""
+    from kafkarig import codec_jars as cj
+
     wanted = [cj.kafka_clients_pom_coordinates(r) for r in RELEASE_OF.values()] + list(cj.DRIVER_JARS)
     for line in kafka_lines.KAFKA_LINES:
         wanted.append(cj.lz4_java_coordinates(kafka_lines.value("codec.lz4_java", line)))
@@ -63,14 +55,30 @@ def _prefetch(cj) -> None:
     cj.prefetch(wanted)
 
 
+head_start.job("codec-jars", module=__name__, fixture="codec_jars", lane="live", commands=lambda tmp: [],
+               before=_prefetch)
+
+
+@pytest.fixture(scope="module")
+def codec_jars():
+    """kafkarig.codec_jars, once the head-start job has brought the artifacts in (skipped without Java)."""
+    import shutil
+
+    if shutil.which("java") is None:
+        skip_or_fail("Java 17 is not installed")
+    head_start.result("codec-jars")
+    from kafkarig import codec_jars
+    return codec_jars
+
+
 def _pom_version(pom: str, artifact: str) -> str | None:
     m = re.search(rf"<artifactId>{re.escape(artifact)}</artifactId>\s*<version>([^<]+)</version>", pom)
     return m.group(1) if m else None
 
 
 @pytest.mark.parametrize("line", kafka_lines.KAFKA_LINES)
-def test_the_rows_name_the_libraries_of_the_release_pom(line):
-    cj = _jars()
+def test_the_rows_name_the_libraries_of_the_release_pom(line, codec_jars):
+    cj = codec_jars
     try:
         pom = cj.kafka_clients_pom(RELEASE_OF[line])
     except Exception as e:  # kafkarig.releases.ReleaseError: no Maven, or the pom cannot be had
@@ -122,9 +130,9 @@ def inputs():
 
 
 @pytest.fixture(scope="module")
-def jni_blocks(inputs):
+def jni_blocks(inputs, codec_jars):
     """lz4-java version → its JNI fast compressor's block of each input."""
-    cj = _jars()
+    cj = codec_jars
     out = {}
     for version in sorted({kafka_lines.value("codec.lz4_java", line) for line in kafka_lines.KAFKA_LINES}):
         try:
@@ -159,8 +167,8 @@ KAFKA_WRITES = "8,4,30"
 
 
 @pytest.mark.parametrize("line", kafka_lines.KAFKA_LINES)
-def test_gzip_of_each_line_is_the_jdk_driven_as_its_writers_do(line, inputs):
-    cj = _jars()
+def test_gzip_of_each_line_is_the_jdk_driven_as_its_writers_do(line, inputs, codec_jars):
+    cj = codec_jars
     buffer, outer = kafka_lines.value("codec.gzip_stream", line)
     sample = inputs[::8]
     theirs = cj.run_driver(f"gzip:{buffer}:{outer}:{KAFKA_WRITES}", [], sample)
@@ -169,10 +177,10 @@ def test_gzip_of_each_line_is_the_jdk_driven_as_its_writers_do(line, inputs):
 
 
 @pytest.mark.parametrize("line", kafka_lines.KAFKA_LINES)
-def test_snappy_of_each_line_is_its_snappy_java_byte_for_byte(line, inputs):
+def test_snappy_of_each_line_is_its_snappy_java_byte_for_byte(line, inputs, codec_jars):
     """Every non-empty input (an empty stream, which Kafka never compresses, is no bytes at all with snappy-java
     1.1.7.x and the 16-byte header with the others)."""
-    cj = _jars()
+    cj = codec_jars
     try:
         jar = cj.snappy_java_jar(kafka_lines.value("codec.snappy_java", line))
     except Exception as e:
@@ -193,8 +201,8 @@ def test_the_snappy_inputs_tell_the_snappy_releases_apart(inputs):
 
 
 @pytest.mark.parametrize("line", ["0.10.1", "0.10.2", "0.11"])
-def test_snappy_chunks_of_each_line_are_snappy_java(line, inputs):
-    cj = _jars()
+def test_snappy_chunks_of_each_line_are_snappy_java(line, inputs, codec_jars):
+    cj = codec_jars
     block = kafka_lines.value("codec.snappy_block", line)
     try:
         jar = cj.snappy_java_jar(kafka_lines.value("codec.snappy_java", line))
@@ -229,11 +237,11 @@ ZSTD_LINES = [line for line in kafka_lines.KAFKA_LINES if kafka_lines.value("cod
 
 
 @pytest.mark.parametrize("line", ZSTD_LINES)
-def test_zstd_of_each_line_against_its_zstd_jni(line, inputs):
+def test_zstd_of_each_line_against_its_zstd_jni(line, inputs, codec_jars):
     """Every non-empty input: the frame header (magic, descriptor, window: libzstd 1.3.7 declares 1 MiB at level 3,
     later ones 2 MiB) is the jar's; the whole frame is wherever ``zstd.exact`` says, and kept honest where it says
     not (libzstd 1.3.7, 1.4.9 and 1.5.6 encode some of these inputs' blocks otherwise than kafkafmt's 1.5.7)."""
-    cj = _jars()
+    cj = codec_jars
     version = kafka_lines.value("codec.zstd_jni", line)
     try:
         jar = cj.zstd_jni_jar(version)
