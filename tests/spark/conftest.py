@@ -26,15 +26,28 @@ def spark_missing() -> str | None:
     return None
 
 
+#: JIT options for the tests' short-lived Spark JVMs: C1 only (no C2 compiling on the two cores the tasks need)
+#: and the serial collector; added to the Java options :func:`kafkafmt.spark.session.spark_conf` sets
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def short_lived_jvm(conf: dict[str, str]) -> dict[str, str]:
+    """The driver's and executors' Java options of ``conf`` with :data:`SHORT_LIVED_JVM` added."""
+    return {k: f"{conf[k]} {SHORT_LIVED_JVM}" for k in ("spark.driver.extraJavaOptions",
+                                                        "spark.executor.extraJavaOptions")}
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """A quiet local[2] session from kafkafmt.spark.session(), stopped at the end of the run."""
+    """A quiet local[2] session from kafkafmt.spark.session() (Java options + SHORT_LIVED_JVM), stopped at the end
+    of the run."""
     reason = spark_missing()
     if reason:
         skip_or_fail(reason)
     import kafkafmt.spark
-
-    s = kafkafmt.spark.session("local[2]", log_dir=tmp_path_factory.mktemp("spark-logs"))
+    from kafkafmt.spark.session import spark_conf
+    logs = tmp_path_factory.mktemp("spark-logs")
+    s = kafkafmt.spark.session("local[2]", log_dir=logs, conf=short_lived_jvm(spark_conf(logs)))
     yield s
     s.stop()
 
