@@ -7,8 +7,11 @@ over the generated log directory PIPELINE_LOGS on the same cluster session.
 """
 import json
 import sys
+from pathlib import Path
 
 import kafkafmt.spark
+from conftest import short_lived_jvm
+from kafkafmt.spark.session import spark_conf
 from spark_logs import fingerprint
 
 
@@ -16,7 +19,8 @@ def main(master: str, logs: str, out: str, log_dir: str, pipeline_logs: str | No
          pipeline_out: str | None = None) -> None:
     logs = json.loads(logs)
     spark = kafkafmt.spark.session(master, app_name="kafkafmt-cluster-test", log_dir=log_dir,
-                                   executor_memory="512m", conf={"spark.cores.max": "2"})
+                                   executor_memory="512m",
+                                   conf={"spark.cores.max": "2", **short_lived_jvm(spark_conf(Path(log_dir)))})
     try:
         from pyspark.sql import functions as F
 

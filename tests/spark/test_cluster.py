@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ci_mode import skip_or_fail
-from conftest import spark_missing
+from conftest import SHORT_LIVED_JVM, spark_missing
 from spark_logs import direct_decode, fingerprint
 
 HERE = Path(__file__).parent
@@ -95,7 +95,8 @@ def cluster(tmp_path):
     if not spark_class.exists():
         skip_or_fail(f"{spark_class} is missing from the pyspark package")
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"),
-               SPARK_LOG_DIR=str(tmp_path / "logs"), PYSPARK_PYTHON=sys.executable)
+               SPARK_LOG_DIR=str(tmp_path / "logs"), PYSPARK_PYTHON=sys.executable,
+               SPARK_DAEMON_JAVA_OPTS=SHORT_LIVED_JVM)  # the master's and workers' JVMs (cluster_job: the others)
     port, ui = free_port(), free_port()
     procs: list[subprocess.Popen] = []
 
