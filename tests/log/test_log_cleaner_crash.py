@@ -45,6 +45,41 @@ CHILD = textwrap.dedent("""
 """)
 
 
+#: CHILD's pass, run once to its end and then killed at each kill point in a fork of itself: after the full pass
+#: (its steps printed as CHILD prints them) it reads ``K DIR`` lines, cleans DIR in a forked process killed
+#: (SIGKILL) after step K, and prints how that process ended ("killed 9", "exited 0"); an empty line ends it.
+#: The forks start warm (kafkafmt imported, the compiled kernels loaded: seconds a fresh interpreter spends
+#: on each kill point), as a broker's cleaner thread runs its passes one after another.
+FORKING_CHILD = textwrap.dedent("""
+    import json, os, signal, sys, warnings
+    warnings.simplefilter("ignore")
+    from kafkafmt.log import Log, LogConfig, SimulatedClock
+    d, now, props = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+    config = LogConfig.from_properties(props)
+    steps = []
+    Log(d, config, SimulatedClock(now), clean_shutdown=True).clean(now=now, hook=steps.append)
+    print(json.dumps(steps), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            break
+        k, work = line.split(maxsplit=1)
+        k, seen = int(k), []
+        pid = os.fork()
+        if pid == 0:
+            def hook(step):
+                seen.append(step)
+                if len(seen) == k:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            try:
+                Log(work.strip(), config, SimulatedClock(now), clean_shutdown=True).clean(now=now, hook=hook)
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        ended = f"killed {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exited {os.WEXITSTATUS(status)}"
+        print(ended, flush=True)
+""")
+
+
 def _config(**extra) -> LogConfig:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -110,16 +145,29 @@ def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every, delay)
     _append(base, off, 30, T0 + 2000, magic, codec)
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
     now = T0 + 3000
-    full = subprocess.run([sys.executable, "-c", CHILD, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
-                           "0", str(now), json.dumps(props)], capture_output=True, text=True, check=True)
-    steps = json.loads(full.stdout)
+    full = shutil.copytree(base.parent, tmp_path / "full") / "t-0"
+    with (tmp_path / "child.err").open("w") as err:
+        child = subprocess.Popen([sys.executable, "-c", FORKING_CHILD, str(full), str(now), json.dumps(props)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            _kill_points(child, tmp_path, base, now, props, every, delay, before, cleaner_oracle)
+        finally:
+            child.stdin.close()
+            child.wait(timeout=60)
+            child.stdout.close()
+    assert child.returncode == 0, (tmp_path / "child.err").read_text()
+
+
+def _kill_points(child, tmp_path, base, now, props, every, delay, before, cleaner_oracle):
+    steps = json.loads(child.stdout.readline() or "null")
+    assert steps, (tmp_path / "child.err").read_text()
     assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps)
     assert steps.count("cleaned") >= 2
     for k in (range(1, len(steps) + 1) if every else _chosen(steps)):
         work = shutil.copytree(base.parent, tmp_path / f"k{k}")
-        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(props)],
-                           capture_output=True, text=True)
-        assert r.returncode == -signal.SIGKILL, r.stderr
+        child.stdin.write(f"{k} {work / 't-0'}\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == f"killed {signal.SIGKILL.value}", (tmp_path / "child.err").read_text()
         if delay and steps[k - 1] in ("renamed", "checkpoint"):
             assert list((work / "t-0").glob("*.log.deleted")), f"after step {k} ({steps[k - 1]})"
         kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
