@@ -80,15 +80,36 @@ def _files(root: Path) -> dict[str, bytes]:
             and p.name != ".lock"}
 
 
+#: ``kafkafmt clean`` (:func:`kafkafmt.cli.main`) of each partition directory given, one after another in one
+#: interpreter (one start and one kernels' load per mode, not per partition): their exit codes and outputs, and
+#: whether numba was loaded (the two modes' runs must differ there), as JSON
+_CLEAN_EACH = """
+import contextlib, io, json, sys
+from kafkafmt.cli import main
+ran = []
+for part in sys.argv[1:]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["clean", part, "--now", "%s", "-c", "cleanup.policy=compact"])
+    ran.append([rc, out.getvalue()])
+print(json.dumps({"ran": ran, "numba": "numba" in sys.modules}))
+""" % NOW
+
+
 def test_interpreted_kernels_clean_to_the_compiled_kernels_bytes(logs, tmp_path):
     copies = {}
     for mode in ("compiled", "interpreted"):
         copies[mode] = tmp_path / mode
         shutil.copytree(logs, copies[mode])
-        for part in PARTITIONS:
-            out = kafkafmt_run("clean", str(copies[mode] / part), "--now", NOW, "-c", "cleanup.policy=compact",
-                               mode=mode, cwd=tmp_path).stdout
-            assert "\ncleaned offsets [0, " in out, out
+        env = {**os.environ, "KAFKAFMT_KERNELS": mode,
+               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+        p = subprocess.run([sys.executable, "-c", _CLEAN_EACH, *(str(copies[mode] / part) for part in PARTITIONS)],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+        run = json.loads(p.stdout)
+        assert run["numba"] == (mode == "compiled")
+        for rc, out in run["ran"]:
+            assert rc == 0 and "\ncleaned offsets [0, " in out, out
     compiled, interpreted = _files(copies["compiled"]), _files(copies["interpreted"])
     assert any(name.endswith(".log.deleted") for name in compiled)  # segments were replaced
     assert compiled.keys() == interpreted.keys()
