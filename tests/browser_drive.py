@@ -6,6 +6,13 @@ back where one can still be reached, or checks that its adaptive control refuses
 (zstd not offered for v0/v1, headers off for v0/v1, bounds off under LogAppendTime, a scenario's
 steps); a panel not listed in :data:`SCENARIOS` (a new notebook's) has its first control moved and
 moved back.  After every move the checks of tests/browser_checks.py run on the panel.
+
+Waits: a move is followed by :func:`wait_changed` (the view changed, then stayed the same for 0.6 s: a panel's
+view may update in steps as its adaptive controls follow), and the page's panels are first checked only once
+their number and everything they show have been quiet together for 1 s (:func:`wait_for_panels`).  The panels
+are independent (no control is linked to another panel), so a panel quiet before the others are driven stays
+so until it is itself driven: no further quiet period is waited for before driving it or after its last
+``wait_changed``.
 """
 from __future__ import annotations
 
@@ -32,21 +39,26 @@ def panels(page) -> list[tuple[str, object]]:
     return [(t, page.locator(f"[data-kf-panel='{i}']")) for i, t in enumerate(titles)]
 
 
+#: every marked panel's title and what it shows, once each has its view (else null)
+_ALL_SHOWN = f"""() => {{ const titles = ({FIND_PANELS})();
+    const ps = Array.from(document.querySelectorAll('[data-kf-panel]'));
+    if (!ps.length || !ps.every((el) => el.querySelector('.kf-view'))) return null;
+    return titles.map((t, i) => t + '=' + ({SHOWN})(document.querySelector(`[data-kf-panel='${{i}}']`)));
+}}"""
+
+
 def wait_for_panels(page, where: str, quiet_s: float = 1.0) -> list[tuple[str, object]]:
     """The panels once the widgets are drawn (they appear one by one after the page has run): at least one, each
-    with its view, and their number unchanged for ``quiet_s``."""
+    with its view, and their number and what each shows unchanged for ``quiet_s``."""
     try:
         page.wait_for_function(f"() => ({FIND_PANELS})().length > 0", timeout=60_000)
     except Exception:
         raise AssertionError(f"{where}: no panel on the page") from None
-    ready = f"() => ({FIND_PANELS})() && Array.from(document.querySelectorAll('[data-kf-panel]'))" \
-            ".every((el) => el.querySelector('.kf-view'))"
-    last, since = -1, time.monotonic()
+    last, since = None, time.monotonic()
     while time.monotonic() - since < quiet_s:
-        page.wait_for_function(ready, timeout=60_000)
-        n = len(page.evaluate(FIND_PANELS))
-        if n != last:
-            last, since = n, time.monotonic()
+        now = page.wait_for_function(_ALL_SHOWN, timeout=60_000).json_value()
+        if now != last:
+            last, since = now, time.monotonic()
         time.sleep(0.2)
     return panels(page)
 
@@ -230,15 +242,18 @@ SCENARIOS = {
 }
 
 
-def exercise(page, where: str) -> list[str]:
-    """Every panel of the page checked as shown, driven through its scenario, checked again; returns the titles."""
-    found = wait_for_panels(page, where)
+def exercise(page, where: str, drive: int | None = None) -> list[str]:
+    """Every panel of the page checked as first shown (each with its view, no error line), then the first
+    ``drive`` panels (all by default) driven through their scenario and checked again; returns the titles."""
+    found = wait_for_panels(page, where)  # every panel quiet: what each shows is what it first shows
     for title, panel in found:
         panel.scroll_into_view_if_needed()
-        settle(panel)
-        check(panel, f"{where} / {title} as first shown")
+        state = check(panel, f"{where} / {title} as first shown")
+        assert state["results"] and not state["errors"], f"{where} / {title}: first shown without its view: {state}"
+    for title, panel in found[:drive]:
+        panel.scroll_into_view_if_needed()
         SCENARIOS.get(title, move_first_control_and_back)(panel, f"{where} / {title}")
-        settle(panel)
+        # every scenario ends with the panel quiet (wait_changed or settle), or with nothing moved
         state = check(panel, f"{where} / {title} at the end")
         assert state["results"] and not state["errors"], f"{where} / {title}: ends without its view: {state}"
     return [t for t, _ in found]

@@ -1,12 +1,22 @@
 """A real browser on the workbench, as a person would see it: every notebook opened in JupyterLab (one server on
-127.0.0.1 with a token) as saved, its panels drawn from the stored widget state before any cell runs, then run, and
-in the presentation mode (one Voilà server, ``make present``), in Debian's
+127.0.0.1 with a token) as saved, its panels drawn from the stored widget state before any cell runs, then, in the
+same page, its outputs cleared and run, and in the presentation mode (one Voilà server, ``make present``), in Debian's
 Chromium driven by Playwright (the offline rendering, the documentation site's tutorials, is
-tests/test_docs_site.py's).  Every panel of every notebook is driven through an invalid
+tests/test_docs_site.py's).  In JupyterLab every panel of every notebook is driven through an invalid
 combination and back, or its adaptive control is shown refusing the invalid value (tests/browser_drive.py), and
 the test fails on an error line beside a stale result, a cut table cell or an upscaled image
-(tests/browser_checks.py, proven able to fail by tests/test_browser_checks.py).  Screenshots go to
-build/screenshots/ (the README's, copied to docs/screenshots/).  Every process it starts is stopped by PID.
+(tests/browser_checks.py, proven able to fail by tests/test_browser_checks.py).
+
+In the presentation mode the kernel runs the same panel code as in JupyterLab (driven there, panel by panel):
+what differs is the page, so there every panel is checked as first shown (its view, no error line, the checks of
+tests/browser_checks.py), no code, no traceback, nothing from the network, the widget manager served by the local
+Voilà, and one panel per notebook (the first) is driven through its scenario or moved and moved back, proving
+a widget's round trip (browser → kernel → browser) through Voilà's manager.  Driving every panel there again
+cost 10-25 s a notebook and proved the kernel side a second time.
+
+Screenshots go to build/screenshots/ (the README's, copied to docs/screenshots/): ``saved-<nb>.png`` (opened as
+saved), ``<nb>.png`` (run and driven), ``present-<nb>.png`` and ``present-index.png``.  Every process it starts is
+stopped by PID.
 Skipped locally (failing under CI=true) without chromium or playwright; ``make setup`` installs Debian's chromium
 when it is missing (scripts/ensure-chromium.sh).
 """
@@ -34,8 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "build" / "screenshots"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 VIEWPORT = {"width": 1280, "height": 900}
-#: the folder of the lab's root holding untouched copies of the notebooks, opened but never run
-SAVED = "as-saved"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -67,7 +75,6 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(ROOT / "notebooks", work)  # the browser may autosave: never let it touch the stored notebooks
-    shutil.copytree(ROOT / "notebooks", work / SAVED, ignore=shutil.ignore_patterns("build"))  # opened, never run
     # the copy's derived tables (kafkafmt.viz.derived: <root>/build/derived) are the checkout's, which the other
     # runs of the notebooks (the docs build, Voilà, nbval) build or read: one Spark pipeline, not one more per copy
     (ROOT / "build" / "derived").mkdir(parents=True, exist_ok=True)
@@ -183,45 +190,38 @@ def _stored_views(path: Path) -> tuple[int, int, list]:
     return len(views), in_panels, [c["execution_count"] for c in cells]
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_every_notebook_opened_shows_its_saved_panels(lab, chromium, nb):
-    """Opened in JupyterLab and not run, every widget output is drawn from the widget state saved with the
-    notebook (``make notebooks``), each panel with its view, never a ``VBox(children=...`` repr."""
-    base, token = lab
+def _check_as_saved(page, nb: Path) -> None:
+    """Opened and not run, every widget output is drawn from the widget state saved with the notebook
+    (``make notebooks``), each panel with its view, never a ``VBox(children=...`` repr; screenshot ``saved-<nb>``."""
     views, in_panels, counts = _stored_views(nb)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page = chromium.new_page(viewport=VIEWPORT)
     where = f"JupyterLab, {nb.stem} as saved"
-    try:
-        page.goto(f"{base}/lab/workspaces/saved-{nb.stem}/tree/{SAVED}/{nb.name}?reset&token={token}")
-        page.wait_for_function(_KERNEL_IDLE, arg=f"{SAVED}/{nb.name}", timeout=90_000)
-        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
-        shown = wait_for_panels(page, where)
-        page.wait_for_function(f"() => ({_OUTPUTS})().views >= {views}", timeout=30_000)
-        seen = page.evaluate(_OUTPUTS)
-        assert seen["counts"] == counts, f"{where}: a cell ran"
-        assert seen["views"] == views, f"{where}: {seen['views']} widget outputs drawn, {views} stored"
-        assert len(shown) == in_panels, f"{where}: {len(shown)} panels drawn, {in_panels} stored"
-        bad = [t[:80] for t in seen["texts"] if _NOT_DRAWN.search(t)]
-        assert not bad, f"{where}: a widget shown as text: {bad}"
-        _first_panel_on_top(page)
-        page.screenshot(path=str(SHOTS / f"saved-{nb.stem}.png"))
-    finally:
-        page.close(run_before_unload=False)
-        _stop_kernels(base, token)
+    shown = wait_for_panels(page, where)
+    page.wait_for_function(f"() => ({_OUTPUTS})().views >= {views}", timeout=30_000)
+    seen = page.evaluate(_OUTPUTS)
+    assert seen["counts"] == counts, f"{where}: a cell ran"
+    assert seen["views"] == views, f"{where}: {seen['views']} widget outputs drawn, {views} stored"
+    assert len(shown) == in_panels, f"{where}: {len(shown)} panels drawn, {in_panels} stored"
+    bad = [t[:80] for t in seen["texts"] if _NOT_DRAWN.search(t)]
+    assert not bad, f"{where}: a widget shown as text: {bad}"
+    _first_panel_on_top(page)
+    page.screenshot(path=str(SHOTS / f"saved-{nb.stem}.png"))
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_every_notebook_in_jupyterlab(lab, chromium, nb):
-    """Run All in JupyterLab, then every panel into an invalid combination and back (tests/browser_drive.py)."""
+    """Opened in JupyterLab, first as saved (every stored widget view drawn before any cell runs: the page load
+    and kernel start are shared), then outputs cleared, Run All, and every panel into an invalid combination and
+    back (tests/browser_drive.py)."""
     base, token = lab
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = chromium.new_page(viewport=VIEWPORT)
     try:
         # a workspace of its own, reset: only this notebook is open
         page.goto(f"{base}/lab/workspaces/{nb.stem}/tree/{nb.name}?reset&token={token}")
-        _run_all(page, nb.name)
+        page.wait_for_function(_KERNEL_IDLE, arg=nb.name, timeout=90_000)
         page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook, not the file browser
+        _check_as_saved(page, nb)
+        _run_all(page, nb.name)
         assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
                                 ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count(), \
             f"{nb.stem}: a traceback or stderr output in the browser"
@@ -297,7 +297,9 @@ def test_the_presentation_landing_page(presentation, chromium):
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_every_notebook_in_the_presentation_mode(presentation, chromium, nb):
-    """Voilà: code hidden, no traceback, nothing from the network, every panel into an invalid combination and back."""
+    """Voilà: code hidden, no traceback, nothing from the network, the widget manager from the local server, every
+    panel checked as first shown and the first one driven into an invalid combination and back (the module's
+    docstring says why one)."""
     base, _ = presentation
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = chromium.new_page(viewport=VIEWPORT)
@@ -313,7 +315,7 @@ def test_every_notebook_in_the_presentation_mode(presentation, chromium, nb):
         assert not page.locator("[data-mime-type='application/vnd.jupyter.stderr'], "
                                 "[data-mime-type='application/vnd.jupyter.error']").count(), \
             f"{nb.stem}: a traceback or stderr output"
-        exercise(page, f"presentation {nb.stem}")
+        exercise(page, f"presentation {nb.stem}", drive=1)
         _first_panel_on_top(page)
         page.screenshot(path=str(SHOTS / f"present-{nb.stem}.png"))
         assert (SHOTS / f"present-{nb.stem}.png").stat().st_size > 10_000, f"{nb.stem}: blank"
