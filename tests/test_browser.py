@@ -196,8 +196,9 @@ def _check_as_saved(page, nb: Path) -> None:
     views, in_panels, counts = _stored_views(nb)
     where = f"JupyterLab, {nb.stem} as saved"
     shown = wait_for_panels(page, where)
+    # a loaded 2-core machine may take a minute to draw them; the wait only ends early
     try:
-        page.wait_for_function(f"() => ({_OUTPUTS})().views >= {views}", timeout=30_000)
+        page.wait_for_function(f"() => ({_OUTPUTS})().views >= {views}", timeout=90_000)
     except Exception:
         pass  # the assertions below say what is missing
     seen = page.evaluate(_OUTPUTS)
