@@ -13,7 +13,6 @@ below 1 MiB (KIP-1030): the segments are written at 1 KiB by the 3.9 appends and
 from __future__ import annotations
 
 import random
-import sys
 import warnings
 from pathlib import Path
 
@@ -299,32 +298,27 @@ def test_kill_at_each_step(cleaner44, tmp_path, magic, codec):
     """kafkafmt's 4.4 cleaner killed (SIGKILL) after each step -- .cleaned written, .swap, each replaced segment
     deleted, renamed, checkpoint -- leaves a directory that Kafka 4.4.0's loader (restarting after a crash) and
     kafkafmt's open to the same records, every key's latest value kept (v0/v1 ones as v2 or as they were)."""
-    import json
     import shutil
     import signal
-    import subprocess
 
-    from test_log_cleaner_crash import CHILD, _kafkafmt_records, _latest
     from test_log_cleaner_crash import _append as _append_crash
+    from test_log_cleaner_crash import _kafkafmt_records, _latest, killed_cleaner
     base = tmp_path / "base" / "t-0"
     _append_crash(base, 0, 30, T0, magic, codec)
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
     now, props = T0 + 3000, props44({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
                                       "file.delete.delay.ms": "0"})
-    full = subprocess.run([sys.executable, "-c", CHILD, str(shutil.copytree(base.parent, tmp_path / "full") / "t-0"),
-                           "0", str(now), json.dumps(props), "4.4"], capture_output=True, text=True, check=True)
-    steps = json.loads(full.stdout)
-    assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps) and steps.count("deleted") >= 2
-    for k in range(1, len(steps) + 1):
-        work = shutil.copytree(base.parent, tmp_path / f"k{k}")
-        r = subprocess.run([sys.executable, "-c", CHILD, str(work / "t-0"), str(k), str(now), json.dumps(props),
-                            "4.4"], capture_output=True, text=True)
-        assert r.returncode == -signal.SIGKILL, r.stderr
-        kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
-        theirs = cleaner44.records(kafka, now=now, config=props)["records"]
-        ours = _kafkafmt_records(work / "t-0")
-        assert ours == theirs, f"after step {k} ({steps[k - 1]})"
-        assert _latest(ours) == before, f"a key's latest value was lost after step {k} ({steps[k - 1]})"
+    full = shutil.copytree(base.parent, tmp_path / "full") / "t-0"
+    with killed_cleaner(full, now, props, tmp_path / "child.err", line="4.4") as (steps, kill_after):
+        assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps) and steps.count("deleted") >= 2
+        for k in range(1, len(steps) + 1):
+            work = shutil.copytree(base.parent, tmp_path / f"k{k}")
+            assert kill_after(k, work / "t-0") == f"killed {signal.SIGKILL.value}", (tmp_path / "child.err").read_text()
+            kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
+            theirs = cleaner44.records(kafka, now=now, config=props)["records"]
+            ours = _kafkafmt_records(work / "t-0")
+            assert ours == theirs, f"after step {k} ({steps[k - 1]})"
+            assert _latest(ours) == before, f"a key's latest value was lost after step {k} ({steps[k - 1]})"
 
 
 @pytest.mark.parametrize("delay", [0, 45_000])

@@ -6,6 +6,7 @@ every key's latest value still there (``LogLoader`` completing or dropping the i
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -26,36 +27,21 @@ T0 = 1_700_000_000_000
 PROPS = {"cleanup.policy": "compact", "segment.bytes": "3000", "min.cleanable.dirty.ratio": "0.01",
          "file.delete.delay.ms": "0"}
 
-CHILD = textwrap.dedent("""
-    import json, os, signal, sys, warnings
-    warnings.simplefilter("ignore")
-    from kafkafmt.config import BrokerConfig
-    from kafkafmt.log import Log, LogConfig, SimulatedClock
-    d, k, now, props = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
-    line = sys.argv[5] if len(sys.argv) > 5 else None  # a Kafka line (4.4: test_log_cleaner44_vs_kafka)
-    steps = []
-    def hook(step):
-        steps.append(step)
-        if len(steps) == k:
-            os.kill(os.getpid(), signal.SIGKILL)
-    broker = BrokerConfig(kafka_line=line) if line else None
-    log = Log(d, LogConfig.from_properties(props, broker=broker), SimulatedClock(now), clean_shutdown=True)
-    log.clean(now=now, hook=hook)
-    print(json.dumps(steps))
-""")
-
-
-#: CHILD's pass, run once to its end and then killed at each kill point in a fork of itself: after the full pass
-#: (its steps printed as CHILD prints them) it reads ``K DIR`` lines, cleans DIR in a forked process killed
-#: (SIGKILL) after step K, and prints how that process ended ("killed 9", "exited 0"); an empty line ends it.
+#: kafkafmt's cleaner pass over a partition (argv: its directory, the clock, the topic's properties as JSON, and
+#: optionally a Kafka line: 4.4 for test_log_cleaner44_vs_kafka), run once to its end and then killed at each kill
+#: point in a fork of itself: after the full pass (its steps printed as a JSON list) it reads ``K DIR`` lines,
+#: cleans DIR in a forked process killed (SIGKILL) after step K, and prints how that process ended ("killed 9",
+#: "exited 0"); an empty line ends it.
 #: The forks start warm (kafkafmt imported, the compiled kernels loaded: seconds a fresh interpreter spends
 #: on each kill point), as a broker's cleaner thread runs its passes one after another.
 FORKING_CHILD = textwrap.dedent("""
     import json, os, signal, sys, warnings
     warnings.simplefilter("ignore")
+    from kafkafmt.config import BrokerConfig
     from kafkafmt.log import Log, LogConfig, SimulatedClock
     d, now, props = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-    config = LogConfig.from_properties(props)
+    line = sys.argv[4] if len(sys.argv) > 4 else None
+    config = LogConfig.from_properties(props, broker=BrokerConfig(kafka_line=line) if line else None)
     steps = []
     Log(d, config, SimulatedClock(now), clean_shutdown=True).clean(now=now, hook=steps.append)
     print(json.dumps(steps), flush=True)
@@ -146,28 +132,40 @@ def test_kill_at_each_step(cleaner_oracle, tmp_path, magic, codec, every, delay)
     before = _latest(_kafkafmt_records(shutil.copytree(base.parent, tmp_path / "ref") / "t-0"))
     now = T0 + 3000
     full = shutil.copytree(base.parent, tmp_path / "full") / "t-0"
-    with (tmp_path / "child.err").open("w") as err:
-        child = subprocess.Popen([sys.executable, "-c", FORKING_CHILD, str(full), str(now), json.dumps(props)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+    with killed_cleaner(full, now, props, tmp_path / "child.err") as (steps, kill_after):
+        _kill_points(steps, kill_after, tmp_path, base, now, props, every, delay, before, cleaner_oracle)
+
+
+@contextlib.contextmanager
+def killed_cleaner(full: Path, now: int, props: dict, err: Path, line: str | None = None):
+    """:data:`FORKING_CHILD` started on ``full``: yields the steps of its full pass and ``kill_after(k, work)``,
+    which cleans the partition ``work`` in a fork killed after step ``k`` and says how the fork ended."""
+    with err.open("w") as out:
+        child = subprocess.Popen([sys.executable, "-c", FORKING_CHILD, str(full), str(now), json.dumps(props),
+                                  *([line] if line else [])],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, text=True)
         try:
-            _kill_points(child, tmp_path, base, now, props, every, delay, before, cleaner_oracle)
+            steps = json.loads(child.stdout.readline() or "null")
+            assert steps, err.read_text()
+
+            def kill_after(k: int, work: Path) -> str:
+                child.stdin.write(f"{k} {work}\n")
+                child.stdin.flush()
+                return child.stdout.readline().strip()
+            yield steps, kill_after
         finally:
             child.stdin.close()
             child.wait(timeout=60)
             child.stdout.close()
-    assert child.returncode == 0, (tmp_path / "child.err").read_text()
+    assert child.returncode == 0, err.read_text()
 
 
-def _kill_points(child, tmp_path, base, now, props, every, delay, before, cleaner_oracle):
-    steps = json.loads(child.stdout.readline() or "null")
-    assert steps, (tmp_path / "child.err").read_text()
+def _kill_points(steps, kill_after, tmp_path, base, now, props, every, delay, before, cleaner_oracle):
     assert {"cleaned", "swap", "deleted", "renamed", "checkpoint"} <= set(steps)
     assert steps.count("cleaned") >= 2
     for k in (range(1, len(steps) + 1) if every else _chosen(steps)):
         work = shutil.copytree(base.parent, tmp_path / f"k{k}")
-        child.stdin.write(f"{k} {work / 't-0'}\n")
-        child.stdin.flush()
-        assert child.stdout.readline().strip() == f"killed {signal.SIGKILL.value}", (tmp_path / "child.err").read_text()
+        assert kill_after(k, work / "t-0") == f"killed {signal.SIGKILL.value}", (tmp_path / "child.err").read_text()
         if delay and steps[k - 1] in ("renamed", "checkpoint"):
             assert list((work / "t-0").glob("*.log.deleted")), f"after step {k} ({steps[k - 1]})"
         kafka = shutil.copytree(work, tmp_path / f"k{k}-kafka") / "t-0"
